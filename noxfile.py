@@ -1,0 +1,43 @@
+"""Developer workflow: `nox -s tests`, `nox -s lint`, `nox -s typecheck`, `nox -s demo`."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Unit and integration tests; builds (or finds) etcd and kube-apiserver first."""
+    session.install("-e", ".[test]")
+    # Resolve or build the control-plane binaries up front so the build's progress is visible
+    # and is not charged to the first test's timeout.
+    session.run("python", "-m", "kubectrl.envtest", "binaries")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format check) and import-linter's layer contracts."""
+    session.install("-e", ".[dev]")
+    session.run("ruff", "check", "src", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
+    session.run("lint-imports")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the library."""
+    session.install("-e", ".[dev]")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def demo(session: nox.Session) -> None:
+    """Start the local control plane, show it answering, and stop it."""
+    session.install("-e", ".[envtest]")
+    session.run("python", "-m", "kubectrl.envtest", "demo", *session.posargs)

@@ -1,0 +1,17 @@
+"""kubectrl: Kubernetes controllers in Python with client-go and controller-runtime semantics.
+
+The public API is what this module re-exports; everything in a module whose name starts with an
+underscore is private.
+"""
+
+from __future__ import annotations
+
+from kubectrl._clock import Clock, FakeClock, RealClock
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "Clock",
+    "FakeClock",
+    "RealClock",
+]
