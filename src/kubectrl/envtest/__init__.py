@@ -1,0 +1,42 @@
+"""A real local control plane (etcd + kube-apiserver) for tests and demos.
+
+The equivalent of controller-runtime's envtest. :class:`ControlPlane` starts etcd and
+kube-apiserver on free loopback ports with generated certificates, RBAC authorization and
+service-account keys; it hands out an admin kubeconfig, makes kubeconfigs for RBAC-less users
+(:meth:`ControlPlane.add_user`), installs CRDs and waits until they are Established
+(:meth:`ControlPlane.install_crds`), and stops without leaving a process or a directory behind,
+even when the Python process that started it is killed.
+
+Binaries come from ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD``, ``KUBEBUILDER_ASSETS``,
+``PATH``, kubectrl's cache, or are built from the upstream Go modules pinned in this package
+(:func:`find_binaries`).
+
+A pytest plugin (registered by installing ``kubectrl[envtest]``) provides the fixtures
+``control_plane`` (session), ``kubeconfig`` (session, the admin kubeconfig's path) and
+``namespace`` (a fresh namespace per test). ``python -m kubectrl.envtest start|stop|env`` gives a
+person a running API server from a shell.
+
+Example::
+
+    from kubectrl.envtest import ControlPlane
+
+    with ControlPlane() as cp:
+        with cp.http_client() as http:
+            assert http.get("/readyz").status_code == 200
+"""
+
+from __future__ import annotations
+
+from kubectrl.envtest._binaries import Binaries, cache_dir, find_binaries
+from kubectrl.envtest._control_plane import ControlPlane, Kubeconfig
+from kubectrl.envtest._errors import BinaryNotFoundError, ControlPlaneError
+
+__all__ = [
+    "Binaries",
+    "BinaryNotFoundError",
+    "ControlPlane",
+    "ControlPlaneError",
+    "Kubeconfig",
+    "cache_dir",
+    "find_binaries",
+]

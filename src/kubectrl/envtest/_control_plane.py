@@ -1,0 +1,568 @@
+"""The local control plane: a real etcd and kube-apiserver on loopback."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import httpx
+
+from kubectrl.envtest._binaries import Binaries, find_binaries
+from kubectrl.envtest._certs import CertificateAuthority, service_account_key_pem
+from kubectrl.envtest._errors import ControlPlaneError
+
+__all__ = ["ControlPlane", "Kubeconfig"]
+
+#: Names the apiserver's serving certificate is valid for (in-cluster names included, so a
+#: kubeconfig that says ``https://kubernetes.default.svc`` through a port-forward still verifies).
+_SERVING_DNS = (
+    "localhost",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+)
+_SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"  # as controller-runtime's envtest
+_SERVICE_CLUSTER_IP = "10.0.0.1"
+_LOG_TAIL_LINES = 25
+
+
+@dataclasses.dataclass(frozen=True)
+class Kubeconfig:
+    """A kubeconfig for one user of the control plane, as a file and in memory.
+
+    ``data`` is the parsed kubeconfig (certificates embedded as ``*-data``); ``path`` is the same
+    content on disk. ``ca_file``, ``cert_file`` and ``key_file`` are the PEM files it embeds, for
+    tools that want files.
+    """
+
+    path: Path
+    data: Mapping[str, Any] = dataclasses.field(repr=False)
+    user: str
+    groups: tuple[str, ...]
+    server: str
+    ca_file: Path
+    cert_file: Path
+    key_file: Path = dataclasses.field(repr=False)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A TLS context that verifies the apiserver and presents this user's certificate."""
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        context.load_cert_chain(str(self.cert_file), str(self.key_file))
+        return context
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports (all held open together so none repeats)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    kept = text.strip().splitlines()[-lines:]
+    return "\n".join(kept) if kept else "(empty log)"
+
+
+class _Process:
+    """One control-plane binary, running in its own process group, logging to a file."""
+
+    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.log_path = log_path
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> int:
+        with open(self.log_path, "ab") as log:
+            self.popen = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own process group; see _watchdog for who reaps it
+            )
+        return self.popen.pid
+
+    @property
+    def pid(self) -> int | None:
+        return self.popen.pid if self.popen else None
+
+    def exited(self) -> int | None:
+        return self.popen.poll() if self.popen else None
+
+    def stop(self, timeout: float) -> None:
+        if self.popen is None or self.popen.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=timeout)
+        # Anything the binary forked into its group goes with it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+
+    def tail(self) -> str:
+        return _tail(self.log_path)
+
+
+class _Watchdog:
+    """The owner's end of the pipe to :mod:`kubectrl.envtest._watchdog`."""
+
+    def __init__(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "kubectrl.envtest._watchdog"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        assert self._proc.stdin is not None
+        self._pipe: IO[bytes] = self._proc.stdin
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def _send(self, line: str) -> None:
+        self._pipe.write(line.encode() + b"\n")
+        self._pipe.flush()
+
+    def watch_group(self, pgid: int) -> None:
+        self._send(f"pgid {pgid}")
+
+    def watch_path(self, path: Path) -> None:
+        self._send(f"path {path}")
+
+    def release(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self._send("release")
+            self._pipe.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+class ControlPlane:
+    """A real etcd and kube-apiserver on free loopback ports, for tests and demos.
+
+    Guarantees:
+        * The apiserver serves HTTPS with a certificate from a throw-away CA, authorizes with
+          RBAC, and has service-account issuing and signing keys; ``kubeconfig`` is an admin in
+          ``system:masters``.
+        * :meth:`start` returns only when ``/readyz`` answers 200 (RBAC bootstrap done); if it
+          fails, everything started is stopped and the error carries the last log lines of etcd
+          and kube-apiserver.
+        * :meth:`stop` leaves no process and no temporary directory behind. If the owning Python
+          process dies without calling it, a watchdog process does the same cleanup.
+
+    Caveats:
+        * Only etcd and kube-apiserver run: no controller-manager (namespaces stay
+          ``Terminating`` after deletion, Deployments get no ReplicaSets) and no scheduler, as in
+          controller-runtime's envtest.
+        * The ``ServiceAccount`` admission plugin is off, so Pods need no service account.
+
+    Example::
+
+        with ControlPlane() as cp:
+            with cp.http_client() as http:
+                print(http.get("/version").json()["gitVersion"])
+    """
+
+    def __init__(
+        self,
+        *,
+        binaries: Binaries | None = None,
+        build: bool = True,
+        start_timeout: float = 60.0,
+        stop_timeout: float = 20.0,
+        apiserver_args: Sequence[str] = (),
+        etcd_args: Sequence[str] = (),
+        work_dir: Path | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        """Configure (but do not start) a control plane.
+
+        Args:
+            binaries: explicit binaries; by default resolved with
+                :func:`kubectrl.envtest.find_binaries` (building them if ``build``).
+            start_timeout: seconds to wait for etcd and then the apiserver to become ready
+                (controller-runtime uses 20 s; a cold apiserver on 2 cores needs more).
+            stop_timeout: seconds each process gets after SIGTERM before SIGKILL.
+            apiserver_args / etcd_args: extra flags, appended (a later flag wins).
+            work_dir: where data, certificates, logs and kubeconfigs go; a new temporary
+                directory (removed on stop) by default. A given directory is kept.
+        """
+        self._binaries = binaries
+        self._build = build
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self._apiserver_args = list(apiserver_args)
+        self._etcd_args = list(etcd_args)
+        self._given_work_dir = work_dir
+        self._log = log
+        self._work_dir: Path | None = None
+        self._owns_work_dir = False
+        self._ca: CertificateAuthority | None = None
+        self._etcd: _Process | None = None
+        self._apiserver: _Process | None = None
+        self._watchdog: _Watchdog | None = None
+        self._kubeconfig: Kubeconfig | None = None
+        self._users: dict[str, Kubeconfig] = {}
+        self._server = ""
+        self._etcd_endpoint = ""
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether both processes are up (as far as the OS knows)."""
+        return all(p is not None and p.exited() is None for p in (self._etcd, self._apiserver))
+
+    @property
+    def kubeconfig(self) -> Kubeconfig:
+        """The admin kubeconfig (user ``admin`` in group ``system:masters``)."""
+        if self._kubeconfig is None:
+            raise ControlPlaneError("the control plane is not started")
+        return self._kubeconfig
+
+    @property
+    def server(self) -> str:
+        """The apiserver's URL, ``https://127.0.0.1:<port>``."""
+        self._require_started()
+        return self._server
+
+    @property
+    def etcd_endpoint(self) -> str:
+        """etcd's client URL (plain HTTP on loopback), e.g. for its v3 JSON gateway."""
+        self._require_started()
+        return self._etcd_endpoint
+
+    @property
+    def work_dir(self) -> Path:
+        """Data, certificates, logs and kubeconfigs live here."""
+        if self._work_dir is None:
+            raise ControlPlaneError("the control plane is not started")
+        return self._work_dir
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Process ids of etcd, kube-apiserver and the watchdog."""
+        found: dict[str, int] = {}
+        for name, proc in (("etcd", self._etcd), ("kube-apiserver", self._apiserver)):
+            if proc is not None and proc.pid is not None:
+                found[name] = proc.pid
+        if self._watchdog is not None:
+            found["watchdog"] = self._watchdog.pid
+        return found
+
+    def _require_started(self) -> None:
+        if self._apiserver is None:
+            raise ControlPlaneError("the control plane is not started")
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> ControlPlane:
+        """Start etcd, then kube-apiserver; return when the apiserver is ready."""
+        if self._apiserver is not None:
+            raise ControlPlaneError("the control plane is already started")
+        binaries = self._binaries or find_binaries(build=self._build, log=self._log)
+        try:
+            self._prepare_work_dir()
+            self._start_etcd(binaries)
+            self._start_apiserver(binaries)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop kube-apiserver, then etcd; remove the temporary directory. Idempotent."""
+        for proc in (self._apiserver, self._etcd):
+            if proc is not None:
+                proc.stop(self.stop_timeout)
+        if self._work_dir is not None and self._owns_work_dir:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+        if self._watchdog is not None:
+            self._watchdog.release()
+        self._apiserver = self._etcd = None
+        self._watchdog = None
+        self._work_dir = None
+        self._kubeconfig = None
+        self._users.clear()
+
+    def logs(self, lines: int = _LOG_TAIL_LINES) -> str:
+        """The last ``lines`` of etcd's and kube-apiserver's logs."""
+        parts = []
+        for proc in (self._etcd, self._apiserver):
+            if proc is not None:
+                parts.append(f"--- {proc.name} ({proc.log_path}) ---\n{_tail(proc.log_path, lines)}")
+        return "\n".join(parts)
+
+    def _prepare_work_dir(self) -> None:
+        if self._given_work_dir is not None:
+            self._work_dir = self._given_work_dir
+            self._work_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            self._work_dir = Path(tempfile.mkdtemp(prefix="kubectrl-envtest-"))
+            self._owns_work_dir = True
+        self._watchdog = _Watchdog()
+        if self._owns_work_dir:
+            self._watchdog.watch_path(self._work_dir)
+        for sub in ("etcd-data", "pki", "users"):
+            (self._work_dir / sub).mkdir(exist_ok=True)
+
+    def _spawn(self, name: str, argv: Sequence[str]) -> _Process:
+        assert self._work_dir is not None and self._watchdog is not None
+        proc = _Process(name, argv, self._work_dir / f"{name}.log")
+        pid = proc.start()
+        self._watchdog.watch_group(pid)  # the process leads its own group: pgid == pid
+        return proc
+
+    def _wait(self, proc: _Process, what: str, probe: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        last_error = ""
+        while time.monotonic() < deadline:
+            code = proc.exited()
+            if code is not None:
+                raise ControlPlaneError(
+                    f"{proc.name} exited with code {code} before {what}.\n{self.logs()}"
+                )
+            try:
+                if probe():
+                    return
+            except (httpx.HTTPError, OSError) as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+            time.sleep(0.1)
+        raise ControlPlaneError(
+            f"{proc.name} did not become ready ({what}) within {self.start_timeout:.0f}s"
+            + (f"; last probe error: {last_error}" if last_error else "")
+            + f"\n{self.logs()}"
+        )
+
+    def _start_etcd(self, binaries: Binaries) -> None:
+        assert self._work_dir is not None
+        client_port, peer_port = _free_ports(2)
+        client = f"http://127.0.0.1:{client_port}"
+        peer = f"http://127.0.0.1:{peer_port}"
+        argv = [
+            str(binaries.etcd),
+            "--name=envtest",
+            f"--data-dir={self._work_dir / 'etcd-data'}",
+            f"--listen-client-urls={client}",
+            f"--advertise-client-urls={client}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=envtest={peer}",
+            # Throw-away data: durability buys nothing and fsync dominates on slow disks.
+            "--unsafe-no-fsync=true",
+            "--log-level=warn",
+            *self._etcd_args,
+        ]
+        self._etcd = self._spawn("etcd", argv)
+        self._etcd_endpoint = client
+
+        def healthy() -> bool:
+            response = httpx.get(f"{client}/health", timeout=2.0)
+            return response.status_code == 200 and response.json().get("health") == "true"
+
+        self._wait(self._etcd, "etcd /health", healthy)
+
+    def _start_apiserver(self, binaries: Binaries) -> None:
+        assert self._work_dir is not None
+        pki = self._work_dir / "pki"
+        self._ca = CertificateAuthority()
+        (pki / "ca.crt").write_bytes(self._ca.cert_pem)
+        serving = self._ca.issue(
+            "kube-apiserver",
+            dns_names=_SERVING_DNS,
+            ip_addresses=("127.0.0.1", _SERVICE_CLUSTER_IP),
+            server=True,
+        )
+        _write_private(pki / "apiserver.crt", serving.cert_pem)
+        _write_private(pki / "apiserver.key", serving.key_pem)
+        sa_private, sa_public = service_account_key_pem()
+        _write_private(pki / "sa.key", sa_private)
+        (pki / "sa.pub").write_bytes(sa_public)
+
+        (port,) = _free_ports(1)
+        self._server = f"https://127.0.0.1:{port}"
+        argv = [
+            str(binaries.kube_apiserver),
+            f"--etcd-servers={self._etcd_endpoint}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={pki}",
+            f"--tls-cert-file={pki / 'apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'apiserver.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            f"--service-cluster-ip-range={_SERVICE_CLUSTER_IP_RANGE}",
+            "--disable-admission-plugins=ServiceAccount",
+            "--allow-privileged=true",
+            *self._apiserver_args,
+        ]
+        self._apiserver = self._spawn("kube-apiserver", argv)
+        self._kubeconfig = self._write_kubeconfig("admin", ("system:masters",), admin=True)
+
+        admin = self._kubeconfig
+
+        def ready() -> bool:
+            with httpx.Client(base_url=self._server, verify=admin.ssl_context(), timeout=5) as c:
+                return c.get("/readyz").status_code == 200
+
+        self._wait(self._apiserver, "/readyz", ready)
+
+    # -- users and kubeconfigs ----------------------------------------------------------------
+
+    def _write_kubeconfig(self, user: str, groups: Iterable[str], *, admin: bool = False) -> Kubeconfig:
+        assert self._work_dir is not None and self._ca is not None
+        groups = tuple(groups)
+        pair = self._ca.issue(user, organizations=groups)
+        # The admin's files live apart from add_user's, so a user named "admin" cannot clash.
+        files_dir = self._work_dir / ("pki" if admin else "users")
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in user)
+        cert_file = files_dir / f"{safe}.crt"
+        key_file = files_dir / f"{safe}.key"
+        _write_private(cert_file, pair.cert_pem)
+        _write_private(key_file, pair.key_pem)
+
+        def b64(data: bytes) -> str:
+            return base64.b64encode(data).decode()
+
+        data: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "envtest",
+                    "cluster": {
+                        "server": self._server,
+                        "certificate-authority-data": b64(self._ca.cert_pem),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": user,
+                    "user": {
+                        "client-certificate-data": b64(pair.cert_pem),
+                        "client-key-data": b64(pair.key_pem),
+                    },
+                }
+            ],
+            "contexts": [{"name": f"envtest-{safe}", "context": {"cluster": "envtest", "user": user}}],
+            "current-context": f"envtest-{safe}",
+            "preferences": {},
+        }
+        path = self._work_dir / ("kubeconfig" if admin else f"users/{safe}.kubeconfig")
+        # JSON is YAML: every kubeconfig loader reads it, and it needs no YAML writer.
+        _write_private(path, json.dumps(data, indent=2).encode())
+        return Kubeconfig(
+            path=path,
+            data=data,
+            user=user,
+            groups=groups,
+            server=self._server,
+            ca_file=self._work_dir / "pki" / "ca.crt",
+            cert_file=cert_file,
+            key_file=key_file,
+        )
+
+    def add_user(self, name: str, groups: Sequence[str] = ()) -> Kubeconfig:
+        """A kubeconfig for a new user ``name`` in ``groups`` (no RBAC bindings are made).
+
+        Example::
+
+            alice = cp.add_user("alice", groups=["dev"])
+            # alice gets 403 until a RoleBinding grants her something
+        """
+        self._require_started()
+        if not name:
+            raise ValueError("add_user: the user name must not be empty")
+        if isinstance(groups, str):
+            raise TypeError("add_user: groups must be a sequence of group names, not a string")
+        kubeconfig = self._write_kubeconfig(name, groups)
+        self._users[name] = kubeconfig
+        return kubeconfig
+
+    def http_client(self, kubeconfig: Kubeconfig | None = None, **kwargs: Any) -> httpx.Client:
+        """A blocking ``httpx.Client`` for the apiserver as ``kubeconfig``'s user (admin default).
+
+        For tests and tools that talk to the API directly; kubectrl's own client is the richer
+        way. Extra keyword arguments go to ``httpx.Client``.
+        """
+        self._require_started()
+        user = kubeconfig or self.kubeconfig
+        kwargs.setdefault("timeout", 30.0)
+        return httpx.Client(base_url=self._server, verify=user.ssl_context(), **kwargs)
+
+    # -- CRDs ---------------------------------------------------------------------------------
+
+    def install_crds(
+        self, paths: Iterable[str | os.PathLike[str]], *, timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
+        """Create (or update) the CRDs in the given YAML/JSON files or directories.
+
+        Returns when every CRD is ``Established`` and each of its served versions appears in
+        discovery (controller-runtime polls every 100 ms for up to 10 s; so do we). A file with
+        no CRD in it is an error, as is a CRD the server rejects (the message names the file).
+        """
+        from kubectrl.envtest._crds import install_crds
+
+        self._require_started()
+        with self.http_client() as http:
+            return install_crds(http, paths, timeout=timeout)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
