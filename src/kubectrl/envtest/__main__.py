@@ -164,8 +164,10 @@ def cmd_stop(args: argparse.Namespace) -> int:
 def cmd_env(args: argparse.Namespace) -> int:
     state = _read_state()
     if state is None:
-        print("no control plane is running; start one with: python -m kubectrl.envtest start",  # noqa: T201
-              file=sys.stderr)
+        print(  # noqa: T201 - this is a CLI
+            "no control plane is running; start one with: python -m kubectrl.envtest start",
+            file=sys.stderr,
+        )
         return 1
     _say(state["kubeconfig"] if args.kubeconfig else f"export KUBECONFIG={state['kubeconfig']}")
     return 0
@@ -207,8 +209,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         alice = cp.add_user("alice", groups=["demo-users"])
         with cp.http_client(alice) as http:
             denied = http.get("/api/v1/namespaces/demo/configmaps")
-            _say(f"user alice without RBAC bindings: HTTP {denied.status_code} "
-                 f"({denied.json().get('reason')})")
+            _say(
+                f"user alice without RBAC bindings: HTTP {denied.status_code} "
+                f"({denied.json().get('reason')})"
+            )
     left = [f"{name} (pid {pid})" for name, pid in pids.items() if _alive(pid)]
     if work_dir.exists():
         left.append(str(work_dir))
@@ -220,8 +224,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kubectrl.envtest", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m kubectrl.envtest",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, help_text in (
         ("start", cmd_start, "start a control plane in the background"),
@@ -235,16 +242,22 @@ def main(argv: list[str] | None = None) -> int:
         command = sub.add_parser(name, help=help_text)
         command.set_defaults(func=func)
         if name in ("start", "serve", "demo"):
-            command.add_argument("--timeout", type=float, default=60.0,
-                                 help="seconds to wait for readiness (default 60)")
+            command.add_argument(
+                "--timeout",
+                type=float,
+                default=60.0,
+                help="seconds to wait for readiness (default 60)",
+            )
         if name == "serve":
             command.add_argument("--state-file", required=True)
         if name == "env":
-            command.add_argument("--kubeconfig", action="store_true",
-                                 help="print only the kubeconfig path")
+            command.add_argument(
+                "--kubeconfig", action="store_true", help="print only the kubeconfig path"
+            )
         if name == "binaries":
-            command.add_argument("--no-build", action="store_true",
-                                 help="fail instead of building with `go build`")
+            command.add_argument(
+                "--no-build", action="store_true", help="fail instead of building with `go build`"
+            )
     args = parser.parse_args(argv)
     try:
         result: int = args.func(args)

@@ -52,7 +52,7 @@ class BinarySpec:
 
     def gomod_files(self) -> dict[str, bytes]:
         """The pinned ``go.mod`` and ``go.sum`` shipped with kubectrl."""
-        base = resources.files("kubectrl.envtest").joinpath("_gomod", self.gomod_dir)
+        base = resources.files("kubectrl.envtest").joinpath("_gomod").joinpath(self.gomod_dir)
         return {name: base.joinpath(name).read_bytes() for name in ("go.mod", "go.sum")}
 
     def version(self) -> str:
@@ -60,7 +60,9 @@ class BinarySpec:
         gomod = self.gomod_files()["go.mod"].decode()
         match = re.search(rf"^\s*(?:require\s+)?{re.escape(self.module)}\s+(v\S+)", gomod, re.M)
         if not match:
-            raise RuntimeError(f"kubectrl.envtest: {self.gomod_dir}/go.mod does not pin {self.module}")
+            raise RuntimeError(
+                f"kubectrl.envtest: {self.gomod_dir}/go.mod does not pin {self.module}"
+            )
         return match.group(1)
 
     def digest(self) -> str:
@@ -128,7 +130,9 @@ def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def find_binary(spec: BinarySpec, *, build: bool = True, log: Log | None = None) -> tuple[Path, str]:
+def find_binary(
+    spec: BinarySpec, *, build: bool = True, log: Log | None = None
+) -> tuple[Path, str]:
     """Resolve one binary; returns its path and a word for where it came from."""
     tried: list[str] = []
 

@@ -339,7 +339,9 @@ class ControlPlane:
         parts = []
         for proc in (self._etcd, self._apiserver):
             if proc is not None:
-                parts.append(f"--- {proc.name} ({proc.log_path}) ---\n{_tail(proc.log_path, lines)}")
+                parts.append(
+                    f"--- {proc.name} ({proc.log_path}) ---\n{_tail(proc.log_path, lines)}"
+                )
         return "\n".join(parts)
 
     def _prepare_work_dir(self) -> None:
@@ -356,7 +358,8 @@ class ControlPlane:
             (self._work_dir / sub).mkdir(exist_ok=True)
 
     def _spawn(self, name: str, argv: Sequence[str]) -> _Process:
-        assert self._work_dir is not None and self._watchdog is not None
+        assert self._work_dir is not None
+        assert self._watchdog is not None
         proc = _Process(name, argv, self._work_dir / f"{name}.log")
         pid = proc.start()
         self._watchdog.watch_group(pid)  # the process leads its own group: pgid == pid
@@ -462,8 +465,11 @@ class ControlPlane:
 
     # -- users and kubeconfigs ----------------------------------------------------------------
 
-    def _write_kubeconfig(self, user: str, groups: Iterable[str], *, admin: bool = False) -> Kubeconfig:
-        assert self._work_dir is not None and self._ca is not None
+    def _write_kubeconfig(
+        self, user: str, groups: Iterable[str], *, admin: bool = False
+    ) -> Kubeconfig:
+        assert self._work_dir is not None
+        assert self._ca is not None
         groups = tuple(groups)
         pair = self._ca.issue(user, organizations=groups)
         # The admin's files live apart from add_user's, so a user named "admin" cannot clash.
@@ -498,7 +504,9 @@ class ControlPlane:
                     },
                 }
             ],
-            "contexts": [{"name": f"envtest-{safe}", "context": {"cluster": "envtest", "user": user}}],
+            "contexts": [
+                {"name": f"envtest-{safe}", "context": {"cluster": "envtest", "user": user}}
+            ],
             "current-context": f"envtest-{safe}",
             "preferences": {},
         }

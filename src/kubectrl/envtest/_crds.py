@@ -36,7 +36,7 @@ def _files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 
 def load_crds(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, dict[str, Any]]]:
     """Read every CustomResourceDefinition in the given files and directories."""
-    import yaml
+    import yaml  # a dependency of the kubernetes package
 
     crds: list[tuple[Path, dict[str, Any]]] = []
     for path in _files(paths):
@@ -115,28 +115,30 @@ def install_crds(
     """Create or update each CRD, then wait until all are Established and discoverable."""
     created = [(path, _create_or_update(http, path, crd)) for path, crd in load_crds(paths)]
     deadline = time.monotonic() + timeout
-    pending = {crd["metadata"]["name"]: (path, crd) for path, crd in created}
-    installed: dict[str, dict[str, Any]] = {}
-    while pending:
-        for name, (_path, crd) in list(pending.items()):
+    latest = {crd["metadata"]["name"]: (path, crd) for path, crd in created}
+    pending = set(latest)
+    while True:
+        for name in sorted(pending):
             response = http.get(f"{_CRDS}/{name}")
-            if response.status_code == 200:
-                current = response.json()
-                if _established(current) and _discoverable(http, current):
-                    installed[name] = current
-                    del pending[name]
-                else:
-                    pending[name] = (_path, current)
+            if response.status_code != 200:
+                continue
+            current = response.json()
+            latest[name] = (latest[name][0], current)
+            if _established(current) and _discoverable(http, current):
+                pending.discard(name)
         if not pending:
-            break
+            return [latest[crd["metadata"]["name"]][1] for _path, crd in created]
         if time.monotonic() >= deadline:
             details = "; ".join(
-                f"{name} (from {path}): conditions "
-                f"{[(c.get('type'), c.get('status'), c.get('message')) for c in crd.get('status', {}).get('conditions') or []]}"
-                for name, (path, crd) in pending.items()
+                f"{name} (from {latest[name][0]}): conditions {_conditions(latest[name][1])}"
+                for name in sorted(pending)
             )
             raise ControlPlaneError(
                 f"install_crds: not Established and discoverable within {timeout:.0f}s: {details}"
             )
         time.sleep(_POLL_SECONDS)
-    return [installed[crd["metadata"]["name"]] for _path, crd in created]
+
+
+def _conditions(crd: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    conditions = crd.get("status", {}).get("conditions") or []
+    return [(c.get("type"), c.get("status"), c.get("message")) for c in conditions]

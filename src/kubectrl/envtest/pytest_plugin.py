@@ -71,7 +71,9 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
             json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
         )
         if response.status_code != 201:
-            pytest.fail(f"creating test namespace {name}: HTTP {response.status_code} {response.text}")
+            pytest.fail(
+                f"creating test namespace {name}: HTTP {response.status_code} {response.text}"
+            )
     try:
         yield name
     finally:

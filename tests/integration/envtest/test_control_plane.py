@@ -43,8 +43,12 @@ def test_configmap_crud_over_https_as_admin(control_plane: ControlPlane, namespa
     with control_plane.http_client() as http:
         created = http.post(
             base,
-            json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},
-                  "data": {"k": "v"}},
+            json={
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "cm"},
+                "data": {"k": "v"},
+            },
         )
         assert created.status_code == 201, created.text
         got = http.get(f"{base}/cm")
@@ -92,17 +96,22 @@ def test_add_user_is_forbidden_until_a_rolebinding_grants_access(
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
                 "metadata": {"name": "configmap-reader"},
-                "rules": [{"apiGroups": [""], "resources": ["configmaps"],
-                           "verbs": ["get", "list"]}],
+                "rules": [
+                    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+                ],
             }
             binding = {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
                 "metadata": {"name": "alice-reads-configmaps"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                            "name": "configmap-reader"},
-                "subjects": [{"kind": "User", "name": "alice",
-                              "apiGroup": "rbac.authorization.k8s.io"}],
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": "configmap-reader",
+                },
+                "subjects": [
+                    {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}
+                ],
             }
             rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
             assert admin.post(f"{rbac}/roles", json=role).status_code == 201
@@ -134,14 +143,22 @@ def test_install_crds_accepts_valid_and_rejects_invalid_objects(
 
     base = f"/apis/test.kubectrl.dev/v1/namespaces/{namespace}/widgets"
     with control_plane.http_client() as http:
-        good = {"apiVersion": "test.kubectrl.dev/v1", "kind": "Widget",
-                "metadata": {"name": "good"}, "spec": {"size": 3}}
+        good = {
+            "apiVersion": "test.kubectrl.dev/v1",
+            "kind": "Widget",
+            "metadata": {"name": "good"},
+            "spec": {"size": 3},
+        }
         created = http.post(base, json=good)
         assert created.status_code == 201, created.text
         assert created.json()["spec"] == {"size": 3}
 
-        bad = {"apiVersion": "test.kubectrl.dev/v1", "kind": "Widget",
-               "metadata": {"name": "bad"}, "spec": {"size": 11}}
+        bad = {
+            "apiVersion": "test.kubectrl.dev/v1",
+            "kind": "Widget",
+            "metadata": {"name": "bad"},
+            "spec": {"size": 11},
+        }
         rejected = http.post(base, json=bad)
         assert rejected.status_code == 422
         status = rejected.json()
@@ -155,9 +172,9 @@ def test_install_crds_names_the_file_the_server_refuses(
 ) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(
-        (DATA / "crds" / "widgets.yaml").read_text().replace(
-            "name: widgets.test.kubectrl.dev", "name: wrong.test.kubectrl.dev"
-        )
+        (DATA / "crds" / "widgets.yaml")
+        .read_text()
+        .replace("name: widgets.test.kubectrl.dev", "name: wrong.test.kubectrl.dev")
     )
     with pytest.raises(ControlPlaneError, match=r"broken\.yaml.*wrong\.test\.kubectrl\.dev.*422"):
         control_plane.install_crds([broken])
@@ -197,7 +214,9 @@ time.sleep(600)
 
 def test_sigkill_of_the_owner_leaves_no_control_plane_behind() -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-c", CHILD],
+        stdout=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
@@ -213,8 +232,11 @@ def test_sigkill_of_the_owner_leaves_no_control_plane_behind() -> None:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
 
-        wait_for(lambda: all(process_gone(p) for p in pids.values()), timeout=30,
-                 what=f"etcd, kube-apiserver and the watchdog to exit: {pids}")
+        wait_for(
+            lambda: all(process_gone(p) for p in pids.values()),
+            timeout=30,
+            what=f"etcd, kube-apiserver and the watchdog to exit: {pids}",
+        )
         wait_for(lambda: not work_dir.exists(), timeout=10, what=f"{work_dir} to be removed")
     finally:
         if child.poll() is None:

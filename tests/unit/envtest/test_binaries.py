@@ -88,8 +88,13 @@ def test_nothing_found_lists_what_was_tried_and_what_to_install() -> None:
     with pytest.raises(BinaryNotFoundError) as failure:
         find_binary(KUBE_APISERVER, build=True)  # no `go` on the emptied PATH
     message = str(failure.value)
-    for tried in ("$TEST_ASSET_KUBE_APISERVER", "$KUBEBUILDER_ASSETS", "PATH", "cache",
-                  "no `go` on PATH"):
+    for tried in (
+        "$TEST_ASSET_KUBE_APISERVER",
+        "$KUBEBUILDER_ASSETS",
+        "PATH",
+        "cache",
+        "no `go` on PATH",
+    ):
         assert tried in message
     assert "Install Go" in message
     assert KUBE_APISERVER.version() in message

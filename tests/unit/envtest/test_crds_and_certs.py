@@ -21,19 +21,19 @@ def test_load_crds_reads_files_and_directories() -> None:
 
 
 def test_load_crds_errors_name_the_file(tmp_path: Path) -> None:
-    with pytest.raises(ControlPlaneError, match="missing.yaml does not exist"):
+    with pytest.raises(ControlPlaneError, match=r"missing\.yaml does not exist"):
         load_crds([tmp_path / "missing.yaml"])
     not_a_crd = tmp_path / "cm.yaml"
     not_a_crd.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-    with pytest.raises(ControlPlaneError, match="cm.yaml holds no CustomResourceDefinition"):
+    with pytest.raises(ControlPlaneError, match=r"cm\.yaml holds no CustomResourceDefinition"):
         load_crds([not_a_crd])
     garbage = tmp_path / "garbage.yaml"
     garbage.write_text("kind: [unclosed\n")
-    with pytest.raises(ControlPlaneError, match="garbage.yaml is not valid YAML"):
+    with pytest.raises(ControlPlaneError, match=r"garbage\.yaml is not valid YAML"):
         load_crds([garbage])
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(ControlPlaneError, match="empty has no .yaml"):
+    with pytest.raises(ControlPlaneError, match=r"empty has no \.yaml"):
         load_crds([empty])
 
 

@@ -1,0 +1,42 @@
+"""The public surface: every package's __all__ is sorted, complete and importable."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PACKAGES = ["kubectrl", "kubectrl.envtest"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_sorted_and_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert exported == sorted(exported), f"{name}.__all__ is not sorted"
+    assert len(set(exported)) == len(exported), f"{name}.__all__ has duplicates"
+    for attr in exported:
+        assert hasattr(module, attr), f"{name}.__all__ names {attr}, which does not exist"
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_public_name_is_exported(name: str) -> None:
+    module = importlib.import_module(name)
+    public = {
+        attr
+        for attr, value in vars(module).items()
+        if not attr.startswith("_")
+        and getattr(value, "__module__", "").startswith("kubectrl")
+        and (isinstance(value, type) or callable(value))
+    }
+    assert public <= set(module.__all__), f"{name} defines public names not in __all__"
+
+
+def test_importing_kubectrl_does_not_import_the_kubernetes_package() -> None:
+    # kubernetes.client costs ~40 MB and ~0.5 s (REFERENCE.md): import it lazily.
+    import subprocess
+    import sys
+
+    code = "import sys, kubectrl; print('kubernetes' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
