@@ -6,6 +6,12 @@ drive time by hand with :class:`FakeClock` instead of sleeping (DESIGN.md, princ
 ``now()`` is monotonic seconds and is what deadlines, backoff and rate limits use. ``wall()`` is
 the wall-clock time, used only where Kubernetes stores a timestamp (Lease renew times, Event
 timestamps). ``sleep()`` is the one way a component waits.
+
+Threads wait too (a sync reconciler's worker thread blocks in the workqueue), and a thread cannot
+``await``. :func:`wait_event_blocking` is their way to wait: it blocks until a
+:class:`threading.Event` is set or a timeout on the clock passes. Both clocks here implement it as
+the method ``wait_blocking``; a third-party :class:`Clock` without that method falls back to the
+machine's time, which is right for any clock that follows real time.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import threading
 import time
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "FakeClock", "RealClock"]
+__all__ = ["BlockingClock", "Clock", "FakeClock", "RealClock", "wait_event_blocking"]
 
 
 @runtime_checkable
@@ -38,6 +44,37 @@ class Clock(Protocol):
         ...
 
 
+@runtime_checkable
+class BlockingClock(Clock, Protocol):
+    """A :class:`Clock` that can also block a thread (not an event loop) until a deadline."""
+
+    def wait_blocking(self, event: threading.Event, timeout: float | None) -> bool:
+        """Block the calling thread until ``event`` is set or ``timeout`` seconds pass.
+
+        Returns ``False`` when the timeout passed, ``True`` otherwise. The clock may set
+        ``event`` itself to end the wait, so pass an event that belongs to this one wait.
+        """
+        ...
+
+
+def wait_event_blocking(clock: Clock, event: threading.Event, timeout: float | None) -> bool:
+    """Block the calling thread until ``event`` is set or ``timeout`` seconds of ``clock`` pass.
+
+    Uses ``clock.wait_blocking`` when the clock has it (both kubectrl clocks do); otherwise waits on
+    the machine's time, which is exact for clocks that follow real time. Returns ``False`` when the
+    timeout passed. ``event`` may be set by the clock to end the wait; use one event per wait.
+
+    Example::
+
+        event = threading.Event()
+        wait_event_blocking(RealClock(), event, 0.01)   # False: nobody set the event
+    """
+    wait_blocking = getattr(clock, "wait_blocking", None)
+    if wait_blocking is not None:
+        return bool(wait_blocking(event, timeout))
+    return event.wait(None if timeout is None else max(0.0, timeout))
+
+
 class RealClock:
     """The machine's clocks: :func:`time.monotonic` and :func:`asyncio.sleep`."""
 
@@ -50,6 +87,10 @@ class RealClock:
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
 
+    def wait_blocking(self, event: threading.Event, timeout: float | None) -> bool:
+        """Block the calling thread until ``event`` is set or ``timeout`` seconds pass."""
+        return event.wait(None if timeout is None else max(0.0, timeout))
+
     def __repr__(self) -> str:
         return "RealClock()"
 
@@ -59,7 +100,8 @@ class FakeClock:
 
     ``sleep`` suspends the calling task until :meth:`advance` (or :meth:`set`) moves the clock past
     its deadline. ``advance`` may be called from any thread; sleepers are woken on their own event
-    loops.
+    loops. Threads blocked in :meth:`wait_blocking` count as sleepers too and are woken the same
+    way.
 
     Example::
 
@@ -75,6 +117,7 @@ class FakeClock:
         self._lock = threading.Lock()
         self._counter = itertools.count()
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._thread_sleepers: list[tuple[float, int, threading.Event]] = []
 
     def now(self) -> float:
         with self._lock:
@@ -98,6 +141,28 @@ class FakeClock:
             if not fut.done():
                 fut.cancel()
 
+    def wait_blocking(self, event: threading.Event, timeout: float | None) -> bool:
+        """Block the calling thread until ``event`` is set or the clock moves ``timeout`` on.
+
+        Returns ``False`` when the clock passed the deadline (the clock sets ``event`` to wake the
+        thread, so pass an event that belongs to this one wait).
+        """
+        if timeout is None:
+            event.wait()
+            return True
+        with self._lock:
+            deadline = self._now + timeout
+            if timeout <= 0:
+                return event.is_set()
+            entry = (deadline, next(self._counter), event)
+            heapq.heappush(self._thread_sleepers, entry)
+        event.wait()
+        with self._lock:
+            if entry in self._thread_sleepers:
+                self._thread_sleepers.remove(entry)
+                heapq.heapify(self._thread_sleepers)
+            return self._now < deadline
+
     def advance(self, seconds: float) -> None:
         """Move the clock forward by ``seconds`` and wake every sleeper now due."""
         if seconds < 0:
@@ -115,19 +180,23 @@ class FakeClock:
             self._now = now
             while self._sleepers and self._sleepers[0][0] <= now:
                 due.append(heapq.heappop(self._sleepers)[2])
+            while self._thread_sleepers and self._thread_sleepers[0][0] <= now:
+                heapq.heappop(self._thread_sleepers)[2].set()
         for fut in due:
             fut.get_loop().call_soon_threadsafe(_resolve, fut)
 
     def next_deadline(self) -> float | None:
         """When the earliest pending sleeper is due, or ``None`` if nobody sleeps."""
         with self._lock:
-            live = [entry for entry in self._sleepers if not entry[2].done()]
-            return min(entry[0] for entry in live) if live else None
+            live = [entry[0] for entry in self._sleepers if not entry[2].done()]
+            live += [entry[0] for entry in self._thread_sleepers if not entry[2].is_set()]
+            return min(live) if live else None
 
     def sleepers(self) -> int:
         """How many sleepers are pending (handy to wait until a task has gone to sleep)."""
         with self._lock:
-            return sum(1 for entry in self._sleepers if not entry[2].done())
+            tasks = sum(1 for entry in self._sleepers if not entry[2].done())
+            return tasks + sum(1 for entry in self._thread_sleepers if not entry[2].is_set())
 
     def __repr__(self) -> str:
         return f"FakeClock(now={self.now()!r})"
