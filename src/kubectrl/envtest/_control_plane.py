@@ -454,14 +454,35 @@ class ControlPlane:
         ]
         self._apiserver = self._spawn("kube-apiserver", argv)
         self._kubeconfig = self._write_kubeconfig("admin", ("system:masters",), admin=True)
+        self._wait_apiserver_ready()
 
-        admin = self._kubeconfig
+    def _wait_apiserver_ready(self) -> None:
+        assert self._apiserver is not None
+        admin = self.kubeconfig
 
         def ready() -> bool:
             with httpx.Client(base_url=self._server, verify=admin.ssl_context(), timeout=5) as c:
                 return c.get("/readyz").status_code == 200
 
         self._wait(self._apiserver, "/readyz", ready)
+
+    def restart_apiserver(self) -> None:
+        """Stop kube-apiserver and start it again on the same port, certificates and etcd.
+
+        Returns when ``/readyz`` answers 200 again. Open watches and connections are cut, as
+        they are when a real apiserver rolls; kubeconfigs stay valid. For tests of how clients
+        and informers survive a server restart.
+        """
+        self._require_started()
+        assert self._apiserver is not None
+        old = self._apiserver
+        old.stop(self.stop_timeout)
+        self._apiserver = self._spawn(old.name, old.argv)
+        try:
+            self._wait_apiserver_ready()
+        except ControlPlaneError:
+            self.stop()
+            raise
 
     # -- users and kubeconfigs ----------------------------------------------------------------
 

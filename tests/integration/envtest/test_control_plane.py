@@ -242,3 +242,23 @@ def test_sigkill_of_the_owner_leaves_no_control_plane_behind() -> None:
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+def test_restart_apiserver_keeps_data_port_and_credentials(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    before = control_plane.pids["kube-apiserver"]
+    server = control_plane.server
+    with control_plane.http_client() as http:
+        created = http.post(
+            f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "kept"}}
+        )
+        assert created.status_code == 201
+    control_plane.restart_apiserver()
+    assert control_plane.pids["kube-apiserver"] != before
+    assert process_gone(before)
+    assert control_plane.server == server
+    with control_plane.http_client() as http:
+        got = http.get(f"/api/v1/namespaces/{namespace}/configmaps/kept")
+        assert got.status_code == 200
+        assert got.json()["metadata"]["uid"] == created.json()["metadata"]["uid"]
