@@ -41,3 +41,17 @@ def demo(session: nox.Session) -> None:
     """Start the local control plane, show it answering, and stop it."""
     session.install("-e", ".[envtest]")
     session.run("python", "-m", "kubectrl.envtest", "demo", *session.posargs)
+
+
+# Each benchmark is a script that prints its own table (DESIGN.md section 8); add new ones here.
+BENCHMARKS = [
+    "benchmarks/bench_workqueue.py",
+]
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks: figures to read and record, never pass/fail."""
+    session.install("-e", ".[test]")
+    for script in BENCHMARKS:
+        session.run("python", script)

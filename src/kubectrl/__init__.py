@@ -7,11 +7,21 @@ underscore is private.
 from __future__ import annotations
 
 from kubectrl._clock import Clock, FakeClock, RealClock
+from kubectrl.workqueue import (
+    QueueShutDown,
+    RateLimiter,
+    RateLimitingQueue,
+    default_controller_rate_limiter,
+)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Clock",
     "FakeClock",
+    "QueueShutDown",
+    "RateLimiter",
+    "RateLimitingQueue",
     "RealClock",
+    "default_controller_rate_limiter",
 ]

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-PACKAGES = ["kubectrl", "kubectrl.envtest"]
+PACKAGES = ["kubectrl", "kubectrl.envtest", "kubectrl.workqueue"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
