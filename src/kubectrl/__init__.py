@@ -7,6 +7,17 @@ underscore is private.
 from __future__ import annotations
 
 from kubectrl._clock import Clock, FakeClock, RealClock
+from kubectrl.client import (
+    AsyncClient,
+    Client,
+    ClientConfig,
+    EventType,
+    WatchEvent,
+    load_config,
+    load_kubeconfig,
+    retry_on_conflict,
+)
+from kubectrl.objects import GroupVersionKind, GroupVersionResource, ObjectKey
 from kubectrl.workqueue import (
     QueueShutDown,
     RateLimiter,
@@ -17,11 +28,22 @@ from kubectrl.workqueue import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AsyncClient",
+    "Client",
+    "ClientConfig",
     "Clock",
+    "EventType",
     "FakeClock",
+    "GroupVersionKind",
+    "GroupVersionResource",
+    "ObjectKey",
     "QueueShutDown",
     "RateLimiter",
     "RateLimitingQueue",
     "RealClock",
+    "WatchEvent",
     "default_controller_rate_limiter",
+    "load_config",
+    "load_kubeconfig",
+    "retry_on_conflict",
 ]

@@ -1,0 +1,82 @@
+"""The client layer: configuration, REST verbs over httpx, discovery, watch streams.
+
+:class:`AsyncClient` is the asyncio API; :class:`Client` is a blocking facade with the same
+methods and behaviour. Configuration comes from :func:`load_config` (kubeconfig or in-cluster)
+as an immutable :class:`ClientConfig`. Objects in and out are plain dicts. Errors are the typed
+tree of :mod:`kubectrl.errors`.
+
+Example::
+
+    from kubectrl.client import AsyncClient, load_config
+
+    async with AsyncClient(load_config()) as client:
+        cms = await client.list(("v1", "ConfigMap"), namespace="default")
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from kubectrl.client._async_client import AsyncClient, PatchType, Preconditions, ResourceRef
+from kubectrl.client._auth import KubeAuth
+from kubectrl.client._config import (
+    ClientConfig,
+    RateLimit,
+    load_config,
+    load_incluster_config,
+    load_kubeconfig,
+)
+from kubectrl.client._discovery import APIResource, RESTMapper
+from kubectrl.client._models import to_dict, to_model
+from kubectrl.client._ratelimit import TokenBucketRateLimiter
+from kubectrl.client._retry import (
+    DEFAULT_BACKOFF,
+    DEFAULT_RETRY,
+    Backoff,
+    RetryPolicy,
+    retry_on_conflict,
+    retry_on_conflict_blocking,
+)
+from kubectrl.client._sync_client import Client, SyncWatchStream
+from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
+from kubectrl.client._watch_decoder import EventType, WatchDecoder, WatchEvent
+
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "DEFAULT_RETRY",
+    "DEFAULT_STALL_TIMEOUT",
+    "APIResource",
+    "AsyncClient",
+    "Backoff",
+    "Client",
+    "ClientConfig",
+    "EventType",
+    "KubeAuth",
+    "PatchType",
+    "Preconditions",
+    "RESTMapper",
+    "RateLimit",
+    "ResourceRef",
+    "RetryPolicy",
+    "SyncWatchStream",
+    "TokenBucketRateLimiter",
+    "WatchDecoder",
+    "WatchEvent",
+    "WatchStream",
+    "load_config",
+    "load_incluster_config",
+    "load_kubeconfig",
+    "retry_on_conflict",
+    "retry_on_conflict_blocking",
+    "to_dict",
+    "to_model",
+]
+
+# Report the public module path (as httpx and trio do), so reprs and docs show
+# ``kubectrl.client.AsyncClient`` rather than a private module.
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("kubectrl.client._"):
+        with contextlib.suppress(AttributeError, TypeError):
+            _obj.__module__ = __name__
+del _name, _obj

@@ -1,0 +1,1009 @@
+"""The asyncio client: REST verbs on any resource, over httpx.
+
+Every request goes through the same path: resolve the resource (RESTMapper), take a rate-limit
+token, send, turn a failure ``Status`` into a typed error, retry when :class:`RetryPolicy` allows.
+Objects are plain dicts in and out; ``kubernetes`` model instances are accepted as inputs.
+
+Ordinary requests share one connection pool (``ClientConfig.max_connections``); watches and
+followed logs use a second, unbounded pool, so any number of long-lived watches never starves
+ordinary requests of connections.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any, TypeVar, Union
+
+import httpx
+
+from kubectrl._clock import Clock, RealClock
+from kubectrl.client._config import ClientConfig, load_config
+from kubectrl.client._discovery import APIResource, RESTMapper
+from kubectrl.client._models import to_dict
+from kubectrl.client._ratelimit import TokenBucketRateLimiter
+from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
+from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
+from kubectrl.errors import (
+    APIConnectionError,
+    RequestTimeoutError,
+    api_error_from_response,
+)
+from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of
+
+__all__ = ["AsyncClient", "PatchType", "Preconditions", "ResourceRef"]
+
+log = logging.getLogger("kubectrl.client")
+
+T = TypeVar("T")
+
+#: What names a resource: an :class:`APIResource`, a GVK, a GVR, or ``(apiVersion, kind)``.
+ResourceRef = Union[APIResource, GroupVersionKind, GroupVersionResource, "tuple[str, str]"]
+
+
+class PatchType(str, enum.Enum):
+    """Patch flavours and their content types. Strings ``"json"``, ``"merge"``, ``"strategic"``,
+    ``"apply"`` are accepted wherever a :class:`PatchType` is.
+
+    Strategic merge patch works on built-in types only (CRDs reject it with 415).
+    """
+
+    JSON = "application/json-patch+json"
+    MERGE = "application/merge-patch+json"
+    STRATEGIC = "application/strategic-merge-patch+json"
+    APPLY = "application/apply-patch+yaml"
+
+    @classmethod
+    def parse(cls, value: PatchType | str) -> PatchType:
+        """Accept a member, its content type, or a short name."""
+        if isinstance(value, PatchType):
+            return value
+        short = {
+            "json": cls.JSON,
+            "merge": cls.MERGE,
+            "strategic": cls.STRATEGIC,
+            "apply": cls.APPLY,
+        }
+        if value.lower() in short:
+            return short[value.lower()]
+        return cls(value)
+
+
+class Preconditions:
+    """Delete preconditions: refuse the delete unless the object still has this uid and/or
+    resourceVersion (409 Conflict otherwise).
+
+    Example::
+
+        await client.delete(("v1", "ConfigMap"), "x", namespace="ns",
+                            preconditions=Preconditions(uid=obj["metadata"]["uid"]))
+    """
+
+    __slots__ = ("resource_version", "uid")
+
+    def __init__(self, *, uid: str | None = None, resource_version: str | None = None) -> None:
+        self.uid = uid
+        self.resource_version = resource_version
+
+    def to_dict(self) -> dict[str, str]:
+        """The ``DeleteOptions.preconditions`` JSON."""
+        out: dict[str, str] = {}
+        if self.uid:
+            out["uid"] = self.uid
+        if self.resource_version:
+            out["resourceVersion"] = self.resource_version
+        return out
+
+    def __repr__(self) -> str:
+        return f"Preconditions(uid={self.uid!r}, resource_version={self.resource_version!r})"
+
+
+_UNSET: Any = object()
+
+
+def _clean(params: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        else:
+            out[key] = str(value)
+    return out
+
+
+def _dumps(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+class AsyncClient:
+    """Asyncio Kubernetes client for any resource, built on httpx.
+
+    Resources are named by ``(apiVersion, kind)`` tuples, a
+    :class:`~kubectrl.objects.GroupVersionKind`, a :class:`~kubectrl.objects.GroupVersionResource`
+    or an :class:`APIResource`; objects are dicts.
+    Single-object verbs need a namespace for namespaced resources (``namespace=`` or the object's
+    ``metadata.namespace``); ``list``/``watch`` without one cover all namespaces.
+
+    Guarantees: errors are typed (:mod:`kubectrl.errors`); requests are rate limited (20 QPS,
+    burst 30 by default) and retried per :class:`RetryPolicy`; credentials never appear in logs
+    or reprs. Caveats: one client belongs to one event loop; ``aclose()`` it (or use
+    ``async with``).
+
+    Example::
+
+        async with AsyncClient(load_kubeconfig()) as client:
+            cm = await client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": {"name": "demo", "namespace": "default"},
+                                      "data": {"a": "1"}})
+            await client.delete(("v1", "ConfigMap"), "demo", namespace="default")
+    """
+
+    def __init__(self, config: ClientConfig | None = None, *, clock: Clock | None = None) -> None:
+        self.config = config if config is not None else load_config()
+        self._clock = clock or RealClock()
+        self._http = self.config.async_httpx_client()
+        self._watch_http: httpx.AsyncClient | None = None
+        rate = self.config.rate_limit
+        self._limiter = (
+            TokenBucketRateLimiter(rate.qps, rate.burst, clock=self._clock) if rate else None
+        )
+        self.mapper = RESTMapper(self._discovery_get)
+        self._extensions = self.config.request_extensions()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close both connection pools."""
+        await self._http.aclose()
+        if self._watch_http is not None:
+            await self._watch_http.aclose()
+
+    def __repr__(self) -> str:
+        return f"AsyncClient(server={self.config.server!r}, source={self.config.source!r})"
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _throttle(self) -> None:
+        if self._limiter is not None:
+            await self._limiter.acquire()
+
+    def _watch_pool(self) -> httpx.AsyncClient:
+        if self._watch_http is None:
+            self._watch_http = self.config.async_httpx_client(max_connections=0, timeout=None)
+        return self._watch_http
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        verb: str,
+        label: str = "",
+        namespace: str | None = None,
+        name: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        body: Any = _UNSET,
+        content_type: str = "application/json",
+        idempotent: bool | None = None,
+        accept: str | None = None,
+    ) -> httpx.Response:
+        headers: dict[str, str] = {}
+        content: bytes | None = None
+        if body is not _UNSET:
+            content = _dumps(body)
+            headers["Content-Type"] = content_type
+        if accept:
+            headers["Accept"] = accept
+        query = _clean(params or {})
+        if idempotent is None:
+            idempotent = method == "GET"
+        retrying = self.config.retry.retrying(idempotent=idempotent, clock=self._clock)
+        async for attempt in retrying:
+            with attempt:
+                await self._throttle()
+                started = time.monotonic()
+                try:
+                    response = await self._http.request(
+                        method,
+                        path,
+                        params=query,
+                        content=content,
+                        headers=headers,
+                        extensions=self._extensions,
+                    )
+                except httpx.ConnectError as err:
+                    raise APIConnectionError(
+                        f"cannot connect to {self.config.server}: {err}",
+                        verb=verb,
+                        resource=label,
+                        connect_failed=True,
+                    ) from err
+                except httpx.TimeoutException as err:
+                    raise RequestTimeoutError(
+                        f"{type(err).__name__} after {time.monotonic() - started:.1f} s",
+                        verb=verb,
+                        resource=label,
+                    ) from err
+                except httpx.TransportError as err:
+                    raise APIConnectionError(
+                        f"connection to {self.config.server} failed: {type(err).__name__}",
+                        verb=verb,
+                        resource=label,
+                    ) from err
+                log.debug(
+                    "request",
+                    extra={
+                        "verb": verb,
+                        "method": method,
+                        "path": path,
+                        "status": response.status_code,
+                        "duration": time.monotonic() - started,
+                    },
+                )
+                if response.status_code >= 400:
+                    raise api_error_from_response(
+                        response.status_code,
+                        response.content,
+                        retry_after=response.headers.get("Retry-After"),
+                        verb=verb,
+                        resource=label,
+                        namespace=namespace,
+                        name=name,
+                    )
+                return response
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _discovery_get(self, path: str) -> Mapping[str, Any]:
+        response = await self._send("GET", path, verb="discover", label=path)
+        body = response.json()
+        return body if isinstance(body, dict) else {}
+
+    async def _json(self, response: httpx.Response) -> dict[str, Any]:
+        data = json.loads(response.content) if response.content else {}
+        return data if isinstance(data, dict) else {"value": data}
+
+    async def resource(self, resource: ResourceRef) -> APIResource:
+        """Resolve ``resource`` through discovery (cached; refreshed once on a miss).
+
+        Raises :class:`~kubectrl.errors.ResourceNotFoundError` if the server serves no such kind.
+
+        Example::
+
+            deployments = await client.resource(("apps/v1", "Deployment"))
+            assert deployments.namespaced
+        """
+        if isinstance(resource, APIResource):
+            return resource
+        if isinstance(resource, GroupVersionKind):
+            return await self.mapper.for_kind(resource)
+        if isinstance(resource, GroupVersionResource):
+            return await self.mapper.for_resource(resource)
+        if isinstance(resource, tuple) and len(resource) == 2:
+            return await self.mapper.for_kind(GroupVersionKind.from_api_version(*resource))
+        raise TypeError(
+            "resource must be an APIResource, GroupVersionKind, GroupVersionResource or "
+            f"(apiVersion, kind) tuple, got {resource!r}"
+        )
+
+    @staticmethod
+    def _namespace(
+        res: APIResource, namespace: str | None, obj: Mapping[str, Any] | None = None
+    ) -> str | None:
+        if not res.namespaced:
+            return None
+        if namespace:
+            return namespace
+        if obj is not None and _meta(obj).get("namespace"):
+            return str(_meta(obj)["namespace"])
+        raise ValueError(f"{res.label} is namespaced: pass namespace= (or set metadata.namespace)")
+
+    def _fill_type(self, res: APIResource, item: dict[str, Any]) -> dict[str, Any]:
+        # List items come without apiVersion/kind for built-in types; set them so an item can be
+        # passed straight back to update/apply.
+        item.setdefault("apiVersion", res.api_version)
+        item.setdefault("kind", res.kind)
+        return item
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(
+        self,
+        resource: ResourceRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).
+
+        Raises :class:`~kubectrl.errors.NotFoundError` when it does not exist.
+
+        Example::
+
+            cm = await client.get(("v1", "ConfigMap"), "settings", namespace="default")
+        """
+        res = await self.resource(resource)
+        ns = self._namespace(res, namespace)
+        response = await self._send(
+            "GET",
+            res.path(namespace=ns, name=name, subresource=subresource),
+            verb="get",
+            label=res.label + (f"/{subresource}" if subresource else ""),
+            namespace=ns,
+            name=name,
+            params={"resourceVersion": resource_version},
+        )
+        return await self._json(response)
+
+    async def list_pages(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
+
+        Every page of one listing comes from the same snapshot (the first page's
+        resourceVersion). A continue token older than etcd's compaction raises
+        :class:`~kubectrl.errors.ExpiredError`: start again with a full list. Items carry
+        ``apiVersion`` and ``kind``.
+
+        Example::
+
+            async for page in client.list_pages(("v1", "ConfigMap"), namespace="ns", limit=500):
+                handle(page["items"])
+        """
+        res = await self.resource(resource)
+        ns = self._namespace(res, namespace) if namespace else None
+        token = continue_
+        while True:
+            response = await self._send(
+                "GET",
+                res.path(namespace=ns),
+                verb="list",
+                label=res.label,
+                namespace=ns,
+                params={
+                    "labelSelector": label_selector,
+                    "fieldSelector": field_selector,
+                    "limit": limit,
+                    "continue": token,
+                    "resourceVersion": None if token else resource_version,
+                    "resourceVersionMatch": None if token else resource_version_match,
+                    "timeoutSeconds": timeout_seconds,
+                },
+            )
+            page = await self._json(response)
+            for item in page.get("items") or ():
+                self._fill_type(res, item)
+            yield page
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return
+
+    async def list(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+    ) -> dict[str, Any]:
+        """List objects, following pages of ``limit`` items, into one list object.
+
+        Returns ``{"apiVersion", "kind": "<Kind>List", "metadata": {"resourceVersion"},
+        "items": [...]}``; watch from ``metadata.resourceVersion`` to see later changes.
+
+        Example::
+
+            cms = await client.list(("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
+            names = [cm["metadata"]["name"] for cm in cms["items"]]
+        """
+        res = await self.resource(resource)
+        items: list[dict[str, Any]] = []
+        metadata: dict[str, Any] = {}
+        async for page in self.list_pages(
+            res,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            resource_version=resource_version,
+            resource_version_match=resource_version_match,
+            timeout_seconds=timeout_seconds,
+        ):
+            items.extend(page.get("items") or ())
+            if not metadata:
+                metadata = {
+                    k: v for k, v in (page.get("metadata") or {}).items() if k != "continue"
+                }
+        return {
+            "apiVersion": res.api_version,
+            "kind": f"{res.kind}List",
+            "metadata": metadata,
+            "items": items,
+        }
+
+    async def list_items(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield objects one by one, fetching pages of ``limit`` (500, as client-go's pager).
+
+        Example::
+
+            async for pod in client.list_items(("v1", "Pod"), namespace="ns"):
+                print(pod["metadata"]["name"])
+        """
+        async for page in self.list_pages(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+        ):
+            for item in page.get("items") or ():
+                yield item
+
+    def watch(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        allow_watch_bookmarks: bool = True,
+        send_initial_events: bool | None = None,
+        timeout_seconds: int | None = None,
+        stall_timeout: float | None = _UNSET,
+    ) -> WatchStream:
+        """Watch changes; returns a :class:`WatchStream` (async iterator and context manager).
+
+        Start from a list's ``metadata.resourceVersion`` to see exactly the later changes.
+        ``stall_timeout`` (seconds without a byte before
+        :class:`~kubectrl.errors.WatchStalledError`) defaults to 90 s with bookmarks on (they
+        arrive about every minute), to ``timeout_seconds + 30`` without bookmarks, else off.
+        ``send_initial_events=True`` (streaming list) needs ``resource_version_match=
+        "NotOlderThan"`` and bookmarks; its end is the bookmark with
+        :attr:`WatchEvent.is_initial_events_end`.
+
+        Example::
+
+            async with client.watch(("v1", "Pod"), namespace="ns", resource_version=rv) as events:
+                async for event in events:
+                    ...
+        """
+        if stall_timeout is _UNSET:
+            if allow_watch_bookmarks:
+                stall_timeout = DEFAULT_STALL_TIMEOUT
+            elif timeout_seconds:
+                stall_timeout = timeout_seconds + 30.0
+            else:
+                stall_timeout = None
+
+        async def opener(read_timeout: float | None) -> tuple[httpx.Response, str, str | None]:
+            res = await self.resource(resource)
+            ns = self._namespace(res, namespace) if namespace else None
+            params = _clean(
+                {
+                    "watch": True,
+                    "labelSelector": label_selector,
+                    "fieldSelector": field_selector,
+                    "resourceVersion": resource_version,
+                    "resourceVersionMatch": resource_version_match,
+                    "allowWatchBookmarks": True if allow_watch_bookmarks else None,
+                    "sendInitialEvents": send_initial_events,
+                    "timeoutSeconds": timeout_seconds,
+                }
+            )
+            response = await self._open_stream(
+                res.path(namespace=ns),
+                params,
+                verb="watch",
+                label=res.label,
+                namespace=ns,
+                read_timeout=read_timeout,
+            )
+            return response, res.label, ns
+
+        return WatchStream(
+            opener, resource_version=resource_version or "", stall_timeout=stall_timeout
+        )
+
+    async def _open_stream(
+        self,
+        path: str,
+        params: Mapping[str, str],
+        *,
+        verb: str,
+        label: str,
+        namespace: str | None,
+        name: str | None = None,
+        read_timeout: float | None,
+    ) -> httpx.Response:
+        pool = self._watch_pool()
+        timeout = httpx.Timeout(
+            self.config.timeout, connect=self.config.connect_timeout, read=read_timeout
+        )
+        retrying = self.config.retry.retrying(idempotent=True, clock=self._clock)
+        async for attempt in retrying:
+            with attempt:
+                await self._throttle()
+                request = pool.build_request(
+                    "GET", path, params=params, timeout=timeout, extensions=self._extensions
+                )
+                try:
+                    response = await pool.send(request, stream=True)
+                except httpx.ConnectError as err:
+                    raise APIConnectionError(
+                        f"cannot connect to {self.config.server}: {err}",
+                        verb=verb,
+                        resource=label,
+                        connect_failed=True,
+                    ) from err
+                except httpx.TimeoutException as err:
+                    raise RequestTimeoutError(
+                        f"{type(err).__name__} opening the stream", verb=verb, resource=label
+                    ) from err
+                except httpx.TransportError as err:
+                    raise APIConnectionError(
+                        f"stream request failed: {type(err).__name__}", verb=verb, resource=label
+                    ) from err
+                if response.status_code >= 400:
+                    body = await response.aread()
+                    await response.aclose()
+                    raise api_error_from_response(
+                        response.status_code,
+                        body,
+                        retry_after=response.headers.get("Retry-After"),
+                        verb=verb,
+                        resource=label,
+                        namespace=namespace,
+                        name=name,
+                    )
+                return response
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ writes
+
+    async def create(
+        self,
+        obj: Mapping[str, Any] | Any,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Create ``obj`` (its ``apiVersion``/``kind`` pick the resource); return what the server
+        stored. Raises :class:`~kubectrl.errors.AlreadyExistsError` if the name is taken and
+        :class:`~kubectrl.errors.InvalidError` (with ``causes``) if validation fails.
+
+        Example::
+
+            await client.create({"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": "demo"}})
+        """
+        body = to_dict(obj)
+        res = await self.resource(gvk_of(body))
+        ns = self._namespace(res, namespace, body)
+        response = await self._send(
+            "POST",
+            res.path(namespace=ns),
+            verb="create",
+            label=res.label,
+            namespace=ns,
+            name=_meta(body).get("name") or _meta(body).get("generateName"),
+            params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
+            body=body,
+        )
+        return await self._json(response)
+
+    async def update(
+        self,
+        obj: Mapping[str, Any] | Any,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource: ResourceRef | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Replace ``obj`` (PUT). With ``metadata.resourceVersion`` set, a concurrent change makes
+        it fail with :class:`~kubectrl.errors.ConflictError` (optimistic locking).
+
+        ``subresource="status"`` writes only the status. For ``"scale"`` pass the parent's
+        ``resource=`` (the body is an ``autoscaling/v1`` Scale).
+
+        Example::
+
+            cm["data"]["a"] = "2"
+            cm = await client.update(cm)
+        """
+        body = to_dict(obj)
+        res = await self.resource(resource if resource is not None else gvk_of(body))
+        ns = self._namespace(res, namespace, body)
+        name = str(_meta(body).get("name") or "")
+        if not name:
+            raise ValueError("update needs metadata.name")
+        response = await self._send(
+            "PUT",
+            res.path(namespace=ns, name=name, subresource=subresource),
+            verb="update",
+            label=res.label + (f"/{subresource}" if subresource else ""),
+            namespace=ns,
+            name=name,
+            params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
+            body=body,
+        )
+        return await self._json(response)
+
+    async def update_status(
+        self, obj: Mapping[str, Any] | Any, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """``update(obj, subresource="status")``. Example: ``await client.update_status(foo)``."""
+        return await self.update(obj, namespace=namespace, subresource="status")
+
+    async def patch(
+        self,
+        resource: ResourceRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Patch an object: JSON patch (a list of operations), merge patch (default), strategic
+        merge patch (built-in types only) or server-side apply (prefer :meth:`apply`).
+
+        Example::
+
+            await client.patch(("apps/v1", "Deployment"), "web", {"spec": {"replicas": 3}},
+                               namespace="ns")
+            await client.patch(("v1", "ConfigMap"), "x",
+                               [{"op": "add", "path": "/data/b", "value": "2"}],
+                               namespace="ns", patch_type="json")
+        """
+        kind = PatchType.parse(patch_type)
+        res = await self.resource(resource)
+        ns = self._namespace(res, namespace)
+        body = patch if isinstance(patch, list) else to_dict(patch)
+        response = await self._send(
+            "PATCH",
+            res.path(namespace=ns, name=name, subresource=subresource),
+            verb="patch" if kind is not PatchType.APPLY else "apply",
+            label=res.label + (f"/{subresource}" if subresource else ""),
+            namespace=ns,
+            name=name,
+            params={
+                "fieldManager": field_manager,
+                "force": force if kind is PatchType.APPLY else None,
+                "dryRun": "All" if dry_run else None,
+            },
+            body=body,
+            content_type=kind.value,
+            idempotent=kind is PatchType.APPLY,
+        )
+        return await self._json(response)
+
+    async def apply(
+        self,
+        obj: Mapping[str, Any] | Any,
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Server-side apply ``obj`` as ``field_manager``; creates it if missing.
+
+        Fields owned by another manager with a different value raise
+        :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
+        should hold only the fields this manager cares about (and no ``resourceVersion``).
+
+        Example::
+
+            await client.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "x", "namespace": "ns"},
+                                "data": {"owner": "me"}}, field_manager="my-controller")
+        """
+        body = to_dict(obj)
+        res = await self.resource(gvk_of(body))
+        ns = self._namespace(res, namespace, body)
+        name = str(_meta(body).get("name") or "")
+        if not name:
+            raise ValueError("apply needs metadata.name")
+        return await self.patch(
+            res,
+            name,
+            body,
+            namespace=ns,
+            patch_type=PatchType.APPLY,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+
+    async def scale(
+        self, resource: ResourceRef, name: str, replicas: int, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Set ``spec.replicas`` through the ``scale`` subresource; returns the Scale.
+
+        Example: ``await client.scale(("apps/v1", "Deployment"), "web", 3, namespace="ns")``.
+        """
+        return await self.patch(
+            resource,
+            name,
+            {"spec": {"replicas": replicas}},
+            namespace=namespace,
+            subresource="scale",
+        )
+
+    async def delete(
+        self,
+        resource: ResourceRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Preconditions | Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Delete one object. Returns the object (when finalizers or graceful deletion keep it
+        around for now) or a success ``Status``.
+
+        ``propagation_policy``: ``"Foreground"``, ``"Background"`` or ``"Orphan"``.
+        ``preconditions`` (uid and/or resourceVersion) make a stale delete fail with
+        :class:`~kubectrl.errors.ConflictError`.
+
+        Example::
+
+            await client.delete(("apps/v1", "Deployment"), "web", namespace="ns",
+                                propagation_policy="Foreground")
+        """
+        res = await self.resource(resource)
+        ns = self._namespace(res, namespace)
+        response = await self._send(
+            "DELETE",
+            res.path(namespace=ns, name=name),
+            verb="delete",
+            label=res.label,
+            namespace=ns,
+            name=name,
+            body=self._delete_options(
+                propagation_policy, grace_period_seconds, preconditions, dry_run
+            ),
+        )
+        return await self._json(response)
+
+    @staticmethod
+    def _delete_options(
+        propagation_policy: str | None,
+        grace_period_seconds: int | None,
+        preconditions: Preconditions | Mapping[str, str] | None,
+        dry_run: bool,
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions is not None:
+            pre = (
+                preconditions.to_dict()
+                if isinstance(preconditions, Preconditions)
+                else dict(preconditions)
+            )
+            if pre:
+                options["preconditions"] = pre
+        if dry_run:
+            options["dryRun"] = ["All"]
+        return options
+
+    async def delete_collection(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Delete every object matching the selectors (in one namespace for namespaced types).
+
+        Example::
+
+            await client.delete_collection(("v1", "ConfigMap"), namespace="ns",
+                                           label_selector="app=demo")
+        """
+        res = await self.resource(resource)
+        ns = self._namespace(res, namespace)
+        response = await self._send(
+            "DELETE",
+            res.path(namespace=ns),
+            verb="deletecollection",
+            label=res.label,
+            namespace=ns,
+            params={"labelSelector": label_selector, "fieldSelector": field_selector},
+            body=self._delete_options(propagation_policy, grace_period_seconds, None, dry_run),
+        )
+        return await self._json(response)
+
+    # ------------------------------------------------------------------ pods/log
+
+    @staticmethod
+    def _log_params(
+        container: str | None,
+        follow: bool,
+        tail_lines: int | None,
+        since_seconds: int | None,
+        timestamps: bool,
+        previous: bool,
+        limit_bytes: int | None,
+        insecure_skip_tls_verify_backend: bool = False,
+    ) -> dict[str, Any]:
+        return {
+            "insecureSkipTLSVerifyBackend": insecure_skip_tls_verify_backend or None,
+            "container": container,
+            "follow": follow or None,
+            "tailLines": tail_lines,
+            "sinceSeconds": since_seconds,
+            "timestamps": timestamps or None,
+            "previous": previous or None,
+            "limitBytes": limit_bytes,
+        }
+
+    async def pod_log(
+        self,
+        name: str,
+        *,
+        namespace: str,
+        container: str | None = None,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+        timestamps: bool = False,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+        insecure_skip_tls_verify_backend: bool = False,
+    ) -> str:
+        """Read a pod's log (``pods/log``) as text, without following.
+
+        ``insecure_skip_tls_verify_backend`` asks the apiserver not to verify the kubelet's
+        serving certificate (the API's ``insecureSkipTLSVerifyBackend``).
+
+        Example::
+
+            text = await client.pod_log("web-0", namespace="ns", tail_lines=100)
+        """
+        res = await self.resource(("v1", "Pod"))
+        response = await self._send(
+            "GET",
+            res.path(namespace=namespace, name=name, subresource="log"),
+            verb="get",
+            label="pods/log",
+            namespace=namespace,
+            name=name,
+            params=self._log_params(
+                container,
+                False,
+                tail_lines,
+                since_seconds,
+                timestamps,
+                previous,
+                limit_bytes,
+                insecure_skip_tls_verify_backend,
+            ),
+            accept="*/*",
+        )
+        return response.text
+
+    async def follow_pod_log(
+        self,
+        name: str,
+        *,
+        namespace: str,
+        container: str | None = None,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+        timestamps: bool = False,
+        previous: bool = False,
+        insecure_skip_tls_verify_backend: bool = False,
+    ) -> AsyncIterator[str]:
+        """Follow a pod's log (``pods/log?follow=true``), yielding lines (without newline) until
+        the container stops or you stop iterating. Uses the watch pool.
+
+        Example::
+
+            async for line in client.follow_pod_log("web-0", namespace="ns"):
+                print(line)
+        """
+        res = await self.resource(("v1", "Pod"))
+        response = await self._open_stream(
+            res.path(namespace=namespace, name=name, subresource="log"),
+            _clean(
+                self._log_params(
+                    container,
+                    True,
+                    tail_lines,
+                    since_seconds,
+                    timestamps,
+                    previous,
+                    None,
+                    insecure_skip_tls_verify_backend,
+                )
+            ),
+            verb="get",
+            label="pods/log",
+            namespace=namespace,
+            name=name,
+            read_timeout=None,
+        )
+        try:
+            async for line in response.aiter_lines():
+                yield line.rstrip("\r\n")
+        finally:
+            await response.aclose()
+
+    # ------------------------------------------------------------------ helpers
+
+    async def retry_on_conflict(
+        self, fn: Callable[[], Awaitable[T]], *, backoff: Backoff = DEFAULT_RETRY
+    ) -> T:
+        """:func:`retry_on_conflict` on this client's clock.
+
+        Example::
+
+            await client.retry_on_conflict(bump_counter)
+        """
+        return await retry_on_conflict(fn, backoff=backoff, clock=self._clock)
+
+    async def server_version(self) -> dict[str, Any]:
+        """``GET /version``. Example: ``(await client.server_version())["gitVersion"]``."""
+        return await self._json(await self._send("GET", "/version", verb="get", label="version"))

@@ -1,0 +1,674 @@
+"""Every error kubectrl raises, in one shallow tree.
+
+Errors the API server decides are parsed from the ``Status`` object it sends (HTTP code, ``reason``,
+``details.causes``, ``Retry-After``), so ``except NotFoundError`` means exactly what client-go's
+``apierrors.IsNotFound`` means. Each class has a ``retryable`` class attribute: ``True`` when
+sending the *same* request again later may succeed (throttling, overload, a dropped connection),
+``False`` when the caller must change something first (re-read and retry on a conflict, relist
+after an expired resourceVersion, fix the request).
+
+The tree::
+
+    KubectrlError
+    ├── ConfigError                    kubeconfig / in-cluster configuration is unusable
+    ├── ResourceNotFoundError          discovery knows no such kind / resource (RESTMapper miss)
+    ├── APIError                       the server answered with a failure ``Status``
+    │   ├── BadRequestError            400
+    │   ├── UnauthorizedError          401: no or bad credentials
+    │   ├── ForbiddenError             403: RBAC said no (message names user, verb, resource)
+    │   ├── NotFoundError              404
+    │   ├── MethodNotAllowedError      405
+    │   ├── ConflictError              409, reason Conflict: stale resourceVersion, SSA conflict
+    │   ├── AlreadyExistsError         409, reason AlreadyExists (create of an existing name)
+    │   ├── GoneError                  410: resourceVersion or continue token too old
+    │   │   └── ExpiredError           410, reason Expired (the usual form): relist
+    │   ├── InvalidError               422: validation failed; ``causes`` lists the fields
+    │   ├── TooManyRequestsError       429: throttled (APF); ``retry_after`` seconds  [retryable]
+    │   ├── InternalError              500                                        [retryable]
+    │   ├── ServiceUnavailableError    503                                        [retryable]
+    │   └── ServerTimeoutError         504, or reason Timeout / ServerTimeout      [retryable]
+    ├── TransportError                 no usable HTTP answer                      [retryable]
+    │   ├── APIConnectionError         connect / TLS / connection reset
+    │   └── RequestTimeoutError        the client's own timeout elapsed
+    └── WatchError                     a watch stream ended abnormally
+        ├── WatchStalledError          no bytes for longer than the stall timeout [retryable]
+        └── MalformedStreamError       a line that is not a watch event, or a truncated one
+
+Guarantees: messages name the verb, the resource, ``namespace/name`` and the server's reason and
+message; they never contain a token, key, password or request body.
+
+Example::
+
+    try:
+        await client.get(("v1", "ConfigMap"), "settings", namespace="default")
+    except NotFoundError:
+        ...
+    obj = ignore_not_found(lambda: sync_client.get(("v1", "ConfigMap"), "x", namespace="ns"))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, TypeVar
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "AlreadyExistsError",
+    "BadRequestError",
+    "ConfigError",
+    "ConflictError",
+    "ExpiredError",
+    "FieldCause",
+    "ForbiddenError",
+    "GoneError",
+    "InternalError",
+    "InvalidError",
+    "KubectrlError",
+    "MalformedStreamError",
+    "MethodNotAllowedError",
+    "NotFoundError",
+    "RequestTimeoutError",
+    "ResourceNotFoundError",
+    "ServerTimeoutError",
+    "ServiceUnavailableError",
+    "TooManyRequestsError",
+    "TransportError",
+    "UnauthorizedError",
+    "WatchError",
+    "WatchStalledError",
+    "aignore_already_exists",
+    "aignore_not_found",
+    "api_error_from_response",
+    "api_error_from_status",
+    "ignore_already_exists",
+    "ignore_not_found",
+    "is_already_exists",
+    "is_conflict",
+    "is_expired",
+    "is_forbidden",
+    "is_invalid",
+    "is_not_found",
+    "is_retryable",
+    "is_too_many_requests",
+    "is_unauthorized",
+]
+
+T = TypeVar("T")
+
+
+class KubectrlError(Exception):
+    """Base of every error kubectrl raises.
+
+    ``retryable`` says whether repeating the same call unchanged may succeed.
+
+    Example::
+
+        try:
+            ...
+        except KubectrlError as err:
+            if err.retryable:
+                ...
+    """
+
+    retryable: ClassVar[bool] = False
+
+
+class ConfigError(KubectrlError):
+    """The kubeconfig or in-cluster configuration cannot be used.
+
+    The message names the file (or environment variable) and the field at fault, e.g.
+    ``/home/me/.kube/config: contexts: no context named "prod" (known: dev, kind-kind)``.
+    It never contains credential values.
+
+    Example::
+
+        try:
+            load_kubeconfig(context="prod")
+        except ConfigError as err:
+            print(err.path, err.field)
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, field: str | None = None):
+        prefix = f"{path}: " if path else ""
+        where = f"{field}: " if field else ""
+        super().__init__(f"{prefix}{where}{message}")
+        self.path = path
+        self.field = field
+
+
+class ResourceNotFoundError(KubectrlError):
+    """Discovery has no resource for the requested kind or resource name.
+
+    Raised by the RESTMapper after it refreshed its cache once (so a CRD installed after the client
+    started is found, and a kind that really does not exist fails quickly). Like client-go's
+    ``NoKindMatchError``.
+
+    Example::
+
+        try:
+            await client.get(("example.com/v1", "Widget"), "w", namespace="ns")
+        except ResourceNotFoundError:
+            ...  # the CRD is not installed
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldCause:
+    """One field-level cause from ``Status.details.causes`` (mostly from 422 Invalid).
+
+    ``type`` is the server's cause type (``FieldValueRequired``, ``FieldValueInvalid``, ...),
+    ``field`` the JSON path (``metadata.name``, ``spec.replicas``).
+
+    Example::
+
+        for cause in err.causes:
+            print(cause.field, cause.message)
+    """
+
+    type: str
+    message: str
+    field: str
+
+
+class APIError(KubectrlError):
+    """The API server answered with a failure ``Status``.
+
+    Attributes: ``code`` (HTTP status), ``reason`` (``Status.reason``, e.g. ``NotFound``),
+    ``server_message`` (``Status.message``), ``status`` (the decoded ``Status`` dict), ``verb``,
+    ``resource``, ``namespace``, ``name`` and ``causes`` (:class:`FieldCause` list).
+
+    ``str(err)`` reads like ``get configmaps default/settings: NotFound (404): configmaps
+    "settings" not found``.
+
+    Example::
+
+        except APIError as err:
+            log.warning("request failed", extra={"code": err.code, "reason": err.reason})
+    """
+
+    #: The HTTP status this class stands for (0 for "any").
+    default_code: ClassVar[int] = 0
+
+    def __init__(
+        self,
+        server_message: str = "",
+        *,
+        code: int | None = None,
+        reason: str = "",
+        status: Mapping[str, Any] | None = None,
+        verb: str = "",
+        resource: str = "",
+        namespace: str | None = None,
+        name: str | None = None,
+        causes: tuple[FieldCause, ...] = (),
+        retry_after: float | None = None,
+    ) -> None:
+        self.code = code if code is not None else self.default_code
+        self.reason = reason
+        self.server_message = server_message
+        self.status: dict[str, Any] = dict(status or {})
+        self.verb = verb
+        self.resource = resource
+        self.namespace = namespace
+        self.name = name
+        self.causes = causes
+        self.retry_after = retry_after
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        target = self.resource or "resource"
+        if self.name:
+            target += f" {self.namespace}/{self.name}" if self.namespace else f" {self.name}"
+        elif self.namespace:
+            target += f" in namespace {self.namespace}"
+        head = f"{self.verb} {target}".strip()
+        reason = self.reason or type(self).__name__
+        text = f"{head}: {reason} ({self.code})"
+        if self.server_message:
+            text += f": {self.server_message}"
+        if self.causes and not any(c.message in self.server_message for c in self.causes):
+            text += "; " + "; ".join(f"{c.field}: {c.message}" for c in self.causes)
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_api_error, (type(self), self.__dict__.copy()))
+
+
+def _rebuild_api_error(cls: type[APIError], state: dict[str, Any]) -> APIError:
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    Exception.__init__(err, err._format())
+    return err
+
+
+class BadRequestError(APIError):
+    """400 Bad Request: the request is malformed (e.g. a bad selector or patch)."""
+
+    default_code = 400
+
+
+class UnauthorizedError(APIError):
+    """401 Unauthorized: credentials are missing, wrong or expired.
+
+    The client re-reads rotated token files and re-runs exec plugins once on a 401 before raising.
+    """
+
+    default_code = 401
+
+
+class ForbiddenError(APIError):
+    """403 Forbidden: authorization (RBAC) denied the request.
+
+    The server's message names the user, verb and resource, e.g. ``configmaps is forbidden: User
+    "alice" cannot list resource "configmaps" in API group "" in the namespace "ns"``.
+    """
+
+    default_code = 403
+
+
+class NotFoundError(APIError):
+    """404 Not Found: the object (or namespace, or resource endpoint) does not exist."""
+
+    default_code = 404
+
+
+class MethodNotAllowedError(APIError):
+    """405 Method Not Allowed: the resource does not support this verb."""
+
+    default_code = 405
+
+
+class ConflictError(APIError):
+    """409 Conflict: the object changed since it was read, or server-side apply found a conflict.
+
+    Not retryable as is; re-read the object and try again (see ``retry_on_conflict``), or for
+    server-side apply decide whether to ``force``.
+    """
+
+    default_code = 409
+
+
+class AlreadyExistsError(APIError):
+    """409 with reason ``AlreadyExists``: a create named an object that exists.
+
+    Deliberately not a :class:`ConflictError` subclass: ``retry_on_conflict`` must not loop on it.
+    """
+
+    default_code = 409
+
+
+class GoneError(APIError):
+    """410 Gone: the resourceVersion or continue token is older than etcd keeps.
+
+    The only way forward is a fresh list (client-go's reflector relists).
+    """
+
+    default_code = 410
+
+
+class ExpiredError(GoneError):
+    """410 with reason ``Expired``: "too old resource version" or an expired continue token."""
+
+
+class InvalidError(APIError):
+    """422 Unprocessable Entity: validation failed; ``causes`` lists each field and why."""
+
+    default_code = 422
+
+
+class TooManyRequestsError(APIError):
+    """429 Too Many Requests: API Priority and Fairness throttled the call.
+
+    ``retry_after`` holds the server's ``Retry-After`` seconds when it sent one. Retryable for every
+    verb, since the server did not process the request.
+    """
+
+    default_code = 429
+    retryable = True
+
+
+class InternalError(APIError):
+    """500 Internal Server Error (including etcd trouble reported by the server)."""
+
+    default_code = 500
+    retryable = True
+
+
+class ServiceUnavailableError(APIError):
+    """503 Service Unavailable (an aggregated API down, the server shutting down)."""
+
+    default_code = 503
+    retryable = True
+
+
+class ServerTimeoutError(APIError):
+    """504, or reason ``Timeout`` / ``ServerTimeout``: the server gave up before finishing."""
+
+    default_code = 504
+    retryable = True
+
+
+class TransportError(KubectrlError):
+    """No usable HTTP answer: connection refused or reset, TLS failure, timeout.
+
+    Retryable, though only idempotent requests are retried automatically (a connect failure is
+    retried for every verb, since nothing reached the server).
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, verb: str = "", resource: str = "") -> None:
+        head = f"{verb} {resource}".strip()
+        super().__init__(f"{head}: {message}" if head else message)
+        self.verb = verb
+        self.resource = resource
+
+
+class APIConnectionError(TransportError):
+    """Could not connect to, or lost the connection with, the API server.
+
+    ``connect_failed`` is True when the request never reached the server (safe to resend for any
+    verb).
+    """
+
+    def __init__(
+        self, message: str, *, verb: str = "", resource: str = "", connect_failed: bool = False
+    ) -> None:
+        super().__init__(message, verb=verb, resource=resource)
+        self.connect_failed = connect_failed
+
+
+class RequestTimeoutError(TransportError):
+    """The client-side timeout elapsed before the server answered."""
+
+
+class WatchError(KubectrlError):
+    """A watch stream ended abnormally (not a clean end, not a server ``ERROR`` event)."""
+
+
+class WatchStalledError(WatchError):
+    """No bytes arrived on a watch for longer than its stall timeout.
+
+    Usually a dead TCP connection that nobody reset (client-go #374, kubernetes-client/python
+    #1402). Retryable: watch again from the last resourceVersion.
+    """
+
+    retryable = True
+
+
+class MalformedStreamError(WatchError):
+    """The stream held something that is not a watch event, or ended inside one.
+
+    The message quotes at most 200 bytes of the offending line.
+    """
+
+
+# reason -> class, checked before the HTTP code (Status.reason is the API's contract).
+_BY_REASON: dict[str, type[APIError]] = {
+    "AlreadyExists": AlreadyExistsError,
+    "Conflict": ConflictError,
+    "Expired": ExpiredError,
+    "Gone": GoneError,
+    "Invalid": InvalidError,
+    "NotFound": NotFoundError,
+    "Forbidden": ForbiddenError,
+    "Unauthorized": UnauthorizedError,
+    "TooManyRequests": TooManyRequestsError,
+    "ServerTimeout": ServerTimeoutError,
+    "Timeout": ServerTimeoutError,
+    "InternalError": InternalError,
+    "ServiceUnavailable": ServiceUnavailableError,
+    "MethodNotAllowed": MethodNotAllowedError,
+    "BadRequest": BadRequestError,
+}
+
+_BY_CODE: dict[int, type[APIError]] = {
+    400: BadRequestError,
+    401: UnauthorizedError,
+    403: ForbiddenError,
+    404: NotFoundError,
+    405: MethodNotAllowedError,
+    409: ConflictError,
+    410: GoneError,
+    422: InvalidError,
+    429: TooManyRequestsError,
+    500: InternalError,
+    503: ServiceUnavailableError,
+    504: ServerTimeoutError,
+}
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def api_error_from_status(
+    status: Mapping[str, Any],
+    *,
+    code: int | None = None,
+    verb: str = "",
+    resource: str = "",
+    namespace: str | None = None,
+    name: str | None = None,
+    retry_after: str | float | None = None,
+) -> APIError:
+    """Build the matching :class:`APIError` subclass from a ``Status`` dict.
+
+    ``code`` defaults to ``status["code"]``. The class is chosen by ``reason`` first, then by the
+    HTTP code (an unknown 5xx becomes :class:`InternalError`, other unknown codes
+    :class:`APIError`). ``retry_after`` (a header value or seconds) falls back to
+    ``details.retryAfterSeconds``.
+
+    Example::
+
+        >>> err = api_error_from_status({"kind": "Status", "status": "Failure", "code": 404,
+        ...     "reason": "NotFound", "message": 'configmaps "x" not found'},
+        ...     verb="get", resource="configmaps", namespace="ns", name="x")
+        >>> type(err).__name__, str(err)
+        ('NotFoundError', 'get configmaps ns/x: NotFound (404): configmaps "x" not found')
+    """
+    raw_code = code if code is not None else status.get("code")
+    http_code = raw_code if isinstance(raw_code, int) else 0
+    reason = str(status.get("reason") or "")
+    details = status.get("details") or {}
+    if not isinstance(details, Mapping):
+        details = {}
+    cls = _BY_REASON.get(reason) or _BY_CODE.get(http_code)
+    if cls is None:
+        cls = InternalError if http_code >= 500 else APIError
+    if cls is GoneError and reason == "Expired":
+        cls = ExpiredError
+    causes = tuple(
+        FieldCause(
+            type=str(c.get("reason", "")),
+            message=str(c.get("message", "")),
+            field=str(c.get("field", "")),
+        )
+        for c in details.get("causes") or ()
+        if isinstance(c, Mapping)
+    )
+    seconds: float | None
+    if isinstance(retry_after, (int, float)):
+        seconds = float(retry_after)
+    else:
+        seconds = _parse_retry_after(retry_after)
+    if seconds is None and isinstance(details.get("retryAfterSeconds"), int):
+        seconds = float(details["retryAfterSeconds"])
+    if name is None and isinstance(details.get("name"), str) and details["name"]:
+        name = details["name"]
+    return cls(
+        str(status.get("message") or ""),
+        code=http_code or cls.default_code,
+        reason=reason,
+        status=status,
+        verb=verb,
+        resource=resource,
+        namespace=namespace,
+        name=name,
+        causes=causes,
+        retry_after=seconds,
+    )
+
+
+def api_error_from_response(
+    code: int,
+    body: bytes,
+    *,
+    retry_after: str | None = None,
+    verb: str = "",
+    resource: str = "",
+    namespace: str | None = None,
+    name: str | None = None,
+) -> APIError:
+    """Build an :class:`APIError` from an HTTP error response.
+
+    Uses the body when it is a JSON ``Status``; otherwise (a proxy's HTML page, an empty body)
+    synthesises one from the code and at most 200 bytes of the body.
+
+    Example::
+
+        >>> type(api_error_from_response(503, b"<html>busy</html>")).__name__
+        'ServiceUnavailableError'
+    """
+    import json
+
+    status: Mapping[str, Any] | None = None
+    try:
+        decoded = json.loads(body) if body else None
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, dict) and decoded.get("kind") == "Status":
+        status = decoded
+    if status is None:
+        text = body[:200].decode("utf-8", "replace").strip()
+        status = {"kind": "Status", "status": "Failure", "code": code, "message": text}
+    return api_error_from_status(
+        status,
+        code=code,
+        verb=verb,
+        resource=resource,
+        namespace=namespace,
+        name=name,
+        retry_after=retry_after,
+    )
+
+
+def is_not_found(err: BaseException | None) -> bool:
+    """True for :class:`NotFoundError` (404). Example: ``if is_not_found(err): return``."""
+    return isinstance(err, NotFoundError)
+
+
+def is_already_exists(err: BaseException | None) -> bool:
+    """True for :class:`AlreadyExistsError`. Example: ``if is_already_exists(err): ...``."""
+    return isinstance(err, AlreadyExistsError)
+
+
+def is_conflict(err: BaseException | None) -> bool:
+    """True for :class:`ConflictError` (not AlreadyExists). Example: ``if is_conflict(e): ...``."""
+    return isinstance(err, ConflictError)
+
+
+def is_expired(err: BaseException | None) -> bool:
+    """True for any 410 (:class:`GoneError` or :class:`ExpiredError`): relist from scratch.
+
+    Matches client-go's reflector, which treats ``IsResourceExpired`` and ``IsGone`` alike.
+    Example: ``if is_expired(err): resource_version = ""``.
+    """
+    return isinstance(err, GoneError)
+
+
+def is_forbidden(err: BaseException | None) -> bool:
+    """True for :class:`ForbiddenError` (403). Example: ``if is_forbidden(err): ...``."""
+    return isinstance(err, ForbiddenError)
+
+
+def is_unauthorized(err: BaseException | None) -> bool:
+    """True for :class:`UnauthorizedError` (401). Example: ``if is_unauthorized(err): ...``."""
+    return isinstance(err, UnauthorizedError)
+
+
+def is_invalid(err: BaseException | None) -> bool:
+    """True for :class:`InvalidError` (422). Example: ``if is_invalid(err): print(err.causes)``."""
+    return isinstance(err, InvalidError)
+
+
+def is_too_many_requests(err: BaseException | None) -> bool:
+    """True for :class:`TooManyRequestsError` (429). Example: ``is_too_many_requests(err)``."""
+    return isinstance(err, TooManyRequestsError)
+
+
+def is_retryable(err: BaseException | None) -> bool:
+    """True when ``err`` is a kubectrl error whose class says a plain retry may succeed.
+
+    Example: ``if is_retryable(err): schedule_retry()``.
+    """
+    return isinstance(err, KubectrlError) and err.retryable
+
+
+def ignore_not_found(fn: Callable[[], T]) -> T | None:
+    """Call ``fn()`` and return its result, or ``None`` if it raised :class:`NotFoundError`.
+
+    For coroutines use :func:`aignore_not_found`.
+
+    Example::
+
+        cm = ignore_not_found(lambda: client.get(("v1", "ConfigMap"), "x", namespace="ns"))
+    """
+    try:
+        return fn()
+    except NotFoundError:
+        return None
+
+
+def ignore_already_exists(fn: Callable[[], T]) -> T | None:
+    """Call ``fn()``; return ``None`` instead of raising :class:`AlreadyExistsError`.
+
+    Example::
+
+        ignore_already_exists(lambda: client.create(namespace_obj))
+    """
+    try:
+        return fn()
+    except AlreadyExistsError:
+        return None
+
+
+async def aignore_not_found(awaitable: Awaitable[T]) -> T | None:
+    """Await ``awaitable``; return ``None`` instead of raising :class:`NotFoundError`.
+
+    Example::
+
+        cm = await aignore_not_found(client.get(("v1", "ConfigMap"), "x", namespace="ns"))
+    """
+    try:
+        return await awaitable
+    except NotFoundError:
+        return None
+
+
+async def aignore_already_exists(awaitable: Awaitable[T]) -> T | None:
+    """Await ``awaitable``; return ``None`` instead of raising :class:`AlreadyExistsError`.
+
+    Example::
+
+        await aignore_already_exists(client.create(namespace_obj))
+    """
+    try:
+        return await awaitable
+    except AlreadyExistsError:
+        return None
