@@ -7,6 +7,18 @@ underscore is private.
 from __future__ import annotations
 
 from kubectrl._clock import Clock, FakeClock, RealClock
+from kubectrl.cache import (
+    CacheSyncError,
+    DeletedFinalStateUnknown,
+    Indexer,
+    Informer,
+    InformerFactory,
+    Lister,
+    ListWatch,
+    Reflector,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+)
 from kubectrl.client import (
     AsyncClient,
     Client,
@@ -29,18 +41,28 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AsyncClient",
+    "CacheSyncError",
     "Client",
     "ClientConfig",
     "Clock",
+    "DeletedFinalStateUnknown",
     "EventType",
     "FakeClock",
     "GroupVersionKind",
     "GroupVersionResource",
+    "Indexer",
+    "Informer",
+    "InformerFactory",
+    "ListWatch",
+    "Lister",
     "ObjectKey",
     "QueueShutDown",
     "RateLimiter",
     "RateLimitingQueue",
     "RealClock",
+    "Reflector",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
     "WatchEvent",
     "default_controller_rate_limiter",
     "load_config",

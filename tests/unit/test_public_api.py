@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-PACKAGES = ["kubectrl", "kubectrl.client", "kubectrl.envtest", "kubectrl.workqueue"]
+PACKAGES = ["kubectrl", "kubectrl.cache", "kubectrl.client", "kubectrl.envtest", "kubectrl.workqueue"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -1,0 +1,109 @@
+"""Informers: a local, indexed, always-converging copy of cluster state (client-go ``tools/cache``).
+
+The stages, each in its own module:
+
+- :class:`ListWatch` binds list and watch calls to one resource, namespace and selector set.
+- :class:`Reflector` lists, then watches, forever: a thin async loop around the pure decision
+  function :func:`step` (relist vs re-watch vs back off), so every rule is unit-tested.
+- :class:`Indexer` is the thread-safe store with named indexes; :class:`Lister` reads it.
+- :class:`Informer` is the store's single writer and fans every change out, in order, to
+  handlers, each with its own buffer.
+- :class:`InformerFactory` shares one informer per (resource, namespace, selectors).
+
+Guarantees, caveats and memory use are documented on each class; ``docs/cache.md`` explains the
+design. Example::
+
+    from kubectrl.cache import InformerFactory
+
+    factory = InformerFactory(client)
+    informer = factory.informer(("v1", "ConfigMap"), namespace="default")
+    informer.add_handler(on_add=lambda obj, initial: print(obj["metadata"]["name"]))
+    factory.start()
+    await factory.wait_for_cache_sync(timeout=30)
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from kubectrl.cache._decisions import (
+    BackoffPolicy,
+    Decision,
+    ErrorKind,
+    ListAction,
+    ListFailed,
+    ListSucceeded,
+    ReflectorOptions,
+    ReflectorState,
+    Start,
+    WatchAction,
+    WatchEnded,
+    classify_error,
+    next_resource_version,
+    step,
+)
+from kubectrl.cache._factory import InformerFactory, InformerKey
+from kubectrl.cache._handlers import (
+    DeletedFinalStateUnknown,
+    HandlerRegistration,
+    Notification,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+)
+from kubectrl.cache._informer import CacheSyncError, Informer, strip_managed_fields
+from kubectrl.cache._lister import Lister, NamespaceLister
+from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch
+from kubectrl.cache._reflector import Reflector, ReflectorSink
+from kubectrl.cache._selector import parse_label_selector
+from kubectrl.cache._store import (
+    NAMESPACE_INDEX,
+    CacheMutationError,
+    Indexer,
+    namespace_index_func,
+)
+
+__all__ = [
+    "NAMESPACE_INDEX",
+    "BackoffPolicy",
+    "CacheMutationError",
+    "CacheSyncError",
+    "Decision",
+    "DeletedFinalStateUnknown",
+    "ErrorKind",
+    "HandlerRegistration",
+    "Indexer",
+    "Informer",
+    "InformerFactory",
+    "InformerKey",
+    "ListAction",
+    "ListFailed",
+    "ListOptions",
+    "ListSucceeded",
+    "ListWatch",
+    "Lister",
+    "ListerWatcher",
+    "NamespaceLister",
+    "Notification",
+    "Reflector",
+    "ReflectorOptions",
+    "ReflectorSink",
+    "ReflectorState",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "Start",
+    "WatchAction",
+    "WatchEnded",
+    "classify_error",
+    "namespace_index_func",
+    "next_resource_version",
+    "parse_label_selector",
+    "step",
+    "strip_managed_fields",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("kubectrl.cache._"):
+        with contextlib.suppress(AttributeError, TypeError):
+            _obj.__module__ = __name__
+del _name, _obj
