@@ -11,24 +11,15 @@ metadata in memory.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from kubectrl.client import AsyncClient, ResourceRef, WatchEvent, WatchStream
-from kubectrl.errors import APIConnectionError, RequestTimeoutError, api_error_from_response
 
 if TYPE_CHECKING:
     from types import TracebackType
 
 __all__ = ["ListOptions", "ListWatch", "ListerWatcher", "WatchHandle"]
-
-#: Content negotiation for metadata-only lists and watches (``meta.k8s.io/v1``).
-METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
-
 
 @dataclasses.dataclass(frozen=True)
 class ListOptions:
@@ -157,8 +148,6 @@ class ListWatch:
         continue token or a compacted resourceVersion).
         """
         options = self._options(options)
-        if self.metadata_only:
-            return await self._metadata_list_page(options)
         pages = self.client.list_pages(
             self.resource,
             namespace=self.namespace,
@@ -169,6 +158,7 @@ class ListWatch:
             resource_version=options.resource_version,
             resource_version_match=options.resource_version_match,
             timeout_seconds=options.timeout_seconds,
+            metadata_only=self.metadata_only,
         )
         try:
             return await pages.__anext__()
@@ -178,8 +168,6 @@ class ListWatch:
     def watch(self, options: ListOptions) -> WatchStream:
         """Open a watch with ``options``: the client's :class:`~kubectrl.client.WatchStream`."""
         options = self._options(options)
-        if self.metadata_only:
-            return self._metadata_watch(options)
         return self.client.watch(
             self.resource,
             namespace=self.namespace,
@@ -190,108 +178,7 @@ class ListWatch:
             allow_watch_bookmarks=options.allow_watch_bookmarks,
             send_initial_events=options.send_initial_events,
             timeout_seconds=options.timeout_seconds,
-        )
-
-    # ------------------------------------------------------------------ metadata only
-    #
-    # The client's list/watch calls take no Accept header yet, so metadata-only requests go
-    # through its lower-level plumbing (same auth, rate limit, retries and watch pool). Replace
-    # with a public ``accept=`` / ``metadata_only=`` option once the client offers one.
-
-    def _params(self, options: ListOptions, *, watch: bool) -> dict[str, str]:
-        raw: dict[str, Any] = {
-            "watch": "true" if watch else None,
-            "labelSelector": options.label_selector,
-            "fieldSelector": options.field_selector,
-            "limit": None if watch else options.limit,
-            "continue": None if watch else options.continue_,
-            "resourceVersion": None if options.continue_ else options.resource_version,
-            "resourceVersionMatch": None if options.continue_ else options.resource_version_match,
-            "timeoutSeconds": options.timeout_seconds,
-            "allowWatchBookmarks": "true" if watch and options.allow_watch_bookmarks else None,
-            "sendInitialEvents": (
-                None
-                if options.send_initial_events is None
-                else ("true" if options.send_initial_events else "false")
-            ),
-        }
-        return {key: str(value) for key, value in raw.items() if value is not None}
-
-    async def _metadata_list_page(self, options: ListOptions) -> dict[str, Any]:
-        client = self.client
-        res = await client.resource(self.resource)
-        response = await client._send(
-            "GET",
-            res.path(namespace=self.namespace if res.namespaced else None),
-            verb="list",
-            label=res.label,
-            namespace=self.namespace,
-            params=self._params(options, watch=False),
-            accept=METADATA_LIST_ACCEPT,
-        )
-        page = json.loads(response.content) if response.content else {}
-        if not isinstance(page, dict):
-            page = {}
-        for item in page.get("items") or ():
-            item.setdefault("apiVersion", "meta.k8s.io/v1")
-            item.setdefault("kind", "PartialObjectMetadata")
-        return page
-
-    def _metadata_watch(self, options: ListOptions) -> WatchStream:
-        client = self.client
-        params = self._params(options, watch=True)
-
-        async def opener(read_timeout: float | None) -> tuple[httpx.Response, str, str | None]:
-            res = await client.resource(self.resource)
-            namespace = self.namespace if res.namespaced else None
-            pool = client._watch_pool()
-            timeout = httpx.Timeout(
-                client.config.timeout, connect=client.config.connect_timeout, read=read_timeout
-            )
-            await client._throttle()
-            request = pool.build_request(
-                "GET",
-                res.path(namespace=namespace),
-                params=params,
-                headers={"Accept": METADATA_WATCH_ACCEPT},
-                timeout=timeout,
-                extensions=client.config.request_extensions(),
-            )
-            try:
-                response = await pool.send(request, stream=True)
-            except httpx.ConnectError as err:
-                raise APIConnectionError(
-                    f"cannot connect to {client.config.server}: {err}",
-                    verb="watch",
-                    resource=res.label,
-                    connect_failed=True,
-                ) from err
-            except httpx.TimeoutException as err:
-                raise RequestTimeoutError(
-                    f"{type(err).__name__} opening the stream", verb="watch", resource=res.label
-                ) from err
-            except httpx.TransportError as err:
-                raise APIConnectionError(
-                    f"stream request failed: {type(err).__name__}", verb="watch", resource=res.label
-                ) from err
-            if response.status_code >= 400:
-                body = await response.aread()
-                await response.aclose()
-                raise api_error_from_response(
-                    response.status_code,
-                    body,
-                    retry_after=response.headers.get("Retry-After"),
-                    verb="watch",
-                    resource=res.label,
-                    namespace=namespace,
-                )
-            return response, res.label, namespace
-
-        stall_timeout = 90.0 if options.allow_watch_bookmarks else None
-        return WatchStream(
-            opener,
-            resource_version=options.resource_version or "",
-            stall_timeout=stall_timeout,
+            metadata_only=self.metadata_only,
         )
 
     def __repr__(self) -> str:

@@ -126,6 +126,11 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
+#: Ask the server for PartialObjectMetadata instead of whole objects (metadata-only informers).
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+
 class AsyncClient:
     """Asyncio Kubernetes client for any resource, built on httpx.
 
@@ -368,13 +373,15 @@ class AsyncClient:
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
 
         Every page of one listing comes from the same snapshot (the first page's
         resourceVersion). A continue token older than etcd's compaction raises
         :class:`~kubectrl.errors.ExpiredError`: start again with a full list. Items carry
-        ``apiVersion`` and ``kind``.
+        ``apiVersion`` and ``kind``. ``metadata_only=True`` asks for ``PartialObjectMetadata``
+        items (``meta.k8s.io/v1``): names, labels, owners, but no spec or status.
 
         Example::
 
@@ -400,10 +407,15 @@ class AsyncClient:
                     "resourceVersionMatch": None if token else resource_version_match,
                     "timeoutSeconds": timeout_seconds,
                 },
+                accept=METADATA_LIST_ACCEPT if metadata_only else None,
             )
             page = await self._json(response)
             for item in page.get("items") or ():
-                self._fill_type(res, item)
+                if metadata_only:
+                    item.setdefault("apiVersion", "meta.k8s.io/v1")
+                    item.setdefault("kind", "PartialObjectMetadata")
+                else:
+                    self._fill_type(res, item)
             yield page
             token = (page.get("metadata") or {}).get("continue") or None
             if not token:
@@ -420,6 +432,7 @@ class AsyncClient:
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """List objects, following pages of ``limit`` items, into one list object.
 
@@ -443,6 +456,7 @@ class AsyncClient:
             resource_version=resource_version,
             resource_version_match=resource_version_match,
             timeout_seconds=timeout_seconds,
+            metadata_only=metadata_only,
         ):
             items.extend(page.get("items") or ())
             if not metadata:
@@ -495,6 +509,7 @@ class AsyncClient:
         send_initial_events: bool | None = None,
         timeout_seconds: int | None = None,
         stall_timeout: float | None = _UNSET,
+        metadata_only: bool = False,
     ) -> WatchStream:
         """Watch changes; returns a :class:`WatchStream` (async iterator and context manager).
 
@@ -504,7 +519,8 @@ class AsyncClient:
         arrive about every minute), to ``timeout_seconds + 30`` without bookmarks, else off.
         ``send_initial_events=True`` (streaming list) needs ``resource_version_match=
         "NotOlderThan"`` and bookmarks; its end is the bookmark with
-        :attr:`WatchEvent.is_initial_events_end`.
+        :attr:`WatchEvent.is_initial_events_end`. ``metadata_only=True`` streams
+        ``PartialObjectMetadata`` objects.
 
         Example::
 
@@ -542,6 +558,7 @@ class AsyncClient:
                 label=res.label,
                 namespace=ns,
                 read_timeout=read_timeout,
+                accept=METADATA_WATCH_ACCEPT if metadata_only else None,
             )
             return response, res.label, ns
 
@@ -559,6 +576,7 @@ class AsyncClient:
         namespace: str | None,
         name: str | None = None,
         read_timeout: float | None,
+        accept: str | None = None,
     ) -> httpx.Response:
         pool = self._watch_pool()
         timeout = httpx.Timeout(
@@ -569,7 +587,12 @@ class AsyncClient:
             with attempt:
                 await self._throttle()
                 request = pool.build_request(
-                    "GET", path, params=params, timeout=timeout, extensions=self._extensions
+                    "GET",
+                    path,
+                    params=params,
+                    headers={"Accept": accept} if accept else None,
+                    timeout=timeout,
+                    extensions=self._extensions,
                 )
                 try:
                     response = await pool.send(request, stream=True)

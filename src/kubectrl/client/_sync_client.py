@@ -229,6 +229,7 @@ class Client:
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """See :meth:`AsyncClient.list`."""
         return self._portal.call(
@@ -241,6 +242,7 @@ class Client:
                 resource_version=resource_version,
                 resource_version_match=resource_version_match,
                 timeout_seconds=timeout_seconds,
+                metadata_only=metadata_only,
             )
         )
 
@@ -256,6 +258,7 @@ class Client:
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> Iterator[dict[str, Any]]:
         """See :meth:`AsyncClient.list_pages`."""
         return _SyncIterator(
@@ -270,6 +273,7 @@ class Client:
                 resource_version=resource_version,
                 resource_version_match=resource_version_match,
                 timeout_seconds=timeout_seconds,
+                metadata_only=metadata_only,
             ),
         )
 
@@ -307,6 +311,7 @@ class Client:
         send_initial_events: bool | None = None,
         timeout_seconds: int | None = None,
         stall_timeout: float | None = _UNSET,
+        metadata_only: bool = False,
     ) -> SyncWatchStream:
         """See :meth:`AsyncClient.watch`."""
         kwargs: dict[str, Any] = {}
@@ -322,6 +327,7 @@ class Client:
             allow_watch_bookmarks=allow_watch_bookmarks,
             send_initial_events=send_initial_events,
             timeout_seconds=timeout_seconds,
+            metadata_only=metadata_only,
             **kwargs,
         )
         return SyncWatchStream(self._portal, stream)
