@@ -6,7 +6,13 @@ import importlib
 
 import pytest
 
-PACKAGES = ["kubectrl", "kubectrl.cache", "kubectrl.client", "kubectrl.envtest", "kubectrl.workqueue"]
+PACKAGES = [
+    "kubectrl",
+    "kubectrl.cache",
+    "kubectrl.client",
+    "kubectrl.envtest",
+    "kubectrl.workqueue",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -45,3 +51,12 @@ def test_importing_kubectrl_does_not_import_the_kubernetes_package() -> None:
     code = "import sys, kubectrl; print('kubernetes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", PACKAGES[1:])
+def test_exported_objects_report_their_public_module(name: str) -> None:
+    module = importlib.import_module(name)
+    for attr in module.__all__:
+        value = getattr(module, attr)
+        if (isinstance(value, type) or callable(value)) and value.__module__.startswith("kubectrl"):
+            assert value.__module__ == name, f"{name}.{attr} reports {value.__module__}"

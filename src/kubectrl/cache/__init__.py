@@ -24,8 +24,7 @@ design. Example::
 
 from __future__ import annotations
 
-import contextlib
-
+from kubectrl._exports import publish as _publish
 from kubectrl.cache._decisions import (
     BackoffPolicy,
     Decision,
@@ -101,9 +100,4 @@ __all__ = [
     "strip_managed_fields",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("kubectrl.cache._"):
-        with contextlib.suppress(AttributeError, TypeError):
-            _obj.__module__ = __name__
-del _name, _obj
+_publish(__name__, globals(), __all__)

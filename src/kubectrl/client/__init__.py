@@ -15,8 +15,7 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
-
+from kubectrl._exports import publish as _publish
 from kubectrl.client._async_client import AsyncClient, PatchType, Preconditions, ResourceRef
 from kubectrl.client._auth import KubeAuth
 from kubectrl.client._config import (
@@ -72,11 +71,4 @@ __all__ = [
     "to_model",
 ]
 
-# Report the public module path (as httpx and trio do), so reprs and docs show
-# ``kubectrl.client.AsyncClient`` rather than a private module.
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("kubectrl.client._"):
-        with contextlib.suppress(AttributeError, TypeError):
-            _obj.__module__ = __name__
-del _name, _obj
+_publish(__name__, globals(), __all__)

@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+from kubectrl._exports import publish as _publish
 from kubectrl.envtest._binaries import Binaries, cache_dir, find_binaries
 from kubectrl.envtest._control_plane import ControlPlane, Kubeconfig
 from kubectrl.envtest._errors import BinaryNotFoundError, ControlPlaneError
@@ -40,3 +41,5 @@ __all__ = [
     "cache_dir",
     "find_binaries",
 ]
+
+_publish(__name__, globals(), __all__)

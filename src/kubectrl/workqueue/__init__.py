@@ -22,6 +22,7 @@ See ``docs/workqueue.md`` for a guided tour.
 
 from __future__ import annotations
 
+from kubectrl._exports import publish as _publish
 from kubectrl.workqueue._delaying import DelayingQueue
 from kubectrl.workqueue._metrics import (
     CounterMetric,
@@ -68,3 +69,5 @@ __all__ = [
 for _name in __all__:
     globals()[_name].__module__ = __name__
 del _name
+
+_publish(__name__, globals(), __all__)
