@@ -29,7 +29,18 @@ from kubectrl.client import (
     load_kubeconfig,
     retry_on_conflict,
 )
+from kubectrl.events import EventBroadcaster, EventRecorder
+from kubectrl.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, ObjectKey
+from kubectrl.runtime import (
+    Controller,
+    ControllerOptions,
+    Reconciler,
+    Request,
+    Result,
+    TerminalError,
+    reconcile_func,
+)
 from kubectrl.workqueue import (
     QueueShutDown,
     RateLimiter,
@@ -45,7 +56,11 @@ __all__ = [
     "Client",
     "ClientConfig",
     "Clock",
+    "Controller",
+    "ControllerOptions",
     "DeletedFinalStateUnknown",
+    "EventBroadcaster",
+    "EventRecorder",
     "EventType",
     "FakeClock",
     "GroupVersionKind",
@@ -53,6 +68,9 @@ __all__ = [
     "Indexer",
     "Informer",
     "InformerFactory",
+    "LeaderElectionConfig",
+    "LeaderElector",
+    "LeaseLock",
     "ListWatch",
     "Lister",
     "ObjectKey",
@@ -60,12 +78,17 @@ __all__ = [
     "RateLimiter",
     "RateLimitingQueue",
     "RealClock",
+    "Reconciler",
     "Reflector",
+    "Request",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "Result",
+    "TerminalError",
     "WatchEvent",
     "default_controller_rate_limiter",
     "load_config",
     "load_kubeconfig",
+    "reconcile_func",
     "retry_on_conflict",
 ]

@@ -11,6 +11,9 @@ PACKAGES = [
     "kubectrl.cache",
     "kubectrl.client",
     "kubectrl.envtest",
+    "kubectrl.events",
+    "kubectrl.leaderelection",
+    "kubectrl.runtime",
     "kubectrl.workqueue",
 ]
 

@@ -1,0 +1,291 @@
+"""The event broadcaster: a bounded queue and one writer task that correlates and writes.
+
+client-go's shape, kept deliberately: recording an event never blocks and never fails (a
+controller must not stall because the Event API is slow), so events go into a queue of 1000 and
+are dropped, with a log line, when it is full. One writer task takes them in order, runs the
+:class:`EventCorrelator` and writes through an :class:`EventSink`, retrying a failed write up to
+12 times, 10 s apart (the first wait randomised so that many processes do not retry in step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import random
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from kubectrl._clock import Clock, RealClock
+from kubectrl.errors import KubectrlError, NotFoundError
+from kubectrl.events._correlator import CorrelationResult, CorrelatorOptions, EventCorrelator
+
+if TYPE_CHECKING:
+    from kubectrl.client import AsyncClient
+    from kubectrl.events._recorder import EventRecorder
+
+__all__ = ["ClientEventSink", "EventBroadcaster", "EventSink"]
+
+log = logging.getLogger("kubectrl.events")
+
+EVENT = ("v1", "Event")
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Where events are written: create a new Event, or patch an existing one's count."""
+
+    async def create(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """Create ``event``; return what the server stored."""
+        ...
+
+    async def patch(self, event: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+        """Merge-patch the Event named by ``event``'s metadata; return the result."""
+        ...
+
+
+class ClientEventSink:
+    """An :class:`EventSink` writing core/v1 Events with an :class:`~kubectrl.client.AsyncClient`.
+
+    Example::
+
+        sink = ClientEventSink(client)
+    """
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def create(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """POST the Event."""
+        return await self._client.create(event)
+
+    async def patch(self, event: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+        """PATCH (merge) the Event's ``count``, ``lastTimestamp`` and ``message``."""
+        metadata = event.get("metadata") or {}
+        return await self._client.patch(
+            EVENT, str(metadata["name"]), dict(patch), namespace=str(metadata["namespace"])
+        )
+
+
+class EventBroadcaster:
+    """Queues events from any thread and writes them, correlated, from one asyncio task.
+
+    Defaults are client-go's: ``queue_size`` 1000 (events beyond it are dropped),
+    ``max_tries`` 12 and ``retry_interval`` 10 s per event. Write errors that cannot succeed on a
+    retry (validation, RBAC, an Event that already exists) are logged and the event dropped, as
+    client-go does; transport errors and retryable server errors (429, 5xx) are retried.
+
+    Guarantees: :meth:`action` never blocks and is safe from any thread; events are written in the
+    order they were recorded; the queue's memory is bounded. Caveats: events recorded before
+    :meth:`start` wait in the queue; :meth:`shutdown` writes what is queued, within its timeout.
+
+    Example::
+
+        broadcaster = EventBroadcaster(ClientEventSink(client))
+        broadcaster.start()
+        recorder = broadcaster.new_recorder("my-controller")
+        recorder.event(obj, "Normal", "Synced", "synced successfully")
+        await broadcaster.shutdown()
+    """
+
+    def __init__(
+        self,
+        sink: EventSink,
+        *,
+        clock: Clock | None = None,
+        queue_size: int = 1000,
+        max_tries: int = 12,
+        retry_interval: float = 10.0,
+        correlator_options: CorrelatorOptions | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._sink = sink
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._queue_size = queue_size
+        self._max_tries = max_tries
+        self._retry_interval = retry_interval
+        self._rng = rng if rng is not None else random.Random()  # noqa: S311 - jitter only
+        self.correlator = EventCorrelator(self._clock, correlator_options)
+        self._lock = threading.Lock()
+        self._pending: collections.deque[dict[str, Any]] = collections.deque()
+        self._dropped = 0
+        self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.Event | None = None
+        self._last_name_nanos = 0
+
+    @property
+    def clock(self) -> Clock:
+        """The clock used for timestamps, retries and the correlator."""
+        return self._clock
+
+    @property
+    def dropped(self) -> int:
+        """How many events were dropped because the queue was full."""
+        with self._lock:
+            return self._dropped
+
+    def new_recorder(
+        self, component: str, *, host: str = "", reporting_instance: str | None = None
+    ) -> EventRecorder:
+        """An :class:`EventRecorder` reporting as ``component`` (and ``host``) through this."""
+        from kubectrl.events._recorder import EventRecorder
+
+        return EventRecorder(
+            self, component=component, host=host, reporting_instance=reporting_instance
+        )
+
+    def unique_name_suffix(self) -> str:
+        """A hex suffix for a new Event name: wall-clock nanoseconds, strictly increasing."""
+        nanos = int(self._clock.wall().timestamp() * 1e9)
+        with self._lock:
+            nanos = max(nanos, self._last_name_nanos + 1)
+            self._last_name_nanos = nanos
+        return f"{nanos:x}"
+
+    def action(self, event: dict[str, Any]) -> bool:
+        """Queue ``event`` for writing; ``False`` (logged) when the queue is full or closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            if len(self._pending) >= self._queue_size:
+                self._dropped += 1
+                log.warning(
+                    "event queue full, dropping event",
+                    extra={"reason": event.get("reason"), "queue_size": self._queue_size},
+                )
+                return False
+            self._pending.append(event)
+            loop, wakeup = self._loop, self._wakeup
+        if loop is not None and wakeup is not None:
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                wakeup.set()
+            else:
+                with contextlib.suppress(RuntimeError):  # the loop is closed
+                    loop.call_soon_threadsafe(wakeup.set)
+        return True
+
+    def start(self) -> asyncio.Task[None]:
+        """Start the writer task on the running loop (idempotent); returns it."""
+        if self._task is not None:
+            return self._task
+        loop = asyncio.get_running_loop()
+        wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        with self._lock:
+            self._loop = loop
+            self._wakeup = wakeup
+            if self._pending:
+                wakeup.set()
+        self._task = loop.create_task(self._run(), name="kubectrl-event-writer")
+        return self._task
+
+    async def wait_idle(self) -> None:
+        """Wait until every queued event has been handled (written, dropped or given up)."""
+        while True:
+            with self._lock:
+                if not self._pending and self._idle is not None and self._idle.is_set():
+                    return
+            await asyncio.sleep(0)
+            if self._idle is not None:
+                await self._idle.wait()
+
+    async def shutdown(self, timeout: float | None = 30.0) -> None:
+        """Stop accepting events, write what is queued (up to ``timeout`` s), stop the task."""
+        with self._lock:
+            self._closed = True
+            if self._wakeup is not None:
+                self._wakeup.set()
+        task = self._task
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        assert self._wakeup is not None
+        assert self._idle is not None
+        while True:
+            with self._lock:
+                event = self._pending.popleft() if self._pending else None
+                closed = self._closed
+            if event is None:
+                if closed:
+                    self._idle.set()
+                    return
+                self._idle.set()
+                self._wakeup.clear()
+                with self._lock:
+                    if self._pending or self._closed:
+                        continue
+                await self._wakeup.wait()
+                continue
+            self._idle.clear()
+            try:
+                await self._record(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("unexpected error writing event")
+
+    async def _record(self, event: dict[str, Any]) -> None:
+        result = self.correlator.correlate(event)
+        if result.skip:
+            log.debug("event dropped by the spam filter", extra={"reason": event.get("reason")})
+            return
+        for attempt in range(1, self._max_tries + 1):
+            if await self._write(result):
+                return
+            if attempt >= self._max_tries:
+                break
+            delay = self._retry_interval
+            if attempt == 1:
+                delay *= self._rng.random()
+            await self._clock.sleep(delay)
+        log.error(
+            "unable to write event (retry limit exceeded)",
+            extra={"reason": event.get("reason"), "tries": self._max_tries},
+        )
+
+    async def _write(self, result: CorrelationResult) -> bool:
+        """One attempt; ``True`` when done (written or not worth retrying)."""
+        event = result.event
+        try:
+            if result.patch is not None:
+                try:
+                    stored = await self._sink.patch(event, result.patch)
+                except NotFoundError:
+                    # The Event was deleted (TTL, 1 h by default): create it afresh.
+                    stored = await self._sink.create(_without_resource_version(event))
+            else:
+                stored = await self._sink.create(_without_resource_version(event))
+        except KubectrlError as err:
+            if err.retryable:
+                log.info("unable to write event, will retry", extra={"error": str(err)})
+                return False
+            log.warning(
+                "server rejected event",
+                extra={"reason": event.get("reason"), "error": f"{type(err).__name__}: {err}"},
+            )
+            return True
+        self.correlator.update_state(stored)
+        return True
+
+    def __repr__(self) -> str:
+        return f"EventBroadcaster(sink={self._sink!r}, pending={len(self._pending)})"
+
+
+def _without_resource_version(event: dict[str, Any]) -> dict[str, Any]:
+    metadata = dict(event.get("metadata") or {})
+    metadata.pop("resourceVersion", None)
+    return {**event, "metadata": metadata}

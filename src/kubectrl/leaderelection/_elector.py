@@ -1,0 +1,454 @@
+"""The leader elector: client-go's ``tools/leaderelection`` loop around the pure decisions.
+
+One candidate runs :meth:`LeaderElector.run`:
+
+1. **Acquire**: try to take the lease; if another holder's lease is still valid, try again every
+   ``retry_period`` stretched by a random jitter of up to 1.2x (client-go's ``JitterUntil``), so
+   candidates started together do not knock in lockstep.
+2. **Lead**: call ``on_started_leading``; every ``retry_period`` renew the lease. A renewal that
+   keeps failing (conflict, another holder, no answer) is retried every ``retry_period`` until
+   ``renew_deadline`` has passed since the cycle began; then leadership is lost.
+3. **Exit**: ``on_stopped_leading`` always runs, even if this candidate never led. After a
+   :meth:`LeaderElector.stop` (or task cancellation) with ``release_on_cancel``, the lease is
+   written with an empty holder and ``leaseDurationSeconds=1`` so a successor takes over at once.
+
+Why the defaults are safe: a follower takes over only after it has seen no change to the lease
+for ``lease_duration`` (15 s) on its *own* clock, while the leader gives up after failing to
+renew for ``renew_deadline`` (10 s). The 5 s gap covers one retry period and scheduling delays;
+it is not a guarantee against a process frozen for longer (client-go has the same caveat).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import random
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kubectrl._clock import Clock, RealClock
+from kubectrl.errors import KubectrlError, NotFoundError
+from kubectrl.leaderelection._lock import ResourceLock
+from kubectrl.leaderelection._metrics import LeaderStatusMetric
+from kubectrl.leaderelection._record import (
+    LeaderElectionRecord,
+    Observation,
+    observe,
+    plan_acquire_or_renew,
+    plan_release,
+)
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
+__all__ = [
+    "JITTER_FACTOR",
+    "LeaderElectionConfig",
+    "LeaderElectionLostError",
+    "LeaderElector",
+    "default_identity",
+]
+
+log = logging.getLogger("kubectrl.leaderelection")
+
+T = TypeVar("T")
+
+#: client-go's ``JitterFactor``: acquire retries wait ``retry_period * (1 + random() * 1.2)``.
+JITTER_FACTOR = 1.2
+
+_MaybeAwaitable = Awaitable[None] | None
+
+
+def default_identity() -> str:
+    """``<hostname>_<uuid4>``, controller-runtime's default candidate identity.
+
+    The random part keeps two processes on one host (or a restarted pod) distinct.
+
+    Example::
+
+        >>> "_" in default_identity()
+        True
+    """
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+class LeaderElectionLostError(KubectrlError):
+    """This process led and then lost the lease (it could not renew before the deadline).
+
+    Not retryable: leader-only work may have been interrupted mid-way; controller-runtime makes
+    the process exit so a fresh start rebuilds its state. Raised by :meth:`LeaderElector.run`
+    after ``on_stopped_leading`` ran.
+
+    Example::
+
+        try:
+            await elector.run()
+        except LeaderElectionLostError:
+            sys.exit(1)
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class LeaderElectionConfig:
+    """Timing of leader election, validated as client-go validates it.
+
+    Defaults are controller-runtime's: ``lease_duration`` 15 s, ``renew_deadline`` 10 s,
+    ``retry_period`` 2 s. They must satisfy ``lease_duration > renew_deadline >
+    1.2 * retry_period > 0``, else :class:`ValueError`. ``lease_duration`` is written to the Lease
+    in whole seconds (at least 1). ``release_on_cancel`` (default ``False``, as client-go) gives
+    the lease up on a clean stop. ``name`` labels the ``leader_election_master_status`` metric
+    (default: the lock's name).
+
+    Example::
+
+        >>> LeaderElectionConfig(lease_duration=4, renew_deadline=3, retry_period=0.5).retry_period
+        0.5
+    """
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    release_on_cancel: bool = False
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.lease_duration <= 0 or self.renew_deadline <= 0 or self.retry_period <= 0:
+            raise ValueError(
+                "leader election: lease_duration, renew_deadline and retry_period must all be > 0"
+            )
+        if self.lease_duration <= self.renew_deadline:
+            raise ValueError(
+                f"leader election: lease_duration ({self.lease_duration}) must be greater than "
+                f"renew_deadline ({self.renew_deadline})"
+            )
+        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
+            raise ValueError(
+                f"leader election: renew_deadline ({self.renew_deadline}) must be greater than "
+                f"{JITTER_FACTOR} * retry_period ({self.retry_period})"
+            )
+
+    @property
+    def lease_duration_seconds(self) -> int:
+        """``lease_duration`` as the Lease stores it (whole seconds, at least 1)."""
+        return max(1, int(self.lease_duration))
+
+
+class LeaderElector:
+    """Campaigns for one lock and runs callbacks as leadership comes and goes.
+
+    Callbacks may be plain functions or coroutine functions:
+
+    - ``on_started_leading()``: called once the lease is won. If it returns an awaitable, that runs
+      as a task which is cancelled (and awaited) when leadership ends.
+    - ``on_stopped_leading()``: always called when :meth:`run` exits, even if it never led.
+    - ``on_new_leader(identity)``: called when the observed holder changes (also to ourselves,
+      and to ``""`` after a release).
+
+    Guarantees: leader-only work starts only after this candidate wrote the lease as holder and
+    is cancelled before ``on_stopped_leading`` runs; expiry is judged on the local monotonic clock
+    (the injected ``clock``), never by comparing server timestamps. An exception in a callback is
+    logged and does not stop the elector.
+
+    Caveats: one :meth:`run` at a time per elector. A process paused for longer than
+    ``lease_duration - renew_deadline`` may overlap with its successor; keep leader-only writes
+    idempotent (controller-runtime's caveat too).
+
+    Example::
+
+        elector = LeaderElector(
+            LeaseLock(client, namespace="kube-system", name="my-ctrl", identity=default_identity()),
+            LeaderElectionConfig(release_on_cancel=True),
+            on_started_leading=run_controllers,
+        )
+        await elector.run()   # raises LeaderElectionLostError if the lease is lost
+    """
+
+    def __init__(
+        self,
+        lock: ResourceLock,
+        config: LeaderElectionConfig | None = None,
+        *,
+        on_started_leading: Callable[[], _MaybeAwaitable] | None = None,
+        on_stopped_leading: Callable[[], _MaybeAwaitable] | None = None,
+        on_new_leader: Callable[[str], _MaybeAwaitable] | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._lock = lock
+        self._config = config if config is not None else LeaderElectionConfig()
+        self._on_started_leading = on_started_leading
+        self._on_stopped_leading = on_stopped_leading
+        self._on_new_leader = on_new_leader
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._rng = rng if rng is not None else random.Random()  # noqa: S311 - jitter, not crypto
+        name = self._config.name or str(getattr(lock, "name", "") or lock.describe())
+        self._metric = LeaderStatusMetric(registry, name)
+        self._observation: Observation | None = None
+        self._reported_leader: str | None = None
+        self._leading = False
+        self._stopping = False
+        self._stop_event: asyncio.Event | None = None
+        self._callback_tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ public state
+
+    @property
+    def config(self) -> LeaderElectionConfig:
+        """The timing in use."""
+        return self._config
+
+    @property
+    def identity(self) -> str:
+        """This candidate's identity."""
+        return self._lock.identity
+
+    def is_leader(self) -> bool:
+        """Whether this candidate currently leads (between winning and losing or stopping)."""
+        return self._leading
+
+    @property
+    def leader(self) -> str | None:
+        """The holder last observed in the lock (``""`` when released), ``None`` before any read."""
+        return None if self._observation is None else self._observation.record.holder_identity
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return: stop campaigning, or stop leading (releasing if configured).
+
+        Safe to call before :meth:`run` starts, and more than once.
+        """
+        self._stopping = True
+        if self._stop_event is not None:
+            self._stop_event.set()
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self) -> None:
+        """Campaign, lead, and return after :meth:`stop`; raise if leadership is lost.
+
+        Returns normally when stopped (or raises :class:`asyncio.CancelledError` when the task
+        is cancelled, after the same clean-up). Raises :class:`LeaderElectionLostError` when the
+        lease could not be renewed before ``renew_deadline``.
+        """
+        self._stop_event = asyncio.Event()
+        if self._stopping:
+            self._stop_event.set()
+        lost = False
+        try:
+            if not await self._acquire():
+                return
+            lost = not await self._lead()
+        finally:
+            await self._call("on_stopped_leading", self._on_stopped_leading)
+        if lost:
+            raise LeaderElectionLostError(
+                f"leader election lost: {self.identity} could not renew lease "
+                f"{self._lock.describe()} within {self._config.renew_deadline} s"
+            )
+
+    async def _acquire(self) -> bool:
+        """Try until the lease is ours (``True``) or we are stopped (``False``)."""
+        log.info("attempting to acquire leader lease", extra={"lock": self._lock.describe()})
+        retry = self._config.retry_period
+        while not self._stopping:
+            if await self._try_acquire_or_renew():
+                log.info(
+                    "successfully acquired lease",
+                    extra={"lock": self._lock.describe(), "identity": self.identity},
+                )
+                return True
+            delay = retry * (1.0 + self._rng.random() * JITTER_FACTOR)
+            if await self._sleep_or_stop(delay):
+                break
+        return False
+
+    async def _lead(self) -> bool:
+        """Lead until stopped (``True``) or until renewal fails past the deadline (``False``)."""
+        self._leading = True
+        self._metric.set(True)
+        leading_task: asyncio.Task[None] | None = None
+        stopped = False
+        try:
+            leading_task = self._start_callback("on_started_leading", self._on_started_leading)
+            stopped = await self._renew_loop()
+        except asyncio.CancelledError:
+            stopped = True  # cancelling run() is a stop, as a cancelled context is in Go
+            raise
+        finally:
+            self._leading = False
+            self._metric.set(False)
+            if leading_task is not None and not leading_task.done():
+                leading_task.cancel()
+            if leading_task is not None:
+                await asyncio.gather(leading_task, return_exceptions=True)
+            if stopped and self._config.release_on_cancel:
+                await self._release()
+        return stopped
+
+    async def _renew_loop(self) -> bool:
+        retry = self._config.retry_period
+        while True:
+            if await self._sleep_or_stop(retry):
+                return True
+            deadline = self._clock.now() + self._config.renew_deadline
+            while True:
+                renewed = await self._before(deadline, self._try_acquire_or_renew())
+                if renewed:
+                    break
+                if self._stopping:
+                    return True
+                remaining = deadline - self._clock.now()
+                if remaining <= 0:
+                    log.warning(
+                        "failed to renew lease; leadership lost",
+                        extra={"lock": self._lock.describe(), "identity": self.identity},
+                    )
+                    return False
+                if await self._sleep_or_stop(min(retry, remaining)):
+                    return True
+
+    async def _try_acquire_or_renew(self) -> bool:
+        lock = self._lock
+        try:
+            try:
+                current = await lock.get()
+            except NotFoundError:
+                record = LeaderElectionRecord(
+                    holder_identity=self.identity,
+                    lease_duration_seconds=self._config.lease_duration_seconds,
+                    acquire_time=self._clock.wall(),
+                    renew_time=self._clock.wall(),
+                    leader_transitions=0,
+                )
+                await lock.create(record)
+                self._observation = Observation(record, self._clock.now())
+                return True
+            self._observation = observe(self._observation, current, self._clock.now())
+            desired = plan_acquire_or_renew(
+                self._observation,
+                identity=self.identity,
+                lease_duration_seconds=self._config.lease_duration_seconds,
+                now=self._clock.now(),
+                wall=self._clock.wall(),
+            )
+            if desired is None:
+                return False
+            await lock.update(desired)
+            self._observation = Observation(desired, self._clock.now())
+            return True
+        except KubectrlError as err:
+            log.info(
+                "error taking or renewing lease",
+                extra={"lock": lock.describe(), "error": f"{type(err).__name__}: {err}"},
+            )
+            return False
+        finally:
+            self._report_transition()
+
+    async def _release(self) -> None:
+        record = plan_release(self._observation, identity=self.identity, wall=self._clock.wall())
+        if record is None:
+            return
+
+        async def write() -> bool:
+            await self._lock.update(record)
+            return True
+
+        try:
+            # Bounded: a release must not hold up shutdown when the server is gone.
+            done = await self._before(self._clock.now() + self._config.renew_deadline, write())
+        except KubectrlError as err:
+            log.warning(
+                "failed to release lease",
+                extra={"lock": self._lock.describe(), "error": f"{type(err).__name__}: {err}"},
+            )
+            return
+        if done:
+            self._observation = Observation(record, self._clock.now())
+            self._report_transition()
+            log.info("released lease", extra={"lock": self._lock.describe()})
+
+    # ------------------------------------------------------------------ helpers
+
+    def _report_transition(self) -> None:
+        holder = self.leader
+        if holder is None or holder == self._reported_leader:
+            return
+        self._reported_leader = holder
+        if holder:
+            log.info("new leader elected", extra={"lock": self._lock.describe(), "leader": holder})
+        if self._on_new_leader is not None:
+            callback = self._on_new_leader
+            self._start_callback("on_new_leader", lambda: callback(holder), track=True)
+
+    def _start_callback(
+        self, what: str, callback: Callable[[], _MaybeAwaitable] | None, *, track: bool = False
+    ) -> asyncio.Task[None] | None:
+        if callback is None:
+            return None
+        try:
+            result = callback()
+        except Exception:
+            log.exception("leader election callback failed", extra={"callback": what})
+            return None
+        if not inspect.isawaitable(result):
+            return None
+        task = asyncio.ensure_future(_logged(what, result))
+        if track:
+            self._callback_tasks.add(task)
+            task.add_done_callback(self._callback_tasks.discard)
+        return task
+
+    async def _call(self, what: str, callback: Callable[[], _MaybeAwaitable] | None) -> None:
+        task = self._start_callback(what, callback)
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _sleep_or_stop(self, seconds: float) -> bool:
+        """Sleep on the clock; ``True`` if :meth:`stop` was called first (or during)."""
+        if self._stopping:
+            return True
+        assert self._stop_event is not None
+        stop_wait = asyncio.ensure_future(self._stop_event.wait())
+        sleep = asyncio.ensure_future(self._clock.sleep(seconds))
+        try:
+            await asyncio.wait({stop_wait, sleep}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (stop_wait, sleep):
+                task.cancel()
+            await asyncio.gather(stop_wait, sleep, return_exceptions=True)
+        return self._stopping
+
+    async def _before(self, deadline: float, work: Awaitable[T]) -> T | None:
+        """Await ``work`` unless the clock passes ``deadline`` first (then cancel it: ``None``)."""
+        task = asyncio.ensure_future(work)
+        timer = asyncio.ensure_future(self._clock.sleep(deadline - self._clock.now()))
+        try:
+            await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            if not task.done():
+                task.cancel()
+            await asyncio.gather(task, timer, return_exceptions=True)
+        if task.cancelled():
+            return None
+        return task.result()
+
+    def __repr__(self) -> str:
+        return (
+            f"LeaderElector({self._lock.describe()!r}, identity={self.identity!r}, "
+            f"leading={self._leading})"
+        )
+
+
+async def _logged(what: str, awaitable: Awaitable[Any]) -> None:
+    try:
+        await awaitable
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("leader election callback failed", extra={"callback": what})

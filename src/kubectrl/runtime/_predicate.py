@@ -1,0 +1,291 @@
+"""Predicates: which events are worth a reconcile (controller-runtime's ``predicate``).
+
+A predicate answers, per event, "should this reach the handler?". The built-ins filter updates
+only (creates, deletes and generic events pass), as controller-runtime's do:
+
+- :data:`generation_changed`: ``metadata.generation`` changed, so status-only updates (which do
+  not bump the generation when the status subresource is on) are skipped.
+- :data:`labels_changed`, :data:`annotations_changed`: the labels / annotations changed.
+- :data:`resource_version_changed`: anything changed (skips informer resyncs).
+- :func:`label_selector`: the object's labels match a selector (all event types).
+
+Any ``Callable[[Event], bool]`` is a predicate too; combine them with :func:`and_`, :func:`or_`
+and :func:`not_`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from kubectrl.runtime._event import (
+    CreateEvent,
+    DeleteEvent,
+    Event,
+    GenericEvent,
+    Object,
+    UpdateEvent,
+)
+
+__all__ = [
+    "Predicate",
+    "PredicateFuncs",
+    "PredicateLike",
+    "and_",
+    "annotations_changed",
+    "as_predicate",
+    "generation_changed",
+    "label_selector",
+    "labels_changed",
+    "not_",
+    "or_",
+    "resource_version_changed",
+]
+
+
+@runtime_checkable
+class Predicate(Protocol):
+    """Filters events per type; each method returns ``True`` to let the event through."""
+
+    def create(self, event: CreateEvent) -> bool:
+        """Whether a create event passes."""
+        ...
+
+    def update(self, event: UpdateEvent) -> bool:
+        """Whether an update event passes."""
+        ...
+
+    def delete(self, event: DeleteEvent) -> bool:
+        """Whether a delete event passes."""
+        ...
+
+    def generic(self, event: GenericEvent) -> bool:
+        """Whether a generic event passes."""
+        ...
+
+
+PredicateLike: TypeAlias = "Predicate | Callable[[Event], bool]"
+
+
+def _true(_: Any) -> bool:
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class PredicateFuncs:
+    """A :class:`Predicate` from one function per event type (missing ones let events through).
+
+    controller-runtime's ``predicate.Funcs``.
+
+    Example::
+
+        only_updates = PredicateFuncs(create=lambda e: False, delete=lambda e: False)
+    """
+
+    create_func: Callable[[CreateEvent], bool] = _true
+    update_func: Callable[[UpdateEvent], bool] = _true
+    delete_func: Callable[[DeleteEvent], bool] = _true
+    generic_func: Callable[[GenericEvent], bool] = _true
+
+    def __init__(
+        self,
+        *,
+        create: Callable[[CreateEvent], bool] = _true,
+        update: Callable[[UpdateEvent], bool] = _true,
+        delete: Callable[[DeleteEvent], bool] = _true,
+        generic: Callable[[GenericEvent], bool] = _true,
+    ) -> None:
+        object.__setattr__(self, "create_func", create)
+        object.__setattr__(self, "update_func", update)
+        object.__setattr__(self, "delete_func", delete)
+        object.__setattr__(self, "generic_func", generic)
+
+    def create(self, event: CreateEvent) -> bool:
+        """Apply ``create``."""
+        return bool(self.create_func(event))
+
+    def update(self, event: UpdateEvent) -> bool:
+        """Apply ``update``."""
+        return bool(self.update_func(event))
+
+    def delete(self, event: DeleteEvent) -> bool:
+        """Apply ``delete``."""
+        return bool(self.delete_func(event))
+
+    def generic(self, event: GenericEvent) -> bool:
+        """Apply ``generic``."""
+        return bool(self.generic_func(event))
+
+
+class _FromFunction:
+    def __init__(self, func: Callable[[Event], bool]) -> None:
+        self._func = func
+
+    def create(self, event: CreateEvent) -> bool:
+        return bool(self._func(event))
+
+    def update(self, event: UpdateEvent) -> bool:
+        return bool(self._func(event))
+
+    def delete(self, event: DeleteEvent) -> bool:
+        return bool(self._func(event))
+
+    def generic(self, event: GenericEvent) -> bool:
+        return bool(self._func(event))
+
+    def __repr__(self) -> str:
+        return f"as_predicate({self._func!r})"
+
+
+def as_predicate(predicate: PredicateLike) -> Predicate:
+    """A :class:`Predicate` from a predicate or a plain ``Callable[[Event], bool]``.
+
+    Example::
+
+        >>> p = as_predicate(lambda e: True)
+        >>> p.create(CreateEvent({}))
+        True
+    """
+    if isinstance(predicate, Predicate):
+        return predicate
+    if callable(predicate):
+        return _FromFunction(predicate)
+    raise TypeError(f"not a predicate: {predicate!r}")
+
+
+def matches(predicate: Predicate, event: Event) -> bool:
+    """Dispatch ``event`` to the predicate method for its type."""
+    if isinstance(event, CreateEvent):
+        return predicate.create(event)
+    if isinstance(event, UpdateEvent):
+        return predicate.update(event)
+    if isinstance(event, DeleteEvent):
+        return predicate.delete(event)
+    return predicate.generic(event)
+
+
+def _meta(obj: Object) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _update_only(changed: Callable[[Object, Object], bool], name: str) -> Predicate:
+    def update(event: UpdateEvent) -> bool:
+        return changed(event.object_old, event.object_new)
+
+    update.__name__ = name
+    return PredicateFuncs(update=update)
+
+
+#: Updates pass only when ``metadata.generation`` changed (spec changes, not status).
+generation_changed: Predicate = _update_only(
+    lambda old, new: _meta(old).get("generation") != _meta(new).get("generation"),
+    "generation_changed",
+)
+#: Updates pass only when ``metadata.labels`` changed.
+labels_changed: Predicate = _update_only(
+    lambda old, new: (_meta(old).get("labels") or {}) != (_meta(new).get("labels") or {}),
+    "labels_changed",
+)
+#: Updates pass only when ``metadata.annotations`` changed.
+annotations_changed: Predicate = _update_only(
+    lambda old, new: (_meta(old).get("annotations") or {}) != (_meta(new).get("annotations") or {}),
+    "annotations_changed",
+)
+#: Updates pass only when ``metadata.resourceVersion`` changed (resyncs are skipped).
+resource_version_changed: Predicate = _update_only(
+    lambda old, new: _meta(old).get("resourceVersion") != _meta(new).get("resourceVersion"),
+    "resource_version_changed",
+)
+
+
+def _selector_matcher(selector: Mapping[str, Any]) -> Callable[[Mapping[str, str]], bool]:
+    """Compile a ``metav1.LabelSelector`` dict (``matchLabels`` / ``matchExpressions``).
+
+    A plain ``{"key": "value"}`` mapping without those keys is taken as ``matchLabels``.
+    """
+    if "matchLabels" in selector or "matchExpressions" in selector:
+        match_labels = dict(selector.get("matchLabels") or {})
+        expressions = list(selector.get("matchExpressions") or [])
+    else:
+        match_labels, expressions = dict(selector), []
+    for expr in expressions:
+        operator = expr.get("operator")
+        if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise ValueError(f"label selector: unknown operator {operator!r}")
+        if operator in ("In", "NotIn") and not expr.get("values"):
+            raise ValueError(f"label selector: {operator} needs values")
+
+    def match(labels: Mapping[str, str]) -> bool:
+        if any(labels.get(k) != v for k, v in match_labels.items()):
+            return False
+        for expr in expressions:
+            key, operator, values = expr["key"], expr["operator"], expr.get("values") or []
+            present = key in labels
+            if operator == "In" and not (present and labels[key] in values):
+                return False
+            if operator == "NotIn" and present and labels[key] in values:
+                return False
+            if operator == "Exists" and not present:
+                return False
+            if operator == "DoesNotExist" and present:
+                return False
+        return True
+
+    return match
+
+
+def label_selector(selector: Mapping[str, Any]) -> Predicate:
+    """Events pass when the object's labels match ``selector`` (for updates: the new object).
+
+    ``selector`` is a ``metav1.LabelSelector`` dict (``matchLabels``, ``matchExpressions`` with
+    ``In``/``NotIn``/``Exists``/``DoesNotExist``) or a plain ``{label: value}`` mapping. An empty
+    selector matches everything, as in Kubernetes.
+
+    Example::
+
+        >>> p = label_selector({"matchLabels": {"app": "web"}})
+        >>> p.create(CreateEvent({"metadata": {"labels": {"app": "web"}}}))
+        True
+    """
+    match = _selector_matcher(selector)
+
+    def labels_of(obj: Object) -> Mapping[str, str]:
+        labels = _meta(obj).get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    return PredicateFuncs(
+        create=lambda e: match(labels_of(e.object)),
+        update=lambda e: match(labels_of(e.object_new)),
+        delete=lambda e: match(labels_of(e.object)),
+        generic=lambda e: match(labels_of(e.object)),
+    )
+
+
+def and_(*predicates: PredicateLike) -> Predicate:
+    """Passes when every predicate passes (short-circuits; ``and_()`` passes everything)."""
+    resolved = [as_predicate(p) for p in predicates]
+    return _combine(resolved, all)
+
+
+def or_(*predicates: PredicateLike) -> Predicate:
+    """Passes when any predicate passes (short-circuits; ``or_()`` passes nothing)."""
+    resolved = [as_predicate(p) for p in predicates]
+    return _combine(resolved, any)
+
+
+def not_(predicate: PredicateLike) -> Predicate:
+    """Passes when ``predicate`` does not.
+
+    Example::
+
+        >>> not_(lambda e: False).generic(GenericEvent({}))
+        True
+    """
+    inner = as_predicate(predicate)
+    return as_predicate(lambda event: not matches(inner, event))
+
+
+def _combine(predicates: list[Predicate], how: Callable[[Iterable[bool]], bool]) -> Predicate:
+    return as_predicate(lambda event: how(matches(p, event) for p in predicates))

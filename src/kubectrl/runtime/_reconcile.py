@@ -1,0 +1,200 @@
+"""What a reconciler is: ``Request`` in, ``Result`` (or an exception) out.
+
+Level-based (DESIGN.md principle 2): a reconciler receives only a key, reads the current state
+itself and makes the world match it. It is called again for every change and must be idempotent.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import datetime
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from kubectrl.objects import ObjectKey
+
+__all__ = [
+    "AsyncReconcileFunc",
+    "ReconcileLike",
+    "Reconciler",
+    "ReconcilerProtocol",
+    "Request",
+    "Result",
+    "SyncReconcileFunc",
+    "TerminalError",
+    "reconcile_func",
+]
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Request:
+    """The key of the object to reconcile: ``namespace`` (``""`` if cluster-scoped) and ``name``.
+
+    Hashable and immutable: it is the workqueue's key, so two events for one object collapse into
+    one reconcile. ``str(request)`` is ``namespace/name``.
+
+    Example::
+
+        >>> str(Request("default", "web"))
+        'default/web'
+        >>> Request.from_key("web").namespace
+        ''
+    """
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @classmethod
+    def from_key(cls, key: str) -> Request:
+        """Parse ``"namespace/name"`` or ``"name"``."""
+        namespace, name = ObjectKey.parse(key)
+        return cls(namespace, name)
+
+    @property
+    def key(self) -> ObjectKey:
+        """The same identity as an :class:`~kubectrl.objects.ObjectKey`."""
+        return ObjectKey(self.namespace, self.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """How a successful reconcile wants to be called again.
+
+    - ``Result()`` (or returning ``None``): done; the key's backoff is reset.
+    - ``Result(requeue_after=30)``: reconcile again in 30 s (seconds, or a ``timedelta``).
+    - ``Result(requeue=True)``: reconcile again after the rate limiter's backoff.
+
+    ``requeue_after`` wins over ``requeue`` when both are set, as in controller-runtime.
+
+    Example::
+
+        >>> Result(requeue_after=datetime.timedelta(minutes=1)).requeue_after
+        60.0
+    """
+
+    requeue: bool = False
+    requeue_after: float = 0.0
+
+    def __init__(self, *, requeue: bool = False, requeue_after: float | datetime.timedelta = 0.0):
+        seconds = (
+            requeue_after.total_seconds()
+            if isinstance(requeue_after, datetime.timedelta)
+            else float(requeue_after)
+        )
+        if seconds < 0:
+            raise ValueError(f"Result: requeue_after must be >= 0, got {seconds}")
+        object.__setattr__(self, "requeue", bool(requeue))
+        object.__setattr__(self, "requeue_after", seconds)
+
+    def is_zero(self) -> bool:
+        """True for the "done, nothing more" result."""
+        return not self.requeue and self.requeue_after == 0
+
+
+class TerminalError(Exception):
+    """An error that retrying will not fix: record it and do not requeue.
+
+    The controller counts it (``controller_runtime_terminal_reconcile_errors_total`` and
+    ``..._reconcile_errors_total``), logs it, and resets the key's backoff. The key comes back
+    only with the next change to the object. Wrap another error with ``raise TerminalError(err)``
+    or ``raise TerminalError("...") from err``.
+
+    Example::
+
+        if not foo["spec"].get("deploymentName"):
+            raise TerminalError("spec.deploymentName is empty")
+    """
+
+
+@runtime_checkable
+class ReconcilerProtocol(Protocol):
+    """Anything with a ``reconcile(request)`` method, sync or async."""
+
+    def reconcile(self, request: Request) -> Any:
+        """Reconcile one key; return a :class:`Result`, ``None`` or an awaitable of either."""
+        ...
+
+
+class Reconciler(abc.ABC):
+    """Base class for reconcilers: subclass it and implement ``reconcile``.
+
+    ``reconcile`` may be ``async def`` (runs on the event loop; never block in it) or a plain
+    ``def`` (runs in one of the controller's worker threads, so blocking clients are fine). It
+    returns a :class:`Result` or ``None``; raising requeues the key with backoff, raising
+    :class:`TerminalError` does not.
+
+    Guarantees (from the controller): one key is never reconciled by two workers at once, and a
+    change that arrives during a reconcile causes one more reconcile afterwards. Caveats: the
+    same key may be reconciled more often than it changed; be idempotent.
+
+    Example::
+
+        class FooReconciler(Reconciler):
+            async def reconcile(self, request: Request) -> Result | None:
+                foo = await client.get(("example.com/v1", "Foo"), request.name,
+                                       namespace=request.namespace)
+                ...
+                return Result(requeue_after=300)
+    """
+
+    @abc.abstractmethod
+    def reconcile(self, request: Request) -> Any:
+        """Make the object named by ``request`` match its desired state."""
+
+
+AsyncReconcileFunc: TypeAlias = Callable[[Request], Awaitable["Result | None"]]
+SyncReconcileFunc: TypeAlias = Callable[[Request], "Result | None"]
+#: What a controller accepts: a :class:`Reconciler` (or anything with ``reconcile``), or a plain
+#: function taking a :class:`Request`, sync or async.
+ReconcileLike: TypeAlias = "ReconcilerProtocol | AsyncReconcileFunc | SyncReconcileFunc"
+
+
+class _FuncReconciler(Reconciler):
+    def __init__(self, func: Callable[[Request], Any]) -> None:
+        self._func = func
+        self.__wrapped__ = func
+
+    def reconcile(self, request: Request) -> Any:
+        return self._func(request)
+
+    def __repr__(self) -> str:
+        return f"reconcile_func({getattr(self._func, '__qualname__', self._func)!r})"
+
+
+def reconcile_func(func: Callable[[Request], Any]) -> Reconciler:
+    """Make a :class:`Reconciler` from a plain function (controller-runtime's ``reconcile.Func``).
+
+    Controllers also accept the bare function; this is for places that want a ``Reconciler``.
+
+    Example::
+
+        @reconcile_func
+        async def reconcile(request: Request) -> Result | None:
+            return None
+    """
+    return _FuncReconciler(func)
+
+
+def resolve_reconcile(reconciler: ReconcileLike) -> tuple[Callable[[Request], Any], bool]:
+    """The callable to invoke and whether it is a coroutine function (else: run in a thread)."""
+    method = getattr(reconciler, "reconcile", None)
+    func: Callable[[Request], Any]
+    if method is not None and callable(method):
+        func = method
+        target: Any = reconciler._func if isinstance(reconciler, _FuncReconciler) else method
+    elif callable(reconciler):
+        func = reconciler
+        target = reconciler
+    else:
+        raise TypeError(
+            f"a reconciler must have a reconcile(request) method or be callable, got {reconciler!r}"
+        )
+    is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+        getattr(target, "__call__", None)  # noqa: B004 - async __call__ on an object
+    )
+    return func, is_async

@@ -1,0 +1,104 @@
+"""The probes + metrics HTTP server, on a free loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kubectrl.runtime import HTTPServer, parse_bind_address, ping
+
+
+async def get(port: int, path: str, method: str = "GET") -> tuple[int, str]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, body = data.decode().partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_bind_addresses() -> None:
+    assert parse_bind_address(":8080") == ("", 8080)
+    assert parse_bind_address("0") is None
+    assert parse_bind_address("") is None
+    assert parse_bind_address("[::1]:9") == ("::1", 9)
+    with pytest.raises(ValueError, match="host:port"):
+        parse_bind_address("localhost")
+
+
+async def test_disabled_server_does_nothing() -> None:
+    server = HTTPServer("0")
+    assert not server.enabled
+    await server.start()
+    assert server.port is None
+    await server.stop()
+
+
+async def test_probes_with_named_checks() -> None:
+    ready = False
+
+    async def synced() -> None:
+        if not ready:
+            raise RuntimeError("caches not synced: v1/ConfigMap")
+
+    server = HTTPServer("127.0.0.1:0")
+    server.add_healthz_check("ping", ping)
+    server.add_readyz_check("informers", synced)
+    server.add_readyz_check("ping", ping)
+    with pytest.raises(ValueError, match="already"):
+        server.add_readyz_check("ping", ping)
+    await server.start()
+    port = server.port
+    assert port
+    try:
+        assert await get(port, "/healthz") == (200, "ok")
+        status, body = await get(port, "/readyz")
+        assert status == 503
+        assert "[-]informers failed: caches not synced: v1/ConfigMap" in body
+        assert "[+]ping ok" in body
+        assert (await get(port, "/readyz?exclude=informers"))[0] == 200
+        assert (await get(port, "/readyz/ping"))[0] == 200
+        assert (await get(port, "/readyz/nope"))[0] == 404
+        ready = True
+        assert await get(port, "/readyz") == (200, "ok")
+        status, body = await get(port, "/readyz?verbose")
+        assert status == 200
+        assert "[+]informers ok" in body
+        assert (await get(port, "/other"))[0] == 404
+        assert (await get(port, "/healthz", method="POST"))[0] == 405
+        assert (await get(port, "/healthz", method="HEAD")) == (200, "")
+    finally:
+        await server.stop()
+
+
+async def test_metrics_endpoint() -> None:
+    prometheus_client = pytest.importorskip("prometheus_client")
+    registry = prometheus_client.CollectorRegistry()
+    prometheus_client.Counter("demo_total", "d", registry=registry).inc()
+    server = HTTPServer("127.0.0.1:0", registry=registry)
+    await server.start()
+    try:
+        assert server.port
+        status, body = await get(server.port, "/metrics")
+        assert status == 200
+        assert "demo_total 1.0" in body
+    finally:
+        await server.stop()
+
+
+async def test_bad_requests_do_not_kill_the_server() -> None:
+    server = HTTPServer("127.0.0.1:0")
+    await server.start()
+    try:
+        assert server.port
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"\r\n")
+        await writer.drain()
+        assert b"400" in await reader.read()
+        writer.close()
+        assert (await get(server.port, "/healthz"))[0] == 200
+    finally:
+        await server.stop()
