@@ -33,8 +33,12 @@ from kubectrl.events import EventBroadcaster, EventRecorder
 from kubectrl.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, ObjectKey
 from kubectrl.runtime import (
+    Builder,
+    CachedClient,
     Controller,
     ControllerOptions,
+    Manager,
+    ManagerOptions,
     Reconciler,
     Request,
     Result,
@@ -52,7 +56,9 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AsyncClient",
+    "Builder",
     "CacheSyncError",
+    "CachedClient",
     "Client",
     "ClientConfig",
     "Clock",
@@ -73,6 +79,8 @@ __all__ = [
     "LeaseLock",
     "ListWatch",
     "Lister",
+    "Manager",
+    "ManagerOptions",
     "ObjectKey",
     "QueueShutDown",
     "RateLimiter",

@@ -22,7 +22,9 @@ __all__ = [
     "GroupVersionResource",
     "ObjectKey",
     "api_version_of",
+    "controller_of",
     "gvk_of",
+    "is_controlled_by",
     "join_api_version",
     "key_of",
     "meta_namespace_key",
@@ -177,3 +179,33 @@ def gvk_of(obj: Mapping[str, Any]) -> GroupVersionKind:
     if not api_version or not isinstance(kind, str) or not kind:
         raise ValueError("object has no apiVersion and kind; both are needed to find its resource")
     return GroupVersionKind.from_api_version(api_version, kind)
+
+
+def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The owner reference marked ``controller: true``, or ``None`` (``metav1.GetControllerOf``).
+
+    Example::
+
+        >>> controller_of({"metadata": {"ownerReferences": [
+        ...     {"kind": "Foo", "name": "a", "uid": "1", "controller": True}]}})["name"]
+        'a'
+    """
+    for ref in _metadata(obj).get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return ref
+    return None
+
+
+def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+    """Whether ``owner`` (matched by uid) is ``obj``'s controller (``metav1.IsControlledBy``).
+
+    Example::
+
+        >>> foo = {"metadata": {"uid": "1"}}
+        >>> is_controlled_by({"metadata": {"ownerReferences": [
+        ...     {"uid": "1", "controller": True}]}}, foo)
+        True
+    """
+    ref = controller_of(obj)
+    uid = _metadata(owner).get("uid")
+    return ref is not None and bool(uid) and ref.get("uid") == uid

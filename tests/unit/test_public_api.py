@@ -63,3 +63,12 @@ def test_exported_objects_report_their_public_module(name: str) -> None:
         value = getattr(module, attr)
         if (isinstance(value, type) or callable(value)) and value.__module__.startswith("kubectrl"):
             assert value.__module__ == name, f"{name}.{attr} reports {value.__module__}"
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_exported_callable_is_documented(name: str) -> None:
+    module = importlib.import_module(name)
+    for attr in module.__all__:
+        value = getattr(module, attr)
+        if callable(value) and getattr(value, "__module__", "").startswith("kubectrl"):
+            assert getattr(value, "__doc__", None), f"{name}.{attr} has no docstring"

@@ -28,6 +28,8 @@ See ``docs/runtime.md``.
 from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
+from kubectrl.runtime._builder import Builder
+from kubectrl.runtime._cache_client import CachedClient, StatusWriter
 from kubectrl.runtime._controller import (
     Controller,
     ControllerOptions,
@@ -58,6 +60,8 @@ from kubectrl.runtime._handler import (
     enqueue_requests_from_map_func,
     owner_requests,
 )
+from kubectrl.runtime._kind_source import KindSource
+from kubectrl.runtime._manager import Manager, ManagerError, ManagerOptions, Runnable
 from kubectrl.runtime._metrics import ControllerMetrics
 from kubectrl.runtime._predicate import (
     Predicate,
@@ -85,6 +89,8 @@ from kubectrl.runtime._source import ChannelSource, Source, dispatch
 
 __all__ = [
     "AlreadyOwnedError",
+    "Builder",
+    "CachedClient",
     "ChannelSource",
     "Controller",
     "ControllerMetrics",
@@ -95,6 +101,10 @@ __all__ = [
     "EventHandler",
     "GenericEvent",
     "HTTPServer",
+    "KindSource",
+    "Manager",
+    "ManagerError",
+    "ManagerOptions",
     "MapHandler",
     "OperationResult",
     "Predicate",
@@ -104,8 +114,10 @@ __all__ = [
     "ReconcilerProtocol",
     "Request",
     "Result",
+    "Runnable",
     "Source",
     "SourceSyncError",
+    "StatusWriter",
     "TerminalError",
     "UpdateEvent",
     "add_finalizer",

@@ -2,7 +2,8 @@
 
 All helpers work on plain object dicts. The reference helpers and finalizer helpers mutate the
 dict you pass (as the Go functions mutate the object) and write nothing; ``create_or_update`` and
-``create_or_patch`` read and write through an :class:`~kubectrl.client.AsyncClient`.
+``create_or_patch`` read and write through an :class:`ObjectClient` (an
+:class:`~kubectrl.client.AsyncClient` or the manager's cache-backed client).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import copy
 import enum
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.objects import gvk_of, split_api_version
 
 if TYPE_CHECKING:
-    from kubectrl.client import AsyncClient
+    from kubectrl.client import ResourceRef
 
 __all__ = [
     "AlreadyOwnedError",
@@ -35,6 +36,32 @@ __all__ = [
 
 Obj = MutableMapping[str, Any]
 MutateFn = Callable[[Obj], "Awaitable[None] | None"]
+
+
+class ObjectClient(Protocol):
+    """What ``create_or_update`` / ``create_or_patch`` need of a client.
+
+    Both :class:`~kubectrl.client.AsyncClient` and the manager's cache-backed
+    :class:`~kubectrl.runtime.CachedClient` (reads from the cache) fit.
+    """
+
+    async def get(
+        self, resource: ResourceRef, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def create(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def patch(
+        self,
+        resource: ResourceRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+    ) -> dict[str, Any]: ...
 
 
 class OperationResult(str, enum.Enum):
@@ -277,7 +304,7 @@ def _replace(target: Obj, source: Mapping[str, Any]) -> None:
     target.update(source)
 
 
-async def _get_existing(client: AsyncClient, obj: Obj) -> dict[str, Any] | None:
+async def _get_existing(client: ObjectClient, obj: Obj) -> dict[str, Any] | None:
     meta = _meta(obj)
     try:
         return await client.get(
@@ -287,7 +314,7 @@ async def _get_existing(client: AsyncClient, obj: Obj) -> dict[str, Any] | None:
         return None
 
 
-async def create_or_update(client: AsyncClient, obj: Obj, mutate: MutateFn) -> OperationResult:
+async def create_or_update(client: ObjectClient, obj: Obj, mutate: MutateFn) -> OperationResult:
     """Get ``obj`` (by apiVersion, kind, namespace, name); create it after ``mutate`` if missing,
     else apply ``mutate`` to the live object and update it only if something changed.
 
@@ -320,7 +347,7 @@ async def create_or_update(client: AsyncClient, obj: Obj, mutate: MutateFn) -> O
     return OperationResult.UPDATED
 
 
-async def create_or_patch(client: AsyncClient, obj: Obj, mutate: MutateFn) -> OperationResult:
+async def create_or_patch(client: ObjectClient, obj: Obj, mutate: MutateFn) -> OperationResult:
     """Like :func:`create_or_update`, but writes merge patches: one of the object without its
     status, then one of the ``status`` subresource if the status changed.
 

@@ -1,0 +1,283 @@
+"""The client reconcilers use: reads from the shared cache, writes to the API server.
+
+controller-runtime's default (delegating) client. Reads (:meth:`CachedClient.get`,
+:meth:`CachedClient.list`) are served by the manager's shared informers: the first read of a
+kind starts its informer and waits for it to sync, later reads cost no request. Writes go
+straight to the server through :class:`~kubectrl.client.AsyncClient`.
+
+Why: a controller reads far more than it writes, and a watch-fed cache is what makes N reconciles
+per second cheap for the API server. The price is the cache lag (controller-runtime #1464):
+right after a write, a read may still return the old object. Reconcilers must be idempotent
+anyway; use :attr:`CachedClient.reader` when a read really must be live.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl.cache import Informer, InformerFactory
+from kubectrl.client import APIResource, AsyncClient, ResourceRef
+from kubectrl.objects import gvk_of
+from kubectrl.runtime._controllerutil import merge_patch_diff
+from kubectrl.runtime._kind_source import normalize_resource
+
+__all__ = ["CachedClient", "StatusWriter"]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+class StatusWriter:
+    """Writes the ``status`` subresource (``client.status()``).
+
+    Example::
+
+        foo["status"] = {"ready": True}
+        await client.status().update(foo)
+    """
+
+    def __init__(self, client: CachedClient) -> None:
+        self._client = client
+
+    async def update(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """PUT the status (optimistic lock on ``metadata.resourceVersion``)."""
+        return await self._client.reader.update(obj, subresource="status", **kwargs)
+
+    async def patch(
+        self, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Patch the status (merge patch unless ``patch_type=`` says otherwise)."""
+        return await self._client.reader.patch(
+            resource, name, patch, subresource="status", **kwargs
+        )
+
+    async def patch_merge_from(
+        self,
+        original: Mapping[str, Any],
+        modified: Mapping[str, Any],
+        *,
+        optimistic_lock: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`CachedClient.patch_merge_from` on the status subresource."""
+        return await self._client.patch_merge_from(
+            original, modified, optimistic_lock=optimistic_lock, subresource="status"
+        )
+
+    async def apply(
+        self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False
+    ) -> dict[str, Any]:
+        """Server-side apply of the status subresource."""
+        return await self._client.reader.apply(
+            obj, field_manager=field_manager, force=force, subresource="status"
+        )
+
+
+class CachedClient:
+    """Reads from the shared informer cache, writes to the server (controller-runtime's client).
+
+    Guarantees: :meth:`get` and :meth:`list` never call the server once a kind's informer has
+    synced; the first read of a kind starts that informer (shared with the controllers' sources
+    through the :class:`~kubectrl.cache.InformerFactory`) and waits up to ``sync_timeout`` for
+    it, raising :class:`~kubectrl.cache.CacheSyncError` naming the informer and the reason (RBAC,
+    a missing CRD). Returned objects are deep copies: mutate them freely. Writes are the
+    :class:`~kubectrl.client.AsyncClient` verbs, unchanged.
+
+    Caveats: reads lag writes (read your writes with :attr:`reader`); a cache restricted to one
+    namespace cannot answer for another (``ValueError``); field selectors are not served from
+    the cache (``ValueError``; use :attr:`reader`).
+
+    Example::
+
+        client = manager.client
+        cm = await client.get(("v1", "ConfigMap"), "settings", namespace="ns")   # cached
+        original = copy.deepcopy(cm)
+        cm["data"]["mode"] = "fast"
+        await client.patch_merge_from(original, cm, optimistic_lock=True)        # server
+    """
+
+    def __init__(
+        self, client: AsyncClient, factory: InformerFactory, *, sync_timeout: float = 120.0
+    ) -> None:
+        self._client = client
+        self._factory = factory
+        self._sync_timeout = sync_timeout
+
+    @property
+    def reader(self) -> AsyncClient:
+        """The uncached client (controller-runtime's ``APIReader``): live reads, and every verb."""
+        return self._client
+
+    @property
+    def informer_factory(self) -> InformerFactory:
+        """The shared informer factory reads are served from."""
+        return self._factory
+
+    # ------------------------------------------------------------------ reads (cache)
+
+    async def informer_for(self, resource: ResourceRef) -> tuple[APIResource, Informer]:
+        """The shared informer for ``resource``, started and synced.
+
+        Example: ``res, informer = await client.informer_for(("v1", "ConfigMap"))``.
+        """
+        res = await self._client.resource(normalize_resource(resource))
+        informer = self._factory.informer((res.api_version, res.kind))
+        informer.start()
+        await informer.wait_for_cache_sync(self._sync_timeout)
+        return res, informer
+
+    def _check_namespace(self, res: APIResource, namespace: str | None) -> None:
+        scope = self._factory.namespace
+        if res.namespaced and scope and namespace and namespace != scope:
+            raise ValueError(
+                f"the cache holds {res.label} of namespace {scope!r} only; cannot read namespace "
+                f"{namespace!r} (use client.reader)"
+            )
+
+    async def get(
+        self, resource: ResourceRef, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """A deep copy of the cached object; :class:`~kubectrl.errors.NotFoundError` if absent.
+
+        Example::
+
+            cm = await client.get(("v1", "ConfigMap"), "settings", namespace="ns")
+        """
+        res, informer = await self.informer_for(resource)
+        if res.namespaced and not namespace:
+            raise ValueError(f"{res.label} is namespaced: pass namespace=")
+        self._check_namespace(res, namespace)
+        lister = informer.lister
+        obj = lister.namespace(str(namespace)).get(name) if res.namespaced else lister.get(name)
+        return _typed(res, copy.deepcopy(obj))
+
+    async def list(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | None = None,
+    ) -> dict[str, Any]:
+        """Cached objects as a list object (``items`` deep-copied, sorted by key).
+
+        ``namespace=None`` lists every namespace the cache holds. ``label_selector`` is a
+        selector string (``"app=web,tier!=db"``) or a mapping of equalities.
+
+        Example::
+
+            secrets = await client.list(("v1", "Secret"), namespace="ns", label_selector="app=web")
+        """
+        if field_selector:
+            raise ValueError("field selectors are not served from the cache; use client.reader")
+        res, informer = await self.informer_for(resource)
+        self._check_namespace(res, namespace)
+        lister = informer.lister
+        if res.namespaced and namespace:
+            items = lister.namespace(namespace).list(label_selector)
+        else:
+            items = lister.list(label_selector)
+        return {
+            "apiVersion": res.api_version,
+            "kind": f"{res.kind}List",
+            "metadata": {"resourceVersion": informer.last_sync_resource_version},
+            "items": [_typed(res, copy.deepcopy(obj)) for obj in items],
+        }
+
+    # ------------------------------------------------------------------ writes (server)
+
+    async def create(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>`."""
+        return await self._client.create(obj, **kwargs)
+
+    async def update(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock)."""
+        return await self._client.update(obj, **kwargs)
+
+    async def update_status(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """``status().update(obj)``."""
+        return await self._client.update_status(obj, **kwargs)
+
+    async def patch(
+        self, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`."""
+        return await self._client.patch(resource, name, patch, **kwargs)
+
+    async def apply(
+        self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`).
+
+        Example::
+
+            await client.apply(desired_secret, field_manager="my-controller", force=True)
+        """
+        return await self._client.apply(obj, field_manager=field_manager, force=force, **kwargs)
+
+    async def delete(self, resource: ResourceRef, name: str, **kwargs: Any) -> dict[str, Any]:
+        """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`."""
+        return await self._client.delete(resource, name, **kwargs)
+
+    async def resource(self, resource: ResourceRef) -> APIResource:
+        """Discovery (so controllerutil helpers accept this client)."""
+        return await self._client.resource(resource)
+
+    def status(self) -> StatusWriter:
+        """A writer for the ``status`` subresource.
+
+        Example: ``await client.status().update(foo)``.
+        """
+        return StatusWriter(self)
+
+    async def patch_merge_from(
+        self,
+        original: Mapping[str, Any],
+        modified: Mapping[str, Any],
+        *,
+        optimistic_lock: bool = False,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """Send the JSON merge patch that turns ``original`` into ``modified`` (``MergeFrom``).
+
+        With ``optimistic_lock`` the patch carries ``original``'s ``metadata.resourceVersion``,
+        so the server refuses it with :class:`~kubectrl.errors.ConflictError` if the object
+        changed since it was read (controller-runtime's ``MergeFromWithOptimisticLock``).
+        Without it the patch always applies and only the changed fields are sent. An empty
+        patch is still sent (it returns the current object).
+
+        Example::
+
+            original = copy.deepcopy(cm)
+            cm["data"]["mode"] = "fast"
+            cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
+        """
+        patch = merge_patch_diff(original, modified)
+        meta = _meta(modified)
+        if optimistic_lock:
+            version = _meta(original).get("resourceVersion")
+            if not version:
+                raise ValueError("optimistic_lock needs original.metadata.resourceVersion")
+            patch.setdefault("metadata", {})["resourceVersion"] = str(version)
+        gvk = gvk_of(modified)
+        return await self._client.patch(
+            (gvk.api_version, gvk.kind),
+            str(meta.get("name") or ""),
+            patch,
+            namespace=str(meta.get("namespace") or "") or None,
+            subresource=subresource,
+        )
+
+    def __repr__(self) -> str:
+        return f"<CachedClient informers={len(self._factory.informers)}>"
+
+
+def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:
+    # Watch events carry apiVersion/kind but list items of built-in types may not: fill them in
+    # so an object read from the cache can go straight back to update()/apply().
+    obj.setdefault("apiVersion", res.api_version)
+    obj.setdefault("kind", res.kind)
+    return obj

@@ -1,0 +1,657 @@
+"""The Manager: runs controllers and their shared pieces as one process (``manager.Manager``).
+
+It owns what controllers share: one :class:`~kubectrl.client.AsyncClient`, one
+:class:`~kubectrl.cache.InformerFactory` (so two controllers watching a kind make one watch), a
+:class:`CachedClient` for reconcilers, one Prometheus registry, the probe and metrics servers and,
+if enabled, the leader elector.
+
+Start order (controller-runtime's): HTTP servers; caches (started and synced, which makes
+``/readyz`` pass); runnables that do not need leader election; leader election; then, once
+leading (or at once without leader election), leader-only runnables such as controllers. Stop
+order is the reverse: leader-only runnables drain their in-flight reconciles (up to the graceful
+shutdown timeout, 30 s), the lease is released if configured, caches stop, servers stop.
+
+A lost lease stops the manager at once (in-flight reconciles are cancelled: another replica
+may already lead) and :meth:`Manager.start` raises
+:class:`~kubectrl.leaderelection.LeaderElectionLostError`; the process must exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import inspect
+import logging
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+
+from kubectrl.cache import InformerFactory
+from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
+from kubectrl.errors import KubectrlError
+from kubectrl.events import ClientEventSink, EventBroadcaster, EventRecorder
+from kubectrl.leaderelection import (
+    LeaderElectionConfig,
+    LeaderElector,
+    LeaseLock,
+    default_identity,
+)
+from kubectrl.runtime._cache_client import CachedClient
+from kubectrl.runtime._server import Checker, HTTPServer, ping
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
+__all__ = ["Manager", "ManagerOptions", "Runnable", "RunnableLike"]
+
+log = logging.getLogger("kubectrl.runtime.manager")
+
+_IN_CLUSTER_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+@runtime_checkable
+class Runnable(Protocol):
+    """A long-running part of the process the manager starts and stops (``manager.Runnable``).
+
+    ``start()`` returns once running; ``stop(timeout)`` stops and waits up to ``timeout`` s
+    (a :class:`~kubectrl.runtime.Controller` is one). An optional ``need_leader_election``
+    attribute (default ``True``, as controller-runtime) says whether it runs on the leader only.
+    A plain ``async def run() -> None`` that runs until cancelled is accepted too.
+
+    Example::
+
+        class Ticker:
+            need_leader_election = False
+            async def start(self) -> None: ...
+            async def stop(self, timeout: float | None = 30.0) -> None: ...
+    """
+
+    async def start(self) -> None:
+        """Start; return once running."""
+        ...
+
+    async def stop(self, timeout: float | None = 30.0) -> None:
+        """Stop; wait up to ``timeout`` s for in-flight work."""
+        ...
+
+
+RunnableLike: TypeAlias = "Runnable | Callable[[], Awaitable[None]]"
+
+
+@dataclasses.dataclass(frozen=True)
+class ManagerOptions:
+    """A manager's settings, with controller-runtime's defaults.
+
+    - ``metrics_bind_address`` ``":8080"`` (``"0"`` disables; port 0 picks a free port).
+    - ``health_probe_bind_address`` ``"0"``: probes off unless an address is given.
+    - ``leader_election`` ``False``; ``leader_election_id`` names the Lease (required when on);
+      ``leader_election_namespace`` defaults to the pod's namespace when in a cluster (else
+      required); ``lease_duration``/``renew_deadline``/``retry_period`` 15/10/2 s;
+      ``leader_election_release_on_cancel`` ``False`` (release the lease on a clean shutdown so
+      a successor takes over at once); ``identity`` defaults to ``hostname_uuid``.
+    - ``graceful_shutdown_timeout`` 30 s: how long in-flight reconciles may take to finish.
+    - ``cache_namespace`` ``None``: cache every namespace; a name restricts every informer.
+    - ``cache_sync_timeout`` 120 s (controller-runtime's controller ``CacheSyncTimeout``).
+    - ``sync_period`` ``None``: no periodic resync. controller-runtime uses 10 h with jitter;
+      level-triggered reconcilers with ``requeue_after`` rarely need it.
+
+    Example::
+
+        >>> ManagerOptions(leader_election=True, leader_election_id="x").lease_duration
+        15.0
+    """
+
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = "0"
+    leader_election: bool = False
+    leader_election_id: str = ""
+    leader_election_namespace: str = ""
+    leader_election_release_on_cancel: bool = False
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    identity: str = ""
+    graceful_shutdown_timeout: float = 30.0
+    cache_namespace: str | None = None
+    cache_sync_timeout: float = 120.0
+    sync_period: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.leader_election and not self.leader_election_id:
+            raise ValueError("leader_election needs leader_election_id (the Lease's name)")
+        if self.graceful_shutdown_timeout < 0:
+            raise ValueError("graceful_shutdown_timeout must be >= 0")
+        if self.cache_sync_timeout <= 0:
+            raise ValueError("cache_sync_timeout must be > 0")
+        if self.leader_election:
+            self.leader_election_config()  # validates the timings
+
+    def leader_election_config(self) -> LeaderElectionConfig:
+        """The elector's timing (validated: lease > renew > 1.2 x retry > 0)."""
+        return LeaderElectionConfig(
+            lease_duration=self.lease_duration,
+            renew_deadline=self.renew_deadline,
+            retry_period=self.retry_period,
+            release_on_cancel=self.leader_election_release_on_cancel,
+            name=self.leader_election_id,
+        )
+
+
+class ManagerError(KubectrlError):
+    """A runnable failed, so the manager stopped; ``__cause__`` is the runnable's error.
+
+    Not retryable as is (e.g. a cache that never synced: fix RBAC or install the CRD).
+
+    Example::
+
+        try:
+            await manager.start()
+        except ManagerError as err:
+            print(err.__cause__)
+    """
+
+
+class _Handle:
+    """One added runnable and its task."""
+
+    def __init__(self, runnable: RunnableLike, need_leader_election: bool) -> None:
+        self.runnable = runnable
+        self.need_leader_election = need_leader_election
+        self.task: asyncio.Task[None] | None = None
+        self.started = False
+        self.name = str(getattr(runnable, "name", "") or getattr(runnable, "__qualname__", "")) or (
+            type(runnable).__name__
+        )
+
+    def launch(self, on_done: Callable[[_Handle], None]) -> None:
+        self.task = asyncio.ensure_future(self._run())
+        self.task.add_done_callback(lambda _: on_done(self))
+
+    async def _run(self) -> None:
+        if isinstance(self.runnable, Runnable):
+            await self.runnable.start()
+            self.started = True
+            await asyncio.get_running_loop().create_future()  # until cancelled by stop()
+        else:
+            self.started = True
+            result = self.runnable()
+            if inspect.isawaitable(result):
+                await result
+
+    async def stop(self, timeout: float) -> None:
+        task = self.task
+        if task is None:
+            return
+        if task.done():
+            return
+        if isinstance(self.runnable, Runnable) and self.started:
+            try:
+                await self.runnable.stop(timeout)
+            except Exception:
+                log.exception("runnable failed to stop", extra={"runnable": self.name})
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            return
+        # A plain coroutine (or a Runnable still starting, e.g. waiting for its caches): cancel
+        # and give it the timeout to unwind.
+        task.cancel()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait({task}, timeout=timeout)
+
+
+class _BroadcasterRunnable:
+    """Runs an event broadcaster's writer task for the manager's lifetime."""
+
+    name = "event-broadcaster"
+    need_leader_election = False
+
+    def __init__(self, broadcaster: EventBroadcaster) -> None:
+        self._broadcaster = broadcaster
+
+    async def start(self) -> None:
+        self._broadcaster.start()
+
+    async def stop(self, timeout: float | None = 30.0) -> None:
+        await self._broadcaster.shutdown(timeout)
+
+
+class Manager:
+    """Runs controllers with a shared cache, client, metrics, probes and leader election.
+
+    ``config`` is a :class:`~kubectrl.client.ClientConfig`, a kubeconfig path, or ``None``
+    (:func:`~kubectrl.client.load_config`: ``KUBECONFIG``, in-cluster, ``~/.kube/config``).
+    ``registry`` is the Prometheus registry every controller, workqueue and the elector report
+    to (a fresh one by default, served on ``/metrics``).
+
+    Guarantees: runnables start in controller-runtime's order (see the module docs) and stop in
+    reverse; controllers start only after every cache synced and, with leader election, only on
+    the leader; ``/readyz`` is 503 until the caches synced (and, with leader election, while the
+    elector is not running), then 200; ``/healthz`` is 200 while the process runs. A runnable
+    that fails stops the manager, and :meth:`start` raises :class:`ManagerError` from it.
+
+    Caveats: one manager per event loop; the client and caches belong to the loop
+    :meth:`start` runs on. Build controllers (:class:`~kubectrl.runtime.Builder`) before
+    starting.
+
+    Example::
+
+        manager = Manager(options=ManagerOptions(health_probe_bind_address=":8081"))
+        Builder(manager).for_(("v1", "ConfigMap")).owns(("v1", "Secret")).complete(reconcile)
+        manager.run()   # blocks; SIGTERM/SIGINT shut down gracefully and return
+    """
+
+    def __init__(
+        self,
+        config: ClientConfig | str | os.PathLike[str] | None = None,
+        *,
+        options: ManagerOptions | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._options = options if options is not None else ManagerOptions()
+        if config is None:
+            config = load_config()
+        elif not isinstance(config, ClientConfig):
+            config = load_kubeconfig(config)
+        self._config = config
+        self._api = AsyncClient(config)
+        self._factory = InformerFactory(
+            self._api,
+            namespace=self._options.cache_namespace,
+            resync_period=self._options.sync_period,
+        )
+        self._client = CachedClient(
+            self._api, self._factory, sync_timeout=self._options.cache_sync_timeout
+        )
+        self._registry = registry if registry is not None else _new_registry()
+        self._metrics_server = HTTPServer(
+            self._options.metrics_bind_address, registry=self._registry, serve_probes=False
+        )
+        self._probe_server = HTTPServer(self._options.health_probe_bind_address)
+        self._probe_server.add_healthz_check("ping", ping)
+        self._probe_server.add_readyz_check("informers", self._check_caches)
+        if self._options.leader_election:
+            self._probe_server.add_readyz_check("leader-election", self._check_elector)
+        self._identity = self._options.identity or default_identity()
+        self._handles: list[_Handle] = []
+        self._names: set[str] = set()
+        self._elector: LeaderElector | None = None
+        self._elector_task: asyncio.Task[None] | None = None
+        self._caches_synced = False
+        self._leading_started = False
+        self._started = False
+        self._stop_event: asyncio.Event | None = None
+        self._stop_requested = False
+        self._failure: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._signals = 0
+        self._lost = False
+        self._background: asyncio.Task[None] | None = None
+        self._broadcaster: EventBroadcaster | None = None
+
+    # ------------------------------------------------------------------ accessors
+
+    @property
+    def options(self) -> ManagerOptions:
+        """The options in use."""
+        return self._options
+
+    @property
+    def client(self) -> CachedClient:
+        """The client for reconcilers: cached reads, server writes."""
+        return self._client
+
+    @property
+    def api_reader(self) -> AsyncClient:
+        """The uncached client (live reads, and the client every cache uses)."""
+        return self._api
+
+    @property
+    def informer_factory(self) -> InformerFactory:
+        """The shared informer factory (the manager's cache)."""
+        return self._factory
+
+    @property
+    def registry(self) -> CollectorRegistry | None:
+        """The Prometheus registry served on ``/metrics`` (``None`` without prometheus-client)."""
+        return self._registry
+
+    @property
+    def identity(self) -> str:
+        """This replica's leader election identity (``hostname_uuid`` by default)."""
+        return self._identity
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The metrics server's bound port once started (``None`` when disabled)."""
+        return self._metrics_server.port
+
+    @property
+    def probe_port(self) -> int | None:
+        """The probe server's bound port once started (``None`` when disabled)."""
+        return self._probe_server.port
+
+    @property
+    def caches_synced(self) -> bool:
+        """Whether the caches synced (what ``/readyz`` reports)."""
+        return self._caches_synced
+
+    def is_leader(self) -> bool:
+        """Whether leader-only runnables run here (always, once started, without election)."""
+        return self._leading_started
+
+    # ------------------------------------------------------------------ configuration
+
+    def add(self, runnable: RunnableLike, *, need_leader_election: bool | None = None) -> None:
+        """Add a runnable (a controller, a :class:`Runnable`, or an ``async def`` function).
+
+        ``need_leader_election`` overrides the runnable's own attribute (default ``True``).
+        Runnables added after :meth:`start` start at once (respecting leadership).
+
+        Example::
+
+            async def heartbeat() -> None:
+                while True:
+                    await asyncio.sleep(60)
+            manager.add(heartbeat, need_leader_election=False)
+        """
+        if need_leader_election is None:
+            need_leader_election = bool(getattr(runnable, "need_leader_election", True))
+        handle = _Handle(runnable, need_leader_election)
+        name = getattr(runnable, "name", None)
+        if isinstance(name, str) and name and hasattr(runnable, "queue"):
+            if name in self._names:
+                raise ValueError(f"a controller named {name!r} was already added; use named()")
+            self._names.add(name)
+        self._handles.append(handle)
+        running = self._started and not self._stop_requested
+        if running and (not need_leader_election or self._leading_started):
+            handle.launch(self._on_runnable_done)
+
+    def event_recorder(self, component: str) -> EventRecorder:
+        """An :class:`~kubectrl.events.EventRecorder` reporting as ``component``.
+
+        controller-runtime's ``GetEventRecorderFor``. Every recorder of a manager shares one
+        broadcaster (correlation, spam filter, retries), which runs on every replica (not only
+        the leader) and is flushed after the controllers stop. Ask for recorders before building
+        controllers, so the broadcaster outlives them on shutdown.
+
+        Example::
+
+            recorder = manager.event_recorder("sample-controller")
+            recorder.event(foo, "Normal", "Synced", "Foo synced successfully")
+        """
+        if self._broadcaster is None:
+            self._broadcaster = EventBroadcaster(ClientEventSink(self._api))
+            self.add(_BroadcasterRunnable(self._broadcaster), need_leader_election=False)
+        return self._broadcaster.new_recorder(component, reporting_instance=self._identity)
+
+    def add_healthz_check(self, name: str, check: Checker) -> None:
+        """Add a liveness check served on ``/healthz`` (with the probe server on)."""
+        self._probe_server.add_healthz_check(name, check)
+
+    def add_readyz_check(self, name: str, check: Checker) -> None:
+        """Add a readiness check served on ``/readyz``."""
+        self._probe_server.add_readyz_check(name, check)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def stop(self) -> None:
+        """Ask :meth:`start` to shut down gracefully (safe from a signal handler or thread).
+
+        Example: ``loop.call_later(60, manager.stop)``.
+        """
+        loop = self._loop
+        if loop is None:
+            self._stop_requested = True
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._request_stop()
+        else:
+            loop.call_soon_threadsafe(self._request_stop)
+
+    def run(self, *, handle_signals: bool = True) -> None:
+        """Blocking entry point: ``asyncio.run(start())`` with SIGTERM/SIGINT handlers.
+
+        The first signal shuts down gracefully (in-flight reconciles get up to
+        ``graceful_shutdown_timeout``) and ``run`` returns, so the process exits 0; a second
+        signal exits at once with status 1. A lost lease or a failed runnable raises.
+
+        Example::
+
+            if __name__ == "__main__":
+                manager.run()
+        """
+        asyncio.run(self.start(handle_signals=handle_signals))
+
+    async def start(self, *, handle_signals: bool = False) -> None:
+        """Start everything in order and block until stopped; then shut down in reverse.
+
+        Returns after a graceful stop (:meth:`stop`, a signal with ``handle_signals``, or
+        cancellation, which is treated as a stop and re-raised). Raises
+        :class:`~kubectrl.leaderelection.LeaderElectionLostError` when the lease is lost and
+        :class:`ManagerError` when a runnable (say, a controller whose cache never synced)
+        fails.
+        """
+        if self._started:
+            raise RuntimeError("a Manager can be started once")
+        self._started = True
+        self._loop = asyncio.get_running_loop()
+        self._stop_event = asyncio.Event()
+        if self._stop_requested:
+            self._stop_event.set()
+        if handle_signals:
+            self._install_signal_handlers()
+        cancelled = False
+        starter = asyncio.ensure_future(self._start_all())
+        try:
+            stopper = asyncio.ensure_future(self._stop_event.wait())
+            try:
+                await asyncio.wait({starter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopper.cancel()
+            if starter.done():
+                starter.result()  # raises a cache-sync failure
+                await self._stop_event.wait()
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception as err:
+            self._fail(err)
+        finally:
+            if not starter.done():
+                starter.cancel()
+                await asyncio.gather(starter, return_exceptions=True)
+            await self._shutdown()
+            if handle_signals:
+                self._remove_signal_handlers()
+        if self._failure is not None:
+            raise self._failure
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def __aenter__(self) -> Manager:
+        """Start in a background task; ``async with`` exit stops gracefully."""
+        self._background = asyncio.ensure_future(self.start())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+        if self._background is not None:
+            await self._background
+
+    # ------------------------------------------------------------------ internals
+
+    async def _start_all(self) -> None:
+        # 1. HTTP servers, so probes answer (503 on /readyz) while caches sync.
+        await self._metrics_server.start()
+        await self._probe_server.start()
+        if self._metrics_server.enabled:
+            log.info("Starting metrics server", extra={"port": self.metrics_port})
+        # 2. Caches: every informer asked for so far (by Builder sources), synced.
+        self._factory.start()
+        log.info("Waiting for caches to sync", extra={"informers": len(self._factory.informers)})
+        await self._factory.wait_for_cache_sync(
+            self._options.cache_sync_timeout, raise_on_failure=True
+        )
+        self._caches_synced = True
+        if self._stop_event is not None and self._stop_event.is_set():
+            return
+        # 3. Runnables that do not need leadership.
+        for handle in list(self._handles):
+            if not handle.need_leader_election:
+                handle.launch(self._on_runnable_done)
+        # 4. Leader election, then 5. leader-only runnables.
+        if not self._options.leader_election:
+            self._start_leader_runnables()
+            return
+        namespace = self._options.leader_election_namespace or _in_cluster_namespace()
+        lock = LeaseLock(
+            self._api,
+            namespace=namespace,
+            name=self._options.leader_election_id,
+            identity=self._identity,
+        )
+        self._elector = LeaderElector(
+            lock,
+            self._options.leader_election_config(),
+            on_started_leading=self._start_leader_runnables,
+            registry=self._registry,
+        )
+        self._elector_task = asyncio.ensure_future(self._elector.run())
+        self._elector_task.add_done_callback(self._on_elector_done)
+
+    def _start_leader_runnables(self) -> None:
+        if self._stop_requested or self._leading_started:
+            return
+        self._leading_started = True
+        log.info("Starting leader-only runnables", extra={"identity": self._identity})
+        for handle in list(self._handles):
+            if handle.need_leader_election and handle.task is None:
+                handle.launch(self._on_runnable_done)
+
+    def _on_runnable_done(self, handle: _Handle) -> None:
+        task = handle.task
+        if task is None or task.cancelled() or self._stop_requested:
+            return
+        err = task.exception()
+        if err is not None:
+            failure = ManagerError(f"runnable {handle.name} failed: {type(err).__name__}: {err}")
+            failure.__cause__ = err
+            self._fail(failure)
+
+    def _on_elector_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or self._stop_requested:
+            return
+        err = task.exception()
+        if err is None:
+            err = ManagerError("leader election stopped unexpectedly")
+        log.error("leader election lost; stopping", extra={"error": str(err)})
+        self._lost = True
+        self._fail(err)
+
+    def _fail(self, err: BaseException) -> None:
+        if self._failure is None:
+            self._failure = err
+        self._request_stop()
+
+    def _request_stop(self) -> None:
+        self._stop_requested = True
+        if self._stop_event is not None:
+            self._stop_event.set()
+
+    async def _shutdown(self) -> None:
+        self._stop_requested = True
+        lost = self._lost
+        # A lost lease: another replica may lead already, so do not let reconciles finish.
+        budget = 0.0 if lost else self._options.graceful_shutdown_timeout
+        deadline = time.monotonic() + budget
+        log.info("Stopping and waiting for leader election runnables", extra={"timeout": budget})
+        await asyncio.gather(
+            *(h.stop(_left(deadline)) for h in self._handles if h.need_leader_election)
+        )
+        log.info("Stopping and waiting for non leader election runnables")
+        await asyncio.gather(
+            *(h.stop(_left(deadline)) for h in self._handles if not h.need_leader_election)
+        )
+        if self._elector is not None and self._elector_task is not None:
+            self._elector.stop()  # releases the lease when configured
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait({self._elector_task}, timeout=max(_left(deadline), 5.0))
+            if not self._elector_task.done():
+                self._elector_task.cancel()
+                await asyncio.gather(self._elector_task, return_exceptions=True)
+        log.info("Stopping and waiting for caches")
+        await self._factory.shutdown()
+        log.info("Stopping and waiting for HTTP servers")
+        await self._probe_server.stop()
+        await self._metrics_server.stop()
+        await self._api.aclose()
+        log.info("Wait completed, proceeding to shutdown the manager")
+
+    def _check_caches(self) -> None:
+        if not self._caches_synced:
+            raise RuntimeError("caches not synced yet")
+        unsynced = [str(k) for k, i in self._factory.informers.items() if not i.has_synced()]
+        if unsynced:
+            raise RuntimeError(f"not synced: {', '.join(unsynced)}")
+
+    def _check_elector(self) -> None:
+        if self._elector_task is None or self._elector_task.done():
+            raise RuntimeError("leader election is not running")
+
+    def _install_signal_handlers(self) -> None:
+        assert self._loop is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                self._loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _remove_signal_handlers(self) -> None:
+        assert self._loop is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                self._loop.remove_signal_handler(sig)
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        self._signals += 1
+        if self._signals > 1:
+            log.error("second signal received; exiting at once", extra={"signal": sig.name})
+            os._exit(1)
+        log.info("signal received; shutting down gracefully", extra={"signal": sig.name})
+        self._request_stop()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Manager runnables={len(self._handles)} synced={self._caches_synced} "
+            f"leader={self._leading_started}>"
+        )
+
+
+def _left(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.0)
+
+
+def _in_cluster_namespace() -> str:
+    env = os.environ.get("POD_NAMESPACE")
+    if env:
+        return env
+    try:
+        return _IN_CLUSTER_NAMESPACE.read_text().strip()
+    except OSError as err:
+        raise ValueError(
+            "leader_election_namespace must be set when not running in a cluster"
+        ) from err
+
+
+def _new_registry() -> CollectorRegistry | None:
+    try:
+        from prometheus_client import CollectorRegistry
+    except ImportError:  # pragma: no cover - depends on the installation
+        return None
+    return CollectorRegistry()
