@@ -1,0 +1,12 @@
+"""``python examples/sample_controller`` runs the Foo controller (``--help`` for flags)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from main import main  # noqa: E402 - needs the path above
+
+sys.exit(main())
