@@ -1,4 +1,4 @@
-"""Developer workflow: `nox -s tests`, `nox -s lint`, `nox -s typecheck`, `nox -s demo`."""
+"""Developer workflow: `nox -s tests`, `lint`, `typecheck`, `demo`, `bench`."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint and format check) and import-linter's layer contracts."""
     session.install("-e", ".[dev]")
-    session.run("ruff", "check", "src", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
+    paths = ["src", "tests", "examples", "benchmarks", "noxfile.py"]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
     session.run("lint-imports")
 
 
@@ -38,9 +39,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """Start the local control plane, show it answering, and stop it."""
+    """The Foo sample controller on a local control plane: apply a Foo, show the result, stop."""
     session.install("-e", ".[envtest]")
-    session.run("python", "-m", "kubectrl.envtest", "demo", *session.posargs)
+    session.run("python", "examples/sample_controller/demo.py", *session.posargs)
 
 
 # Each benchmark is a script that prints its own table (DESIGN.md section 8); add new ones here.

@@ -7,6 +7,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from main import main  # noqa: E402 - needs the path above
+from main import main
 
 sys.exit(main())

@@ -107,9 +107,7 @@ class FooReconciler(Reconciler):
                 DEPLOYMENT, deployment_name, namespace=request.namespace
             )
         except NotFoundError:
-            deployment = await self.client.create(
-                new_deployment(foo), field_manager=FIELD_MANAGER
-            )
+            deployment = await self.client.create(new_deployment(foo), field_manager=FIELD_MANAGER)
 
         if not is_controlled_by(deployment, foo):
             message = MESSAGE_RESOURCE_EXISTS % go_quote(deployment_name)
@@ -124,9 +122,7 @@ class FooReconciler(Reconciler):
                 wanted,
                 deployment["spec"].get("replicas"),
             )
-            deployment = await self.client.update(
-                new_deployment(foo), field_manager=FIELD_MANAGER
-            )
+            deployment = await self.client.update(new_deployment(foo), field_manager=FIELD_MANAGER)
 
         await self.update_foo_status(foo, deployment)
         self.recorder.event(foo, NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)

@@ -123,7 +123,9 @@ def controller(control_plane: ControlPlane, admin: Client) -> Iterator[Controlle
             proc.wait()
             raise
         assert code == 0, f"controller exited {code}:\n{running.log()}"
-        admin.delete(("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), "sample-controller-e2e")
+        admin.delete(
+            ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), "sample-controller-e2e"
+        )
         admin.delete(("rbac.authorization.k8s.io/v1", "ClusterRole"), "sample-controller-e2e")
 
 
@@ -225,10 +227,12 @@ def test_deployment_is_recreated_rescaled_and_reported(
     )
     wait_for(
         "Foo status.availableReplicas 2",
-        lambda: (admin.get(FOO, "web", namespace=namespace).get("status") or {}).get(
-            "availableReplicas"
-        )
-        == 2,
+        lambda: (
+            (admin.get(FOO, "web", namespace=namespace).get("status") or {}).get(
+                "availableReplicas"
+            )
+            == 2
+        ),
     )
 
 

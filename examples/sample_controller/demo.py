@@ -1,0 +1,199 @@
+"""The README's demo: the Foo controller on a local control plane, start to finish.
+
+1. start etcd + kube-apiserver (building them the first time),
+2. install the Foo CRD,
+3. run the controller (a kubectrl Manager) in this process,
+4. apply ``artifacts/example-foo.yaml`` and show what ``kubectl`` would show,
+5. scale the Foo to 3 and show the Deployment follow,
+6. shut everything down.
+
+Run: ``nox -s demo`` or ``python examples/sample_controller/demo.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import yaml
+from controller import DEPLOYMENT, FOO
+from main import ARTIFACTS, build_manager, parse_args
+
+from kubectrl.client import AsyncClient, load_kubeconfig
+from kubectrl.envtest import ControlPlane
+from kubectrl.errors import NotFoundError
+
+T = TypeVar("T")
+NAMESPACE = "default"
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)  # noqa: T201 - the demo talks to a person
+
+
+def age(obj: dict[str, Any]) -> str:
+    created = datetime.datetime.fromisoformat(
+        obj["metadata"]["creationTimestamp"].replace("Z", "+00:00")
+    )
+    seconds = int((datetime.datetime.now(datetime.timezone.utc) - created).total_seconds())
+    return f"{max(seconds, 0)}s"
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+async def wait_for(what: str, probe: Callable[[], Awaitable[T | None]], timeout: float = 60) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = await probe()
+        except NotFoundError:
+            value = None
+        if value:
+            return value
+        await asyncio.sleep(0.1)
+    raise TimeoutError(f"the demo timed out waiting for {what}")
+
+
+async def show(client: AsyncClient) -> None:
+    foos = (await client.list(FOO, namespace=NAMESPACE))["items"]
+    say("$ kubectl get foos")
+    rows = [["NAME", "DEPLOYMENT", "REPLICAS", "AVAILABLE", "AGE"]]
+    for foo in foos:
+        rows.append(
+            [
+                foo["metadata"]["name"],
+                foo["spec"].get("deploymentName", ""),
+                str(foo["spec"].get("replicas", "")),
+                str((foo.get("status") or {}).get("availableReplicas", "")),
+                age(foo),
+            ]
+        )
+    say(table(rows))
+    say()
+    say("$ kubectl get deployments -o wide")
+    rows = [["NAME", "READY", "AVAILABLE", "CONTAINERS", "IMAGES", "SELECTOR", "OWNER"]]
+    for dep in (await client.list(DEPLOYMENT, namespace=NAMESPACE))["items"]:
+        status = dep.get("status") or {}
+        owner = next(iter(dep["metadata"].get("ownerReferences") or []), {})
+        containers = dep["spec"]["template"]["spec"]["containers"]
+        selector = dep["spec"]["selector"]["matchLabels"]
+        rows.append(
+            [
+                dep["metadata"]["name"],
+                f"{status.get('readyReplicas', 0)}/{dep['spec']['replicas']}",
+                str(status.get("availableReplicas", 0)),
+                ",".join(c["name"] for c in containers),
+                ",".join(c["image"] for c in containers),
+                ",".join(f"{k}={v}" for k, v in sorted(selector.items())),
+                f"{owner.get('kind', '')}/{owner.get('name', '')}",
+            ]
+        )
+    say(table(rows))
+    say()
+    say("$ kubectl get events --field-selector involvedObject.kind=Foo")
+    rows = [["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]]
+    events = await client.list(
+        ("v1", "Event"), namespace=NAMESPACE, field_selector="involvedObject.kind=Foo"
+    )
+    for event in events["items"]:
+        rows.append(
+            [
+                event["type"],
+                event["reason"],
+                f"foo/{event['involvedObject']['name']}",
+                str(event.get("count", 1)),
+                event["message"],
+            ]
+        )
+    say(table(rows))
+    say()
+
+
+async def run_demo(kubeconfig: Path) -> None:
+    args = parse_args(["--kubeconfig", str(kubeconfig)])
+    manager = build_manager(args)
+    runner = asyncio.create_task(manager.start())
+    async with AsyncClient(load_kubeconfig(kubeconfig)) as client:
+        try:
+            example = yaml.safe_load((ARTIFACTS / "example-foo.yaml").read_text())
+            say("$ kubectl apply -f examples/sample_controller/artifacts/example-foo.yaml")
+            example["metadata"]["namespace"] = NAMESPACE
+            await client.create(example)
+            say("foo.samplecontroller.k8s.io/example-foo created")
+            say()
+
+            async def synced() -> bool:
+                foo = await client.get(FOO, "example-foo", namespace=NAMESPACE)
+                return "availableReplicas" in (foo.get("status") or {})
+
+            await wait_for("the controller to sync example-foo", synced)
+            await show(client)
+
+            say('$ kubectl patch foo example-foo --type merge -p \'{"spec":{"replicas":3}}\'')
+            await client.patch(FOO, "example-foo", {"spec": {"replicas": 3}}, namespace=NAMESPACE)
+            say("foo.samplecontroller.k8s.io/example-foo patched")
+            say()
+
+            async def scaled() -> bool:
+                dep = await client.get(DEPLOYMENT, "example-foo", namespace=NAMESPACE)
+                return bool(dep["spec"]["replicas"] == 3)
+
+            await wait_for("the Deployment to scale to 3", scaled)
+            await show(client)
+        finally:
+            manager.stop()
+            await runner
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the controller's logs")
+    args = parser.parse_args()
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    say("# starting a local control plane (etcd + kube-apiserver)")
+    with ControlPlane() as control_plane:
+        pids, work_dir = control_plane.pids, control_plane.work_dir
+        say(f"# kube-apiserver at {control_plane.server}")
+        control_plane.install_crds([ARTIFACTS / "crd.yaml"])
+        say("# installed CRD foos.samplecontroller.k8s.io; starting the Foo controller")
+        say()
+        asyncio.run(run_demo(control_plane.kubeconfig.path))
+        say("# controller stopped; stopping the control plane")
+    left = [f"{name} (pid {pid})" for name, pid in pids.items() if running(pid)]
+    left += [str(work_dir)] if work_dir.exists() else []
+    if left:
+        say(f"# stopped, but left behind: {', '.join(left)}")
+        return 1
+    say("# done: no process or temporary directory left behind")
+    return 0
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return not stat.rsplit(") ", 1)[1].startswith("Z")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
