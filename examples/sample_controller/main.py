@@ -21,6 +21,11 @@ from controller import CONTROLLER_AGENT_NAME, DEPLOYMENT, FOO, FooReconciler
 from kubectrl.client import load_config, load_kubeconfig
 from kubectrl.errors import ConfigError
 from kubectrl.runtime import Builder, Manager, ManagerOptions, resource_version_changed
+from kubectrl.workqueue import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+)
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
@@ -63,6 +68,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def rate_limiter() -> MaxOfRateLimiter[object]:
+    """The original's queue limiter: max of per-key 5 ms..1000 s and a 50 QPS / 300 bucket."""
+    return MaxOfRateLimiter(
+        ItemExponentialFailureRateLimiter(base_delay=0.005, max_delay=1000.0),
+        BucketRateLimiter(qps=50, burst=300),
+    )
+
+
 def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Manager:
     """The manager with the Foo controller registered (not started)."""
     path = kubeconfig or args.kubeconfig
@@ -86,7 +99,7 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
         # objects; like the original, skip updates whose resourceVersion did not change.
         .owns(DEPLOYMENT, predicates=[resource_version_changed])
         .named("foo")
-        .with_options(max_concurrent_reconciles=args.workers)
+        .with_options(max_concurrent_reconciles=args.workers, rate_limiter=rate_limiter())
         .complete(FooReconciler(manager.client, recorder))
     )
     return manager
