@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ListOptions", "ListWatch", "ListerWatcher", "WatchHandle"]
 
+
 @dataclasses.dataclass(frozen=True)
 class ListOptions:
     """Options of one list or watch request (client-go's ``metav1.ListOptions``).
