@@ -44,7 +44,7 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/sample_controller/demo.py", *session.posargs)
 
 
-# Each benchmark is a script that prints its own table (DESIGN.md section 8); add new ones here.
+# Each benchmark is a script that prints its own table; add new ones here.
 BENCHMARKS = [
     "benchmarks/bench_workqueue.py",
 ]

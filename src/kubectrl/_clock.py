@@ -1,7 +1,7 @@
 """Injected time.
 
 Every kubectrl component that waits or measures time takes a :class:`Clock`, so unit tests can
-drive time by hand with :class:`FakeClock` instead of sleeping (DESIGN.md, principle 6).
+drive time by hand with :class:`FakeClock` instead of sleeping.
 
 ``now()`` is monotonic seconds and is what deadlines, backoff and rate limits use. ``wall()`` is
 the wall-clock time, used only where Kubernetes stores a timestamp (Lease renew times, Event

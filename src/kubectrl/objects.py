@@ -1,7 +1,6 @@
 """Names for Kubernetes types and objects: GVK, GVR, object keys and small metadata helpers.
 
-Objects are plain dicts, as the API server sends them (DESIGN.md principle 4); these helpers read
-them without copying.
+Objects are plain dicts, as the API server sends them; these helpers read them without copying.
 
 Example::
 
@@ -28,6 +27,7 @@ __all__ = [
     "join_api_version",
     "key_of",
     "meta_namespace_key",
+    "metadata_of",
     "split_api_version",
 ]
 
@@ -130,7 +130,19 @@ class ObjectKey(NamedTuple):
         return cls(namespace, name) if sep else cls("", key)
 
 
-def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An object's ``metadata`` mapping, or an empty one when it is missing or not a mapping.
+
+    Read-only use: the empty mapping returned for a missing ``metadata`` is not attached to
+    ``obj``.
+
+    Example::
+
+        >>> metadata_of({"metadata": {"name": "a"}})["name"]
+        'a'
+        >>> metadata_of({})
+        {}
+    """
     meta = obj.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
 
@@ -143,7 +155,7 @@ def key_of(obj: Mapping[str, Any]) -> ObjectKey:
         >>> key_of({"metadata": {"namespace": "ns", "name": "a"}})
         ObjectKey(namespace='ns', name='a')
     """
-    meta = _metadata(obj)
+    meta = metadata_of(obj)
     return ObjectKey(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
@@ -190,7 +202,7 @@ def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         ...     {"kind": "Foo", "name": "a", "uid": "1", "controller": True}]}})["name"]
         'a'
     """
-    for ref in _metadata(obj).get("ownerReferences") or ():
+    for ref in metadata_of(obj).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("controller"):
             return ref
     return None
@@ -207,5 +219,5 @@ def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
         True
     """
     ref = controller_of(obj)
-    uid = _metadata(owner).get("uid")
+    uid = metadata_of(owner).get("uid")
     return ref is not None and bool(uid) and ref.get("uid") == uid

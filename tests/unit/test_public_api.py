@@ -47,7 +47,7 @@ def test_every_public_name_is_exported(name: str) -> None:
 
 
 def test_importing_kubectrl_does_not_import_the_kubernetes_package() -> None:
-    # kubernetes.client costs ~40 MB and ~0.5 s (REFERENCE.md): import it lazily.
+    # kubernetes.client costs ~40 MB and ~0.5 s: import it lazily.
     import subprocess
     import sys
 

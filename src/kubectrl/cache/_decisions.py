@@ -8,7 +8,7 @@ reached so far). :func:`step` is that function: ``step(state, outcome, now=..., 
 ``rand`` are inputs), so every branch is unit-tested directly; :class:`~kubectrl.cache.Reflector`
 is the thin async loop that carries decisions out and reports outcomes.
 
-The rules are client-go's ``tools/cache.Reflector`` (DESIGN.md section 3, REFERENCE.md):
+The rules are client-go's ``tools/cache.Reflector``:
 
 - The first list uses ``resourceVersion="0"`` (served from the apiserver's watch cache), with
   ``limit=500``. Paging is dropped when listing at a specific resourceVersion unless the server

@@ -6,7 +6,7 @@ it: clocks differ between machines. Instead each candidate remembers *when it la
 change* on its own monotonic clock, and considers the lease expired once
 ``observed_at + leaseDurationSeconds`` has passed without a change. That is what
 :func:`observe`, :func:`lease_valid` and :func:`plan_acquire_or_renew` compute; the elector wraps
-them in a thin I/O loop (DESIGN.md rule 4), so they are unit-tested without a server.
+them in a thin I/O loop, so they are unit-tested without a server.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ What users write is a reconciler: a function (or :class:`Reconciler` subclass) t
 :class:`Controller` runs it from a rate-limited workqueue with N workers; sources feed the queue
 through predicates (which events matter) and event handlers (which keys an event enqueues).
 
-Semantics are controller-runtime's (DESIGN.md section 5), so its users feel at home:
+Semantics are controller-runtime's, so its users feel at home:
 
 - raise to retry with growing backoff; raise :class:`TerminalError` to give up on this change;
   return :class:`Result` with ``requeue_after`` to come back later;

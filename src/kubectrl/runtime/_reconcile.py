@@ -1,6 +1,6 @@
 """What a reconciler is: ``Request`` in, ``Result`` (or an exception) out.
 
-Level-based (DESIGN.md principle 2): a reconciler receives only a key, reads the current state
+Level-based: a reconciler receives only a key, reads the current state
 itself and makes the world match it. It is called again for every change and must be idempotent.
 """
 

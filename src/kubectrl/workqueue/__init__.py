@@ -1,4 +1,4 @@
-"""Work queues for controllers, with client-go's semantics (DESIGN.md section 4).
+"""Work queues for controllers, with client-go's semantics.
 
 A controller turns "this object may have changed" into a key (``"namespace/name"``) and adds it to
 a queue; workers take keys from the queue and reconcile them. The queue is where correctness

@@ -1,6 +1,6 @@
 """The work queue: deduplicated keys, never one key in two workers' hands.
 
-Semantics are client-go's ``util/workqueue`` (DESIGN.md section 4). Three collections hold the
+Semantics are client-go's ``util/workqueue``. Three collections hold the
 state, all guarded by one :class:`threading.Lock`:
 
 - ``queue``: keys ready to be handed out, in FIFO order;
