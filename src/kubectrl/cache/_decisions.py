@@ -20,7 +20,12 @@ The rules are client-go's ``tools/cache.Reflector``:
   [300, 600). A clean end (or a connection lost mid-stream, or a stall) re-watches from the last
   resourceVersion at once, without a relist.
 - A watch that ended in under 1 s with no event is a "very short watch": back off, then relist.
-- 410 Expired during a watch: back off, relist with ``resourceVersion=""``.
+- 410 Expired during a watch: back off, then relist at the last synced resourceVersion (a list
+  at a resourceVersion returns data "at least as fresh as" it and is served by the watch cache),
+  not with a quorum read: after an etcd compaction or an apiserver restart every informer gets
+  410, and a consistent read from each would hammer etcd at once. Only a list that itself fails
+  with 410 (above) falls back to ``resourceVersion=""``; a streaming list that fails with 410
+  before its initial events end does the same.
 - 429 and refused connections: back off, then re-watch from the last resourceVersion.
 - Anything else (list or watch): back off, then relist.
 - Backoff: 0.8 s doubling to 30 s, jitter up to +100 % (client-go's reflector backoff manager),
@@ -161,8 +166,9 @@ class ReflectorState:
     """What the reflector remembers between steps.
 
     ``resource_version`` is the last resourceVersion the store is synced to (``""`` before the
-    first list); ``resource_version_unavailable`` is set after a 410 so the next list is a
-    consistent read (``""``); ``paginated_result`` records that the server paginated an
+    first list); ``resource_version_unavailable`` is set when a list (or a streaming list before
+    its initial events end) fails with 410, so the next list is a consistent read (``""``); a
+    410 during an established watch does not set it; ``paginated_result`` records that the server paginated an
     ``RV="0"`` list; ``backoff`` / ``last_backoff_at`` are the backoff reached and when;
     ``streaming`` says whether to try streaming lists.
     """
@@ -182,8 +188,8 @@ class ReflectorState:
         return cls(streaming=options.streaming_list, options=options)
 
     def relist_resource_version(self) -> str:
-        """client-go's ``relistResourceVersion``: ``""`` after a 410, ``"0"`` before the first
-        sync, else the last synced resourceVersion."""
+        """client-go's ``relistResourceVersion``: ``""`` after a list failed with 410, ``"0"``
+        before the first sync, else the last synced resourceVersion."""
         if self.resource_version_unavailable:
             return ""
         return self.resource_version or "0"
@@ -399,8 +405,10 @@ def step(
     if error in (ErrorKind.TOO_MANY_REQUESTS, ErrorKind.CONNECTION_REFUSED):
         delay, state = _backoff(state, now, rand)
         return _rewatch(state, rand, delay=delay, reason=f"watch failed: {error.value}"), state
-    if error is ErrorKind.EXPIRED:
-        state = dataclasses.replace(state, resource_version_unavailable=True)
+    # 410 Expired during a watch leaves the last synced resourceVersion usable: a list at it
+    # returns data at least that fresh, served by the watch cache. Only a list that itself gets
+    # 410 falls back to a consistent read (client-go's reflector does the same, to spare etcd a
+    # herd of quorum reads after a compaction or an apiserver restart).
     delay, state = _backoff(state, now, rand)
     return _relist(state, rand, delay=delay, reason=f"watch failed: {error.value}"), state
 

@@ -144,10 +144,25 @@ def test_very_short_watch_without_events_backs_off_and_relists() -> None:
     assert decision.delay == 0
 
 
-def test_expired_watch_backs_off_and_relists_with_consistent_read() -> None:
+def test_expired_watch_backs_off_and_relists_at_the_last_synced_rv() -> None:
+    """A 410 during a WATCH relists at the last synced resourceVersion, not with a quorum read.
+
+    client-go, tools/cache/reflector.go (``Reflector.watch`` and ``DefaultWatchErrorHandler``):
+    on ``isExpiredError`` during a watch it deliberately does *not* call
+    ``setIsLastSyncResourceVersionUnavailable``, because a LIST at a resourceVersion returns data
+    "at least as fresh as" it and is served by the watch cache; ``relistResourceVersion`` then
+    yields ``lastSyncResourceVersion``. Only a LIST that itself fails with 410 falls back to "".
+    """
     decision, state = step(listed(), ended(ErrorKind.EXPIRED, rv="150"), now=1.0, rand=0.0)
-    assert decision.action == ListAction("", 500)
+    # Unpaged: a list at a specific resourceVersion is answered by the watch cache in one piece.
+    assert decision.action == ListAction("150", None)
     assert decision.delay == pytest.approx(0.8)
+    assert not state.resource_version_unavailable
+    assert state.relist_resource_version() == "150"
+    # Only when that list fails with 410 too does the reflector fall back to a consistent read.
+    decision, state = step(state, ListFailed(ErrorKind.EXPIRED, "150"), now=2.0, rand=0.0)
+    assert decision.action == ListAction("", 500)
+    assert decision.delay == 0
     assert state.resource_version_unavailable
     # A successful list clears it.
     _, state = step(state, ListSucceeded("300", requested_resource_version=""), now=2, rand=0)
@@ -242,9 +257,12 @@ def test_relist_with_streaming_uses_last_rv_not_older_than() -> None:
     assert decision.action == WatchAction(
         "150", 300, send_initial_events=True, resource_version_match="NotOlderThan"
     )
+    # 410 during the watch: stream again from the last synced resourceVersion (client-go's
+    # rewatchResourceVersion only returns "" after a streaming list itself got 410).
     decision, _ = step(state, ended(ErrorKind.EXPIRED, rv="150"), now=0.0, rand=0.0)
-    assert isinstance(decision.action, WatchAction)
-    assert decision.action.resource_version == ""
+    assert decision.action == WatchAction(
+        "150", 300, send_initial_events=True, resource_version_match="NotOlderThan"
+    )
 
 
 # ------------------------------------------------------------------ helpers
