@@ -10,12 +10,15 @@ import abc
 import dataclasses
 import datetime
 import inspect
+import math
+import numbers
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from kubectrl.objects import ObjectKey
 
 __all__ = [
+    "MAX_REQUEUE_AFTER",
     "AsyncReconcileFunc",
     "ReconcileLike",
     "Reconciler",
@@ -61,6 +64,12 @@ class Request:
         return ObjectKey(self.namespace, self.name)
 
 
+#: The longest ``requeue_after`` accepted, in seconds: Go's largest ``time.Duration``
+#: (2**63 - 1 ns, about 292 years), so every delay a controller-runtime reconciler can ask for
+#: is accepted and nothing a timer cannot represent gets through.
+MAX_REQUEUE_AFTER: float = (2**63 - 1) / 1e9
+
+
 @dataclasses.dataclass(frozen=True)
 class Result:
     """How a successful reconcile wants to be called again.
@@ -69,7 +78,10 @@ class Result:
     - ``Result(requeue_after=30)``: reconcile again in 30 s (seconds, or a ``timedelta``).
     - ``Result(requeue=True)``: reconcile again after the rate limiter's backoff.
 
-    ``requeue_after`` wins over ``requeue`` when both are set, as in controller-runtime.
+    ``requeue_after`` wins over ``requeue`` when both are set, as in controller-runtime. It must be
+    a finite number of seconds between 0 and :data:`MAX_REQUEUE_AFTER` (``ValueError`` naming the
+    value otherwise: a ``nan`` or ``inf`` would silently never requeue, or crash the timer later,
+    far from the reconcile that returned it); a non-number raises ``TypeError``.
 
     Example::
 
@@ -81,19 +93,29 @@ class Result:
     requeue_after: float = 0.0
 
     def __init__(self, *, requeue: bool = False, requeue_after: float | datetime.timedelta = 0.0):
-        seconds = (
-            requeue_after.total_seconds()
-            if isinstance(requeue_after, datetime.timedelta)
-            else float(requeue_after)
-        )
-        if seconds < 0:
-            raise ValueError(f"Result: requeue_after must be >= 0, got {seconds}")
         object.__setattr__(self, "requeue", bool(requeue))
-        object.__setattr__(self, "requeue_after", seconds)
+        object.__setattr__(self, "requeue_after", _requeue_seconds(requeue_after))
 
     def is_zero(self) -> bool:
         """True for the "done, nothing more" result."""
         return not self.requeue and self.requeue_after == 0
+
+
+def _requeue_seconds(value: object) -> float:
+    if isinstance(value, datetime.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise TypeError(
+            f"Result: requeue_after must be seconds (a number) or a timedelta, got {value!r}"
+        )
+    if not math.isfinite(seconds) or not 0 <= seconds <= MAX_REQUEUE_AFTER:
+        raise ValueError(
+            f"Result: requeue_after must be a finite number of seconds, >= 0 and <= "
+            f"{MAX_REQUEUE_AFTER:.0f}, got {seconds!r}"
+        )
+    return seconds
 
 
 class TerminalError(Exception):
