@@ -168,9 +168,9 @@ class ReflectorState:
     ``resource_version`` is the last resourceVersion the store is synced to (``""`` before the
     first list); ``resource_version_unavailable`` is set when a list (or a streaming list before
     its initial events end) fails with 410, so the next list is a consistent read (``""``); a
-    410 during an established watch does not set it; ``paginated_result`` records that the server paginated an
-    ``RV="0"`` list; ``backoff`` / ``last_backoff_at`` are the backoff reached and when;
-    ``streaming`` says whether to try streaming lists.
+    410 during an established watch does not set it; ``paginated_result`` records that the
+    server paginated an ``RV="0"`` list; ``backoff`` / ``last_backoff_at`` are the backoff
+    reached and when; ``streaming`` says whether to try streaming lists.
     """
 
     resource_version: str = ""
