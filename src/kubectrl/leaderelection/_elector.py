@@ -14,8 +14,16 @@ One candidate runs :meth:`LeaderElector.run`:
 
 Why the defaults are safe: a follower takes over only after it has seen no change to the lease
 for ``lease_duration`` (15 s) on its *own* clock, while the leader gives up after failing to
-renew for ``renew_deadline`` (10 s). The 5 s gap covers one retry period and scheduling delays;
-it is not a guarantee against a process frozen for longer (client-go has the same caveat).
+renew for ``renew_deadline`` (10 s). The 5 s gap covers one retry period and scheduling delays.
+
+A process frozen (SIGSTOP, a long GC or swap storm) past ``lease_duration`` is the case client-go
+only notices at its next renewal, after its work has resumed. :meth:`LeaderElector.fence` closes
+that gap: leader-only work asks it before each step, and it answers ``False`` as soon as the
+last successful renewal is older than ``renew_deadline`` on this process's monotonic clock (which
+keeps running while the process is stopped), declaring leadership lost at once. A follower can
+only take over ``lease_duration`` after it saw that renewal, which is later, so a step the fence
+lets through cannot start after a successor acquired the lease. What the fence cannot stop is a
+step already past it when the process froze (a write in flight lands when the process resumes).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import inspect
 import logging
 import random
 import socket
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -153,9 +162,16 @@ class LeaderElector:
     (the injected ``clock``), never by comparing server timestamps. An exception in a callback is
     logged and does not stop the elector.
 
-    Caveats: one :meth:`run` at a time per elector. A process paused for longer than
-    ``lease_duration - renew_deadline`` may overlap with its successor; keep leader-only writes
-    idempotent (controller-runtime's caveat too).
+    :meth:`fence` is the check leader-only work makes before each step (a reconcile, a write):
+    ``True`` only while leading and the last successful renewal is younger than
+    ``renew_deadline`` on the injected clock; the first ``False`` while leading declares
+    leadership lost (as a failed renewal does) and :meth:`run` raises
+    :class:`LeaderElectionLostError`.
+
+    Caveats: one :meth:`run` at a time per elector. Work that does not ask :meth:`fence` may
+    overlap with a successor when the process was paused for longer than
+    ``lease_duration - renew_deadline``; and a write already sent when the process froze can
+    land after a successor took over. Keep leader-only writes idempotent.
 
     Example::
 
@@ -193,6 +209,11 @@ class LeaderElector:
         self._leading = False
         self._stopping = False
         self._stop_event: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # When the last acquire or renewal that succeeded was sent (clock.now()).
+        self._renewed_at: float | None = None
+        self._lost_reason: str | None = None
+        self._lost_lock = threading.Lock()
         self._callback_tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ public state
@@ -216,6 +237,39 @@ class LeaderElector:
         """The holder last observed in the lock (``""`` when released), ``None`` before any read."""
         return None if self._observation is None else self._observation.record.holder_identity
 
+    def fence(self) -> bool:
+        """Whether leader-only work may take its next step now (safe from any thread).
+
+        ``True`` only while this candidate leads and its last successful acquire or renewal was
+        sent less than ``renew_deadline`` ago on the injected clock. The renewal time is taken
+        when the request was *sent*, so a follower (which starts counting ``lease_duration``
+        when it *sees* that write) cannot have taken over while this answers ``True``. The first
+        time the renewal is found too old while leading, leadership is declared lost at once:
+        :meth:`is_leader` turns ``False``, ``on_started_leading``'s task is cancelled, the lease
+        is not released (a successor may hold it) and :meth:`run` raises
+        :class:`LeaderElectionLostError`.
+
+        Example::
+
+            if not elector.fence():
+                return          # not (or no longer) safely the leader: do not write
+            await client.update(obj)
+        """
+        if not self._leading or self._lost_reason is not None:
+            return False
+        renewed_at = self._renewed_at
+        if renewed_at is None:
+            return False
+        age = self._clock.now() - renewed_at
+        if age < self._config.renew_deadline:
+            return True
+        self._declare_lost(
+            f"leader election lost: {self.identity} last renewed lease {self._lock.describe()} "
+            f"{age:.1f} s ago, past renew_deadline {self._config.renew_deadline} s (was the "
+            "process paused?)"
+        )
+        return False
+
     def stop(self) -> None:
         """Ask :meth:`run` to return: stop campaigning, or stop leading (releasing if configured).
 
@@ -235,6 +289,8 @@ class LeaderElector:
         lease could not be renewed before ``renew_deadline``.
         """
         self._stop_event = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._lost_reason = None
         if self._stopping:
             self._stop_event.set()
         lost = False
@@ -246,7 +302,8 @@ class LeaderElector:
             await self._call("on_stopped_leading", self._on_stopped_leading)
         if lost:
             raise LeaderElectionLostError(
-                f"leader election lost: {self.identity} could not renew lease "
+                self._lost_reason
+                or f"leader election lost: {self.identity} could not renew lease "
                 f"{self._lock.describe()} within {self._config.renew_deadline} s"
             )
 
@@ -279,6 +336,8 @@ class LeaderElector:
             stopped = True  # cancelling run() is a stop, as a cancelled context is in Go
             raise
         finally:
+            if self._lost_reason is not None:
+                stopped = False  # lost beats stop: never release a lease a successor may hold
             self._leading = False
             self._metric.set(False)
             if leading_task is not None and not leading_task.done():
@@ -292,11 +351,17 @@ class LeaderElector:
     async def _renew_loop(self) -> bool:
         retry = self._config.retry_period
         while True:
-            if await self._sleep_or_stop(retry):
-                return True
+            if await self._sleep_or_stop(retry) or self._is_lost():
+                return not self._is_lost()
+            # Waking up long after the last renewal (the process was paused) is a loss, not a
+            # reason to try once more: work may have resumed meanwhile on a stale lease.
+            if not self.fence():
+                return False
             deadline = self._clock.now() + self._config.renew_deadline
             while True:
                 renewed = await self._before(deadline, self._try_acquire_or_renew())
+                if self._is_lost():
+                    return False
                 if renewed:
                     break
                 if self._stopping:
@@ -304,15 +369,20 @@ class LeaderElector:
                 remaining = deadline - self._clock.now()
                 if remaining <= 0:
                     log.warning(
-                        "failed to renew lease; leadership lost",
+                        "failed to renew lease %s within renew_deadline %s s; leadership lost",
+                        self._lock.describe(),
+                        self._config.renew_deadline,
                         extra={"lock": self._lock.describe(), "identity": self.identity},
                     )
                     return False
                 if await self._sleep_or_stop(min(retry, remaining)):
                     return True
+                if self._is_lost():
+                    return False
 
     async def _try_acquire_or_renew(self) -> bool:
         lock = self._lock
+        sent_at = self._clock.now()  # before the write: a conservative renewal time for fence()
         try:
             try:
                 current = await lock.get()
@@ -326,6 +396,7 @@ class LeaderElector:
                 )
                 await lock.create(record)
                 self._observation = Observation(record, self._clock.now())
+                self._renewed_at = sent_at
                 return True
             self._observation = observe(self._observation, current, self._clock.now())
             desired = plan_acquire_or_renew(
@@ -339,6 +410,7 @@ class LeaderElector:
                 return False
             await lock.update(desired)
             self._observation = Observation(desired, self._clock.now())
+            self._renewed_at = sent_at
             return True
         except KubectrlError as err:
             log.info(
@@ -373,6 +445,34 @@ class LeaderElector:
             log.info("released lease", extra={"lock": self._lock.describe()})
 
     # ------------------------------------------------------------------ helpers
+
+    def _is_lost(self) -> bool:
+        # A method, not an inline test: fence() may set the reason during any await.
+        return self._lost_reason is not None
+
+    def _declare_lost(self, reason: str) -> None:
+        with self._lost_lock:
+            if self._lost_reason is not None or not self._leading:
+                return
+            self._lost_reason = reason
+            self._leading = False
+        log.error(
+            "%s; stopping leader-only work",
+            reason,
+            extra={"lock": self._lock.describe(), "identity": self.identity, "reason": reason},
+        )
+        # Wake the renew loop so run() ends now (from whichever thread asked the fence).
+        loop, event = self._loop, self._stop_event
+        if loop is None or event is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            event.set()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(event.set)
 
     def _report_transition(self) -> None:
         holder = self.leader

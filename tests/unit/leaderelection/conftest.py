@@ -86,6 +86,16 @@ async def advance_until(clock: FakeClock, condition: Callable[[], bool], limit: 
         await settle()
 
 
+def jump(clock: FakeClock, seconds: float) -> None:
+    """Move ``clock`` on without waking its sleepers: what a process frozen by SIGSTOP sees.
+
+    Its monotonic clock kept running, but none of its timers has fired yet when it resumes, so
+    whichever task runs first (a worker asking the fence) sees the new time before the renew loop.
+    """
+    with clock._lock:
+        clock._now += seconds
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

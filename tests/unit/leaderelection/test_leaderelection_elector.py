@@ -16,7 +16,7 @@ from kubectrl.leaderelection import (
     default_identity,
 )
 
-from .conftest import FakeLock, Store, advance_until, settle
+from .conftest import FakeLock, Store, advance_until, jump, settle
 
 CONFIG = LeaderElectionConfig()  # 15 / 10 / 2
 
@@ -318,3 +318,101 @@ async def test_master_status_metric(clock: FakeClock, store: Store) -> None:
     a.stop()
     await task
     assert registry.get_sample_value("leader_election_master_status", labels) == 0
+
+
+# ---------------------------------------------------------------- fence (issue 16, defect 3)
+
+
+async def test_fence_is_closed_before_leading_and_after_a_clean_stop(
+    clock: FakeClock, store: Store
+) -> None:
+    store.force(LeaderElectionRecord("other", 15, None, None, 0))
+    b = make(store, "b", clock, Recorder())
+    assert not b.fence()  # never ran
+    task = asyncio.create_task(b.run())
+    await settle()
+    assert not b.fence()  # a follower
+    b.stop()
+    await task
+    a = make(store, "a", clock, Recorder(), LeaderElectionConfig(release_on_cancel=True))
+    store.record = None
+    ta = asyncio.create_task(a.run())
+    await settle()
+    assert a.fence()
+    a.stop()
+    await ta
+    assert not a.fence()
+
+
+async def test_fence_open_while_renewals_succeed(clock: FakeClock, store: Store) -> None:
+    a = make(store, "a", clock, Recorder())
+    task = asyncio.create_task(a.run())
+    await settle()
+    for _ in range(20):  # 40 s of renewals every 2 s: always younger than the 10 s deadline
+        clock.advance(2)
+        await settle()
+        assert a.fence()
+    a.stop()
+    await task
+
+
+async def test_fence_closes_once_the_renewal_is_older_than_the_renew_deadline(
+    clock: FakeClock, store: Store
+) -> None:
+    """A leader frozen past its renew deadline (SIGSTOP) stops leader-only work on waking.
+
+    client-go (tools/leaderelection/leaderelection.go, ``renew``) only notices at its next
+    renewal attempt, after work resumed; the fence is checked before each step instead.
+    """
+    rec = Recorder()
+    config = LeaderElectionConfig(release_on_cancel=True)
+    a = make(store, "a", clock, rec, config)
+    task = asyncio.create_task(a.run())
+    await settle()
+    renewed_at = clock.now()
+    assert a.fence()
+    # The process is frozen: its clock moves on but none of its tasks run. When it resumes,
+    # the first thing to run may be a worker asking the fence, before the renew loop.
+    jump(clock, 9.9)
+    assert a.fence()  # still younger than renew_deadline (10 s)
+    jump(clock, 0.1)
+    assert clock.now() == pytest.approx(renewed_at + 10)
+    assert not a.fence()  # declared lost right here, synchronously
+    assert not a.is_leader()
+    assert not a.fence()  # and stays closed
+    await settle()
+    assert task.done()
+    with pytest.raises(LeaderElectionLostError, match=r"last renewed lease ns/lease 10\.0 s ago"):
+        await task
+    assert rec.leading_cancelled
+    assert rec.calls[-1] == "stopped"
+    # Lost, not stopped: the lease is never released (a successor may already hold it).
+    assert store.record is not None
+    assert store.record.holder_identity == "a"
+
+
+async def test_lost_is_declared_once_from_a_thread(clock: FakeClock, store: Store) -> None:
+    a = make(store, "a", clock, Recorder())
+    task = asyncio.create_task(a.run())
+    await settle()
+    jump(clock, 30)
+    results = await asyncio.gather(*(asyncio.to_thread(a.fence) for _ in range(8)))
+    assert results == [False] * 8
+    await settle()
+    with pytest.raises(LeaderElectionLostError, match=r"30\.0 s ago"):
+        await task
+
+
+async def test_renew_loop_waking_late_declares_lost_without_renewing(
+    clock: FakeClock, store: Store
+) -> None:
+    a = make(store, "a", clock, Recorder())
+    task = asyncio.create_task(a.run())
+    await settle()
+    writes = len(store.writes)
+    clock.advance(12)  # the renew timer fires 10 s late, as after SIGSTOP/SIGCONT
+    await settle()
+    assert task.done()
+    with pytest.raises(LeaderElectionLostError, match=r"12\.0 s ago"):
+        await task
+    assert len(store.writes) == writes  # no renewal on a lease that may be someone else's
