@@ -38,7 +38,6 @@ from kubectrl.cache._decisions import (
     WatchAction,
     WatchEnded,
     classify_error,
-    next_resource_version,
     step,
 )
 from kubectrl.cache._factory import InformerFactory, InformerKey
@@ -94,7 +93,6 @@ __all__ = [
     "WatchEnded",
     "classify_error",
     "namespace_index_func",
-    "next_resource_version",
     "parse_label_selector",
     "step",
     "strip_managed_fields",

@@ -66,7 +66,6 @@ __all__ = [
     "WatchAction",
     "WatchEnded",
     "classify_error",
-    "next_resource_version",
     "step",
 ]
 
@@ -419,26 +418,3 @@ def _relist_as_list(
     resource_version = state.relist_resource_version()
     action = ListAction(resource_version, _list_limit(state, resource_version))
     return Decision(action, delay=delay, reason=reason), state
-
-
-def next_resource_version(
-    current: str, event_type: str, event_resource_version: str, *, watch_started_from: str
-) -> str:
-    """The resourceVersion after one watch event (pure).
-
-    Every event with a resourceVersion advances it, except that a watch started from ``"0"``
-    advances only on non-``ADDED`` events: its ``ADDED`` events replay current objects in no
-    resourceVersion order, so none of them marks a point in the stream.
-
-    Example::
-
-        >>> next_resource_version("10", "ADDED", "7", watch_started_from="0")
-        '10'
-        >>> next_resource_version("10", "MODIFIED", "12", watch_started_from="0")
-        '12'
-    """
-    if not event_resource_version:
-        return current
-    if watch_started_from == "0" and event_type == "ADDED":
-        return current
-    return event_resource_version

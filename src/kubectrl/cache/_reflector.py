@@ -5,6 +5,10 @@ a :class:`ReflectorSink` (the informer, the single writer of the store): ``repla
 list (or a streaming list), ``apply`` for each watch event, in the order the server sent them.
 Every decision (relist or re-watch, how long to back off) comes from the pure step function; the
 loop only does I/O, waits on the injected clock, and records the last error for diagnostics.
+
+It is also where objects enter the cache, so it is where malformed ones are stopped: an object
+without a non-empty ``metadata.name`` has no store key (it would be filed under ``""`` or
+``"ns/"``), so it is logged once with the resource and the event type, and skipped.
 """
 
 from __future__ import annotations
@@ -28,12 +32,11 @@ from kubectrl.cache._decisions import (
     WatchAction,
     WatchEnded,
     classify_error,
-    next_resource_version,
     step,
 )
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions
 from kubectrl.client import EventType
-from kubectrl.objects import key_of
+from kubectrl.objects import key_of, metadata_of
 
 __all__ = ["Reflector", "ReflectorSink", "WatchErrorHandler"]
 
@@ -70,6 +73,10 @@ class Reflector:
       :mod:`kubectrl.cache._decisions` (relist on 410, re-watch on clean ends, backoff on 429 and
       refused connections, streaming list with LIST fallback).
     - Every wait goes through ``clock``; ``rng`` provides jitter and watch timeouts.
+
+    - Objects without a ``metadata.name`` (in a list, a streaming list or a watch event) are
+      logged as a warning naming the resource and the event type, then skipped: never stored,
+      never delivered.
 
     Caveats: :meth:`run` runs until cancelled; it never raises for list/watch failures (they are
     retried forever and reported through ``last_error`` and ``on_watch_error``).
@@ -137,9 +144,13 @@ class Reflector:
     def _failed(self, verb: str, err: BaseException) -> ErrorKind:
         kind = classify_error(err)
         self.last_error = err
+        # The resource and the reason go in the message itself, so a plain "%(message)s" log
+        # format says what failed and why; the same facts stay in ``extra`` for JSON formats.
         log.warning(
-            "reflector %s failed",
+            "reflector %s failed for %s: %s",
             verb,
+            self.name,
+            err,
             extra={"reflector": self.name, "error": str(err), "kind": kind.value},
         )
         if self.on_watch_error is not None:
@@ -166,7 +177,7 @@ class Reflector:
                 meta = page.get("metadata") or {}
                 if token is None:
                     resource_version = str(meta.get("resourceVersion") or "")
-                items.extend(page.get("items") or ())
+                items.extend(o for o in page.get("items") or () if self._named(o, "LIST"))
                 token = meta.get("continue") or None
                 if not token:
                     break
@@ -207,6 +218,13 @@ class Reflector:
                             self._resource_version = resource_version
                             initial = None
                         continue
+                    if not self._named(event.object, event.type.value):
+                        # Still a point in the stream: re-watching from before it would only
+                        # replay it.
+                        if initial is None:
+                            resource_version = event.resource_version or resource_version
+                            self._resource_version = resource_version
+                        continue
                     if initial is not None:
                         key = key_of(event.object)
                         if event.type is EventType.DELETED:
@@ -215,12 +233,11 @@ class Reflector:
                             initial[key] = event.object
                         continue
                     self.sink.apply(event.type, event.object)
-                    resource_version = next_resource_version(
-                        resource_version,
-                        event.type.value,
-                        event.resource_version,
-                        watch_started_from=action.resource_version,
-                    )
+                    # Every event advances the position. client-go holds it back on a watch
+                    # started at "" or "0" (synthetic ADDED events in no resourceVersion order);
+                    # this reflector never starts one there: it watches from what a list, a
+                    # streaming list or an event returned, and the apiserver always sends one.
+                    resource_version = event.resource_version or resource_version
                     self._resource_version = resource_version
         except Exception as err:
             error = self._failed("watch", err)
@@ -232,6 +249,24 @@ class Reflector:
             streaming=streaming,
             initial_events_done=initial is None,
         )
+
+    def _named(self, obj: Any, event_type: str) -> bool:
+        name = metadata_of(obj).get("name") if isinstance(obj, dict) else None
+        if isinstance(name, str) and name:
+            return True
+        log.warning(
+            "reflector skipped an object without metadata.name in a %s event for %s",
+            event_type,
+            self.name,
+            extra={
+                "reflector": self.name,
+                "event_type": event_type,
+                "namespace": str(metadata_of(obj).get("namespace") or "")
+                if isinstance(obj, dict)
+                else "",
+            },
+        )
+        return False
 
     def __repr__(self) -> str:
         return f"<Reflector {self.name} resource_version={self.state.resource_version!r}>"

@@ -16,7 +16,6 @@ from kubectrl.cache import (
     WatchAction,
     WatchEnded,
     classify_error,
-    next_resource_version,
     step,
 )
 from kubectrl.errors import (
@@ -266,13 +265,6 @@ def test_relist_with_streaming_uses_last_rv_not_older_than() -> None:
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def test_watch_from_zero_advances_rv_only_on_non_added_events() -> None:
-    assert next_resource_version("", "ADDED", "7", watch_started_from="0") == ""
-    assert next_resource_version("5", "DELETED", "9", watch_started_from="0") == "9"
-    assert next_resource_version("5", "ADDED", "7", watch_started_from="5") == "7"
-    assert next_resource_version("5", "MODIFIED", "", watch_started_from="5") == "5"
 
 
 @pytest.mark.parametrize(
