@@ -1,10 +1,12 @@
 """Client configuration: kubeconfig and in-cluster loading into a frozen :class:`ClientConfig`.
 
-Loading goes through the ``kubernetes`` package's loaders (exec plugins, auth providers,
-``*-data`` fields written to private temp files), imported lazily because importing
-``kubernetes.client`` costs about 40 MB and half a second. Before handing a kubeconfig to that
-loader we check it ourselves, so every mistake is reported with the file and field at fault, and
-without echoing credential values (the loader's own messages can quote a whole ``users`` entry).
+kubectrl reads kubeconfig files itself: every mistake is reported with the file and field at
+fault, without echoing credential values. Certificate and key data stay in memory (never written
+to a file that would outlive a SIGKILL), and exec credential plugins are run by kubectrl
+(:mod:`kubectrl.client._exec`), so a plugin that is missing or fails raises
+:class:`~kubectrl.errors.ConfigError` and its stderr never reaches a log. Only the deprecated
+``auth-provider`` entries and the in-cluster loader go through the ``kubernetes`` package,
+imported lazily because importing ``kubernetes.client`` costs about 40 MB and half a second.
 
 Precedence in :func:`load_config` is controller-runtime's: an explicit path, then ``KUBECONFIG``,
 then the in-cluster service account, then ``~/.kube/config``.
@@ -18,6 +20,7 @@ import dataclasses
 import importlib
 import os
 import ssl
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,7 +34,9 @@ from kubectrl.client._auth import (
     StaticTokenCredentials,
     TokenFileCredentials,
 )
+from kubectrl.client._exec import ExecCredentials, ExecPlugin, cluster_info
 from kubectrl.client._retry import RetryPolicy
+from kubectrl.client._tls import ca_data_for_ssl, load_cert_chain_from_memory
 from kubectrl.errors import ConfigError
 
 __all__ = [
@@ -65,14 +70,19 @@ class RateLimit:
 class ClientConfig:
     """Everything needed to reach one API server as one user. Immutable.
 
-    Fields hold file *paths* for CA and client certificate/key (data from a kubeconfig is written
-    to private temp files by the ``kubernetes`` loader) and a credential source that produces the
-    ``Authorization`` header per request. ``repr`` shows no secret.
+    CA and client certificate/key come either as file *paths* (``ca_file``,
+    ``client_cert_file``, ``client_key_file``) or as PEM/DER bytes kept in memory (``ca_data``,
+    ``client_cert_data``, ``client_key_data``: a kubeconfig's ``*-data`` fields and exec plugin
+    certificates), never written to disk. A credential source produces the ``Authorization``
+    header per request. ``repr`` shows no secret.
 
     Defaults: TLS verified (``insecure_skip_tls_verify`` only when the kubeconfig says so); rate
     limit 20 QPS burst 30 (controller-runtime); at most 100 pooled connections for ordinary
     requests (watches use a separate, unbounded pool so they cannot starve them); 30 s request
-    timeout, 10 s connect timeout; retries as :class:`RetryPolicy`.
+    timeout, 10 s connect timeout; a watch (or followed log) must get its response headers
+    within ``watch_open_timeout`` = 45 s, connect included (what client-go's HTTP/2 health check
+    effectively allows a silent connection: 30 s read-idle plus a 15 s ping); retries as
+    :class:`RetryPolicy`.
 
     Example::
 
@@ -95,8 +105,12 @@ class ClientConfig:
     retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
     timeout: float = 30.0
     connect_timeout: float = 10.0
+    watch_open_timeout: float = 45.0
     max_connections: int = 100
     user_agent: str = _USER_AGENT
+    ca_data: bytes | None = dataclasses.field(default=None, repr=False)
+    client_cert_data: bytes | None = dataclasses.field(default=None, repr=False)
+    client_key_data: bytes | None = dataclasses.field(default=None, repr=False)
 
     def with_options(self, **changes: Any) -> ClientConfig:
         """A copy with some fields changed (``dataclasses.replace``).
@@ -106,13 +120,38 @@ class ClientConfig:
         return dataclasses.replace(self, **changes)
 
     def ssl_context(self) -> ssl.SSLContext:
-        """The TLS context: verified against ``ca_file`` (or the system store), with the client
-        certificate if any. Unverified only when ``insecure_skip_tls_verify`` is set."""
-        ctx = ssl.create_default_context(cafile=self.ca_file)
+        """The TLS context: verified against ``ca_file``/``ca_data`` (or the system store), with
+        the client certificate if any. Unverified only when ``insecure_skip_tls_verify`` is set.
+
+        Raises :class:`~kubectrl.errors.ConfigError` naming the field when the CA or the client
+        certificate/key cannot be loaded.
+        """
+        try:
+            ctx = ssl.create_default_context(
+                cafile=self.ca_file,
+                cadata=ca_data_for_ssl(self.ca_data) if self.ca_data else None,
+            )
+        except (OSError, ssl.SSLError, ValueError) as err:
+            raise ConfigError(
+                f"cannot load the CA certificate: {type(err).__name__}",
+                path=self.ca_file or self.source or None,
+                field="ca_data" if self.ca_data else "ca_file",
+            ) from None
         if self.insecure_skip_tls_verify:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        if self.client_cert_file:
+        if self.client_cert_data or self.client_key_data:
+            try:
+                load_cert_chain_from_memory(
+                    ctx, self.client_cert_data or b"", self.client_key_data or b""
+                )
+            except (OSError, ssl.SSLError) as err:
+                raise ConfigError(
+                    f"cannot load client certificate/key: {type(err).__name__}",
+                    path=self.source or None,
+                    field="client_cert_data/client_key_data",
+                ) from None
+        elif self.client_cert_file:
             try:
                 ctx.load_cert_chain(self.client_cert_file, self.client_key_file)
             except (OSError, ssl.SSLError) as err:
@@ -261,12 +300,12 @@ def _check_file(entry: _Entry, section: str, body: Mapping[str, Any], key: str) 
         )
 
 
-def _check_data(entry: _Entry, section: str, body: Mapping[str, Any], key: str) -> None:
+def _check_data(entry: _Entry, section: str, body: Mapping[str, Any], key: str) -> bytes | None:
     value = body.get(key)
     if value is None:
-        return
+        return None
     try:
-        base64.b64decode(str(value), validate=True)
+        return base64.b64decode(str(value), validate=True) or None
     except (binascii.Error, ValueError):
         name = entry.value["name"]
         raise ConfigError(
@@ -305,8 +344,10 @@ def load_kubeconfig(
     ``context`` defaults to the merged ``current-context``.
 
     Raises :class:`~kubectrl.errors.ConfigError` naming the file and field for: a missing file,
-    malformed YAML, an unknown context/cluster/user, a missing ``server``, a missing CA, client
-    certificate, key or token file, bad base64 data, or a credential the loader rejects.
+    malformed YAML, an unknown context/cluster/user, a missing ``server`` or one that is not an
+    http(s) URL, a missing CA, client certificate, key or token file, bad base64 data, a CA that
+    is not a certificate, a client certificate and key that do not load, or an exec credential
+    plugin that is missing or fails (the plugin runs once here; its stderr is never shown).
 
     Example::
 
@@ -358,8 +399,12 @@ def load_kubeconfig(
             path=cluster_entry.path,
             field=f"clusters[name={cluster_name}].cluster.server",
         )
+    server = _check_server(cluster_entry, cluster)
     _check_file(cluster_entry, "clusters", cluster, "certificate-authority")
-    _check_data(cluster_entry, "clusters", cluster, "certificate-authority-data")
+    ca_data = _check_data(cluster_entry, "clusters", cluster, "certificate-authority-data")
+    ca_file = _path(cluster_entry, cluster, "certificate-authority") if ca_data is None else None
+    insecure = bool(cluster.get("insecure-skip-tls-verify", False))
+    _check_ca(cluster_entry, ca_file, ca_data)
 
     user_name = ctx.get("user")
     user_entry = merged["users"].get(user_name) if isinstance(user_name, str) else None
@@ -370,6 +415,9 @@ def load_kubeconfig(
             path=ctx_entry.path,
             field=f"contexts[name={name}].context.user",
         )
+    cert_file = key_file = None
+    cert_data = key_data = None
+    credentials: CredentialSource | None = None
     if user_entry is not None:
         raw_user = user_entry.value.get("user") or {}
         if not isinstance(raw_user, dict):
@@ -379,33 +427,49 @@ def load_kubeconfig(
         user = raw_user
         for key in ("client-certificate", "client-key", "tokenFile"):
             _check_file(user_entry, "users", user, key)
-        for key in ("client-certificate-data", "client-key-data"):
-            _check_data(user_entry, "users", user, key)
+        cert_data = _check_data(user_entry, "users", user, "client-certificate-data")
+        key_data = _check_data(user_entry, "users", user, "client-key-data")
+        if cert_data is None:
+            cert_file = _path(user_entry, user, "client-certificate")
+        if key_data is None:
+            key_file = _path(user_entry, user, "client-key")
+        if (cert_data is None) != (key_data is None):
+            # One half inline, the other in a file: read the file so both stay in memory.
+            cert_data = cert_data or _read_file(user_entry, "client-certificate", cert_file)
+            key_data = key_data or _read_file(user_entry, "client-key", key_file)
+            cert_file = key_file = None
+        if user.get("exec"):
+            source = ExecCredentials(
+                ExecPlugin.from_kubeconfig(
+                    user["exec"],
+                    path=user_entry.path,
+                    user=str(user_name),
+                    cluster_info=cluster_info(cluster, ca_data),
+                )
+            )
+            if source.credential.client_certificate and cert_data is None and cert_file is None:
+                cert_data = source.credential.client_certificate
+                key_data = source.credential.client_key
+            credentials = source
+        elif user.get("auth-provider"):
+            credentials = _auth_provider(user_entry, str(user_name), name, cluster, user)
+        elif user.get("token"):
+            credentials = StaticTokenCredentials(str(user["token"]))
+        elif user.get("tokenFile"):
+            credentials = TokenFileCredentials(_resolve(user_entry.path, str(user["tokenFile"])))
+        elif user.get("username") and user.get("password"):
+            credentials = BasicAuthCredentials(str(user["username"]), str(user["password"]))
+        if user_entry is not None and (cert_data or cert_file):
+            _check_client_cert(user_entry, cert_file, key_file, cert_data, key_data)
 
-    secrets = _secret_strings(user)
-    loader, configuration = _run_loader(files, merged, name, secrets, where)
-
-    credentials: CredentialSource | None
-    if user.get("exec") or user.get("auth-provider"):
-        credentials = LoaderCredentials(
-            loader, configuration, describe=f"user={user_name!r}, context={name!r}"
-        )
-    elif user.get("token"):
-        credentials = StaticTokenCredentials(str(user["token"]))
-    elif user.get("tokenFile") and user_entry is not None:
-        credentials = TokenFileCredentials(_resolve(user_entry.path, str(user["tokenFile"])))
-    elif user.get("username") and user.get("password"):
-        credentials = BasicAuthCredentials(str(user["username"]), str(user["password"]))
-    else:
-        credentials = None
-
-    server = str(getattr(configuration, "host", "") or cluster["server"]).rstrip("/")
-    insecure = bool(cluster.get("insecure-skip-tls-verify", False))
     return ClientConfig(
         server=server,
-        ca_file=getattr(configuration, "ssl_ca_cert", None) or None,
-        client_cert_file=getattr(configuration, "cert_file", None) or None,
-        client_key_file=getattr(configuration, "key_file", None) or None,
+        ca_file=ca_file,
+        ca_data=ca_data,
+        client_cert_file=cert_file,
+        client_key_file=key_file,
+        client_cert_data=cert_data,
+        client_key_data=key_data,
         insecure_skip_tls_verify=insecure,
         tls_server_name=cluster.get("tls-server-name") or None,
         proxy=cluster.get("proxy-url") or None,
@@ -415,45 +479,128 @@ def load_kubeconfig(
     )
 
 
-def _run_loader(
-    files: list[tuple[str, dict[str, Any]]],
-    merged: dict[str, dict[str, _Entry]],
+def _check_server(entry: _Entry, cluster: Mapping[str, Any]) -> str:
+    # Rejected here rather than retried at the first request: a typo in the URL never heals.
+    raw = cluster["server"]
+    field = f"clusters[name={entry.value['name']}].cluster.server"
+    if not isinstance(raw, str):
+        raise ConfigError("must be a string (an http(s) URL)", path=entry.path, field=field)
+    try:
+        url = urllib.parse.urlsplit(raw.strip())
+        port = url.port
+    except ValueError:
+        url, port = None, None
+    if url is None or url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigError(
+            f"{raw!r} is not an http(s) URL (like https://host:6443)",
+            path=entry.path,
+            field=field,
+        )
+    del port  # parsed only to reject a port that is not a number
+    return raw.strip().rstrip("/")
+
+
+def _path(entry: _Entry, body: Mapping[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    return _resolve(entry.path, value) if isinstance(value, str) and value else None
+
+
+def _read_file(entry: _Entry, key: str, path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise ConfigError(
+            f"cannot read {path}: {err.strerror}",
+            path=entry.path,
+            field=f"users[name={entry.value['name']}].user.{key}",
+        ) from None
+
+
+def _check_ca(entry: _Entry, ca_file: str | None, ca_data: bytes | None) -> None:
+    # Loaded once here so a CA that is not a certificate is reported with its file and field
+    # now, instead of as a bare ssl.SSLError from the first request.
+    if ca_file is None and ca_data is None:
+        return
+    try:
+        ssl.create_default_context(
+            cafile=ca_file, cadata=ca_data_for_ssl(ca_data) if ca_data else None
+        )
+    except (OSError, ssl.SSLError, ValueError):
+        key = "certificate-authority-data" if ca_data is not None else "certificate-authority"
+        raise ConfigError(
+            "is not a PEM or DER CA certificate",
+            path=entry.path,
+            field=f"clusters[name={entry.value['name']}].cluster.{key}",
+        ) from None
+
+
+def _check_client_cert(
+    entry: _Entry,
+    cert_file: str | None,
+    key_file: str | None,
+    cert_data: bytes | None,
+    key_data: bytes | None,
+) -> None:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        if cert_data is not None or key_data is not None:
+            load_cert_chain_from_memory(ctx, cert_data or b"", key_data or b"")
+        elif cert_file is not None:
+            ctx.load_cert_chain(cert_file, key_file)
+    except (OSError, ssl.SSLError):
+        suffix = "-data" if cert_data is not None else ""
+        raise ConfigError(
+            "are not a PEM certificate and its matching private key",
+            path=entry.path,
+            field=f"users[name={entry.value['name']}].user.client-certificate{suffix}"
+            f"/client-key{suffix}",
+        ) from None
+
+
+def _auth_provider(
+    entry: _Entry,
+    user_name: str,
     context: str,
-    secrets: list[str],
-    where: str,
-) -> tuple[Any, Any]:
-    # Imported here (about 40 MB, half a second), and as untyped modules.
+    cluster: Mapping[str, Any],
+    user: Mapping[str, Any],
+) -> CredentialSource:
+    # Deprecated upstream (client-go dropped gcp and azure in 1.26); kept through the kubernetes
+    # package's loader, given only the server and the auth-provider entry, so it writes no
+    # certificate or key to disk.
     k8s: Any = importlib.import_module("kubernetes.client")
     k8s_errors: Any = importlib.import_module("kubernetes.config.config_exception")
     kube_config: Any = importlib.import_module("kubernetes.config.kube_config")
 
-    # Our own ConfigNodes, named by file and entry name: the loader's merger names nodes after
-    # the entry's whole dict, so its error messages could quote a token.
-    tree: dict[str, Any] = {"current-context": context}
-    for key, entries in merged.items():
-        tree[key] = [
-            kube_config.ConfigNode(f"{e.path}: {key}[name={n}]", e.value, e.path)
-            for n, e in entries.items()
-        ]
-    root = kube_config.ConfigNode(where, tree, files[0][0])
+    tree = {
+        "current-context": context,
+        "contexts": [{"name": context, "context": {"cluster": "c", "user": "u"}}],
+        "clusters": [{"name": "c", "cluster": {"server": cluster["server"]}}],
+        "users": [{"name": "u", "user": {"auth-provider": user["auth-provider"]}}],
+    }
+    label = f"{entry.path}: users[name={user_name}]"
+    root = kube_config.ConfigNode(label, tree, entry.path)
     configuration = type.__call__(k8s.Configuration)
+    secrets = _secret_strings(user)
     try:
         loader = kube_config.KubeConfigLoader(
             config_dict=root, active_context=context, config_base_path=None
         )
         loader.load_and_set(configuration)
-    except k8s_errors.ConfigException as err:
-        raise ConfigError(
-            _redact(str(err), secrets), path=where, field=f"context {context}"
-        ) from None
     except Exception as err:
+        detail = _redact(str(err), secrets)
+        if not isinstance(err, k8s_errors.ConfigException):
+            detail = f"{type(err).__name__}: {detail}"
         raise ConfigError(
-            f"credential plugin or loader failed: {type(err).__name__}: "
-            + _redact(str(err), secrets),
-            path=where,
-            field=f"context {context}",
+            f"auth-provider failed: {detail}",
+            path=entry.path,
+            field=f"users[name={user_name}].user.auth-provider",
         ) from None
-    return loader, configuration
+    return LoaderCredentials(
+        loader, configuration, describe=f"user={user_name!r}, context={context!r}"
+    )
 
 
 # --------------------------------------------------------------------------- in-cluster
