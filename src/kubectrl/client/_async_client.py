@@ -11,6 +11,7 @@ ordinary requests of connections.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
 import logging
@@ -522,6 +523,11 @@ class AsyncClient:
         :attr:`WatchEvent.is_initial_events_end`. ``metadata_only=True`` streams
         ``PartialObjectMetadata`` objects.
 
+        Opening the stream (connect and response headers) must finish within
+        ``config.watch_open_timeout`` (45 s) or raises
+        :class:`~kubectrl.errors.RequestTimeoutError`; a failed open is never retried here, so
+        each failure reaches the caller (the reflector backs off and logs it).
+
         Example::
 
             async with client.watch(("v1", "Pod"), namespace="ns", resource_version=rv) as events:
@@ -578,53 +584,61 @@ class AsyncClient:
         read_timeout: float | None,
         accept: str | None = None,
     ) -> httpx.Response:
+        # One attempt only: the caller (the reflector) backs off, logs and decides whether to
+        # list again, as client-go's reflector does; retrying here would hide a dead connection
+        # from it. The open (connect + response headers) has its own bound, separate from the
+        # stream's read (stall) bound, so a silent connection fails in watch_open_timeout.
         pool = self._watch_pool()
         timeout = httpx.Timeout(
             self.config.timeout, connect=self.config.connect_timeout, read=read_timeout
         )
-        retrying = self.config.retry.retrying(idempotent=True, clock=self._clock)
-        async for attempt in retrying:
-            with attempt:
-                await self._throttle()
-                request = pool.build_request(
-                    "GET",
-                    path,
-                    params=params,
-                    headers={"Accept": accept} if accept else None,
-                    timeout=timeout,
-                    extensions=self._extensions,
-                )
-                try:
-                    response = await pool.send(request, stream=True)
-                except httpx.ConnectError as err:
-                    raise APIConnectionError(
-                        f"cannot connect to {self.config.server}: {err}",
-                        verb=verb,
-                        resource=label,
-                        connect_failed=True,
-                    ) from err
-                except httpx.TimeoutException as err:
-                    raise RequestTimeoutError(
-                        f"{type(err).__name__} opening the stream", verb=verb, resource=label
-                    ) from err
-                except httpx.TransportError as err:
-                    raise APIConnectionError(
-                        f"stream request failed: {type(err).__name__}", verb=verb, resource=label
-                    ) from err
-                if response.status_code >= 400:
-                    body = await response.aread()
-                    await response.aclose()
-                    raise api_error_from_response(
-                        response.status_code,
-                        body,
-                        retry_after=response.headers.get("Retry-After"),
-                        verb=verb,
-                        resource=label,
-                        namespace=namespace,
-                        name=name,
-                    )
-                return response
-        raise AssertionError("unreachable")  # pragma: no cover
+        open_timeout = self.config.watch_open_timeout
+        await self._throttle()
+        request = pool.build_request(
+            "GET",
+            path,
+            params=params,
+            headers={"Accept": accept} if accept else None,
+            timeout=timeout,
+            extensions=self._extensions,
+        )
+        try:
+            response = await asyncio.wait_for(pool.send(request, stream=True), open_timeout)
+        except asyncio.TimeoutError:
+            raise RequestTimeoutError(
+                f"no response headers within {open_timeout:g} s (watch_open_timeout) from "
+                f"{self.config.server}" + (f" (namespace {namespace})" if namespace else ""),
+                verb=verb,
+                resource=label,
+            ) from None
+        except httpx.ConnectError as err:
+            raise APIConnectionError(
+                f"cannot connect to {self.config.server}: {err}",
+                verb=verb,
+                resource=label,
+                connect_failed=True,
+            ) from err
+        except httpx.TimeoutException as err:
+            raise RequestTimeoutError(
+                f"{type(err).__name__} opening the stream", verb=verb, resource=label
+            ) from err
+        except httpx.TransportError as err:
+            raise APIConnectionError(
+                f"stream request failed: {type(err).__name__}", verb=verb, resource=label
+            ) from err
+        if response.status_code >= 400:
+            body = await response.aread()
+            await response.aclose()
+            raise api_error_from_response(
+                response.status_code,
+                body,
+                retry_after=response.headers.get("Retry-After"),
+                verb=verb,
+                resource=label,
+                namespace=namespace,
+                name=name,
+            )
+        return response
 
     # ------------------------------------------------------------------ writes
 
