@@ -29,7 +29,7 @@ from kubectrl.cache._handlers import (
     ResourceEventHandlerFuncs,
 )
 from kubectrl.cache._lister import Lister
-from kubectrl.cache._listwatch import ListerWatcher
+from kubectrl.cache._listwatch import ListerWatcher, describe_resource
 from kubectrl.cache._reflector import Reflector, WatchErrorHandler
 from kubectrl.cache._store import Indexer, IndexFunc
 from kubectrl.client import EventType
@@ -433,8 +433,6 @@ def _resync(period: float | None) -> float | None:
 
 
 def _resource_label(list_watch: ListerWatcher) -> str:
+    # A ListerWatcher need not say which resource it serves (test fakes, custom sources).
     resource = getattr(list_watch, "resource", None)
-    if isinstance(resource, tuple) and len(resource) == 2:
-        return str(resource[1])
-    label = getattr(resource, "label", None)
-    return str(label) if label else ""
+    return describe_resource(resource) if resource is not None else ""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectrl.cache._selector import LabelSelector, parse_label_selector
+from kubectrl.cache._selector import parse_label_selector
 from kubectrl.cache._store import NAMESPACE_INDEX, Indexer
 from kubectrl.errors import NotFoundError
+from kubectrl.labels import LabelSelectorLike
 
 ObjectList = list[dict[str, Any]]
 
@@ -18,6 +19,9 @@ class Lister:
 
     Guarantees: never calls the server; safe from any thread; returns the shared cached dicts
     (do not mutate them).
+
+    Selectors: a string, a ``{label: value}`` mapping, or a ``metav1.LabelSelector`` with
+    ``matchExpressions`` (see :mod:`kubectrl.labels`), evaluated in memory.
 
     Caveats: the cache lags the server (a write you just made may not be visible yet).
 
@@ -32,8 +36,17 @@ class Lister:
         self.indexer = indexer
         self.resource = resource
 
-    def list(self, selector: LabelSelector = None) -> ObjectList:
-        """Cached objects matching the label ``selector`` (all when ``None``), sorted by key."""
+    def list(self, selector: LabelSelectorLike = None) -> ObjectList:
+        """Cached objects matching the label ``selector`` (all when ``None``), sorted by key.
+
+        ``selector`` takes every form of :data:`kubectrl.labels.LabelSelectorLike`; a
+        ``metav1.LabelSelector``'s ``matchExpressions`` are evaluated locally.
+
+        Example::
+
+            lister.list({"matchExpressions": [{"key": "tier", "operator": "NotIn",
+                                               "values": ["canary"]}]})
+        """
         match = parse_label_selector(selector)
         items = self.indexer.items()
         return [items[key] for key in sorted(items) if match(items[key])]
@@ -63,8 +76,9 @@ class NamespaceLister:
         self.namespace_name = namespace
         self.resource = resource
 
-    def list(self, selector: LabelSelector = None) -> ObjectList:
-        """Objects in this namespace matching ``selector``, sorted by key."""
+    def list(self, selector: LabelSelectorLike = None) -> ObjectList:
+        """Objects in this namespace matching ``selector`` (any ``LabelSelectorLike``), sorted by
+        key."""
         match = parse_label_selector(selector)
         return [o for o in self.indexer.by_index(NAMESPACE_INDEX, self.namespace_name) if match(o)]
 

@@ -14,12 +14,35 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kubectrl.client import AsyncClient, ResourceRef, WatchEvent, WatchStream
+from kubectrl.client import APIResource, AsyncClient, ResourceRef, WatchEvent, WatchStream
+from kubectrl.labels import LabelSelectorLike, selector_string
+from kubectrl.objects import GroupVersionKind, GroupVersionResource
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["ListOptions", "ListWatch", "ListerWatcher", "WatchHandle"]
+__all__ = ["ListOptions", "ListWatch", "ListerWatcher", "WatchHandle", "describe_resource"]
+
+
+def describe_resource(resource: ResourceRef) -> str:
+    """How logs and errors name a resource, whatever way it was spelled.
+
+    A kind reads ``Kind (apiVersion)``; a resource given by its plural only (a
+    :class:`~kubectrl.objects.GroupVersionResource`) reads ``plural (apiVersion)``.
+
+    Example::
+
+        >>> describe_resource(("apps/v1", "Deployment"))
+        'Deployment (apps/v1)'
+        >>> describe_resource(GroupVersionResource("apps", "v1", "deployments"))
+        'deployments (apps/v1)'
+    """
+    if isinstance(resource, (APIResource, GroupVersionKind)):
+        return f"{resource.kind} ({resource.api_version})"
+    if isinstance(resource, GroupVersionResource):
+        return f"{resource.resource} ({resource.api_version})"
+    api_version, kind = resource
+    return f"{kind} ({api_version})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +107,10 @@ class ListerWatcher(Protocol):
 class ListWatch:
     """List and watch one resource in one namespace (or all) with fixed selectors.
 
+    ``label_selector`` takes every form of :data:`kubectrl.labels.LabelSelectorLike` (a string,
+    ``{label: value}``, a ``metav1.LabelSelector`` with ``matchExpressions``) and is sent as the
+    server's string form.
+
     Guarantees: every request carries this list-watch's namespace and selectors; ``tweak`` (if
     given) sees and may replace the options of every list and watch request just before it is
     sent (it must keep the selectors consistent between the two). With ``metadata_only=True``
@@ -104,7 +131,7 @@ class ListWatch:
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         tweak: Callable[[ListOptions], ListOptions] | None = None,
         metadata_only: bool = False,
@@ -112,22 +139,19 @@ class ListWatch:
         self.client = client
         self.resource = resource
         self.namespace = namespace or None
-        self.label_selector = label_selector or None
+        #: The selector as the server takes it (``None``: everything).
+        self.label_selector = selector_string(label_selector)
         self.field_selector = field_selector or None
         self.tweak = tweak
         self.metadata_only = metadata_only
 
     @property
     def description(self) -> str:
-        """E.g. ``configmaps (v1, ConfigMap) in namespace ns, labels app=web``."""
-        resource = self.resource
-        if isinstance(resource, tuple) and len(resource) == 2:
-            name = f"{resource[1]} ({resource[0]})"
-        elif hasattr(resource, "label"):
-            name = str(getattr(resource, "label"))  # noqa: B009
-        else:
-            name = str(resource)
-        parts = [name, f"in namespace {self.namespace}" if self.namespace else "in all namespaces"]
+        """E.g. ``ConfigMap (v1) in namespace ns, labels app=web``."""
+        parts = [
+            describe_resource(self.resource),
+            f"in namespace {self.namespace}" if self.namespace else "in all namespaces",
+        ]
         if self.label_selector:
             parts.append(f"labels {self.label_selector}")
         if self.field_selector:
@@ -136,11 +160,23 @@ class ListWatch:
             parts.append("metadata only")
         return ", ".join(parts)
 
-    def _options(self, options: ListOptions) -> ListOptions:
+    def _query(self, options: ListOptions) -> tuple[ListOptions, dict[str, Any]]:
+        # What lists and watches share: this list-watch's scope and selectors, then the tweak.
         options = dataclasses.replace(
             options, label_selector=self.label_selector, field_selector=self.field_selector
         )
-        return self.tweak(options) if self.tweak is not None else options
+        if self.tweak is not None:
+            options = self.tweak(options)
+        common: dict[str, Any] = {
+            "namespace": self.namespace,
+            "label_selector": options.label_selector,
+            "field_selector": options.field_selector,
+            "resource_version": options.resource_version,
+            "resource_version_match": options.resource_version_match,
+            "timeout_seconds": options.timeout_seconds,
+            "metadata_only": self.metadata_only,
+        }
+        return options, common
 
     async def list_page(self, options: ListOptions) -> dict[str, Any]:
         """Fetch one list page with ``options`` (plus this list-watch's namespace and selectors).
@@ -148,18 +184,9 @@ class ListWatch:
         Raises the client's typed errors (:class:`~kubectrl.errors.ExpiredError` for an expired
         continue token or a compacted resourceVersion).
         """
-        options = self._options(options)
+        options, common = self._query(options)
         pages = self.client.list_pages(
-            self.resource,
-            namespace=self.namespace,
-            label_selector=options.label_selector,
-            field_selector=options.field_selector,
-            limit=options.limit,
-            continue_=options.continue_,
-            resource_version=options.resource_version,
-            resource_version_match=options.resource_version_match,
-            timeout_seconds=options.timeout_seconds,
-            metadata_only=self.metadata_only,
+            self.resource, limit=options.limit, continue_=options.continue_, **common
         )
         try:
             return await pages.__anext__()
@@ -168,18 +195,12 @@ class ListWatch:
 
     def watch(self, options: ListOptions) -> WatchStream:
         """Open a watch with ``options``: the client's :class:`~kubectrl.client.WatchStream`."""
-        options = self._options(options)
+        options, common = self._query(options)
         return self.client.watch(
             self.resource,
-            namespace=self.namespace,
-            label_selector=options.label_selector,
-            field_selector=options.field_selector,
-            resource_version=options.resource_version,
-            resource_version_match=options.resource_version_match,
             allow_watch_bookmarks=options.allow_watch_bookmarks,
             send_initial_events=options.send_initial_events,
-            timeout_seconds=options.timeout_seconds,
-            metadata_only=self.metadata_only,
+            **common,
         )
 
     def __repr__(self) -> str:
