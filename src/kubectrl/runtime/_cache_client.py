@@ -9,26 +9,28 @@ Why: a controller reads far more than it writes, and a watch-fed cache is what m
 per second cheap for the API server. The price is the cache lag (controller-runtime #1464):
 right after a write, a read may still return the old object. Reconcilers must be idempotent
 anyway; use :attr:`CachedClient.reader` when a read really must be live.
+
+Writes are fenced under leader election: the manager gives its client the elector's
+:meth:`~kubectrl.leaderelection.LeaderElector.fence`, checked before every write is sent
+(create, update, patch, apply, delete and the status writes), so a leader whose last renewal
+is older than its renew deadline (say, a process resumed after SIGSTOP) cannot begin a write; it
+gets :class:`~kubectrl.leaderelection.LeaderElectionLostError` instead. Reads are not fenced.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectrl.cache import Informer, InformerFactory
 from kubectrl.client import APIResource, AsyncClient, ResourceRef
-from kubectrl.objects import gvk_of
+from kubectrl.leaderelection import LeaderElectionLostError
+from kubectrl.objects import ObjectKey, api_version_of, gvk_of, meta_namespace_key, metadata_of
 from kubectrl.runtime._controllerutil import merge_patch_diff
 from kubectrl.runtime._kind_source import normalize_resource
 
 __all__ = ["CachedClient", "StatusWriter"]
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
 
 
 class StatusWriter:
@@ -45,12 +47,14 @@ class StatusWriter:
 
     async def update(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """PUT the status (optimistic lock on ``metadata.resourceVersion``)."""
+        self._client.check_fence("update status of", _describe(obj))
         return await self._client.reader.update(obj, subresource="status", **kwargs)
 
     async def patch(
         self, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
     ) -> dict[str, Any]:
         """Patch the status (merge patch unless ``patch_type=`` says otherwise)."""
+        self._client.check_fence("patch status of", _describe_ref(resource, name, kwargs))
         return await self._client.reader.patch(
             resource, name, patch, subresource="status", **kwargs
         )
@@ -71,6 +75,7 @@ class StatusWriter:
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False
     ) -> dict[str, Any]:
         """Server-side apply of the status subresource."""
+        self._client.check_fence("apply status of", _describe(obj))
         return await self._client.reader.apply(
             obj, field_manager=field_manager, force=force, subresource="status"
         )
@@ -86,9 +91,15 @@ class CachedClient:
     a missing CRD). Returned objects are deep copies: mutate them freely. Writes are the
     :class:`~kubectrl.client.AsyncClient` verbs, unchanged.
 
+    With a leader fence (:meth:`set_leader_fence`; the manager sets the elector's under leader
+    election), every write first asks the fence and raises
+    :class:`~kubectrl.leaderelection.LeaderElectionLostError`, naming the write, without
+    sending it when the fence is closed. Reads are never fenced.
+
     Caveats: reads lag writes (read your writes with :attr:`reader`); a cache restricted to one
     namespace cannot answer for another (``ValueError``); field selectors are not served from
-    the cache (``ValueError``; use :attr:`reader`).
+    the cache (``ValueError``; use :attr:`reader`). Writes sent through :attr:`reader` directly
+    are not fenced.
 
     Example::
 
@@ -100,11 +111,43 @@ class CachedClient:
     """
 
     def __init__(
-        self, client: AsyncClient, factory: InformerFactory, *, sync_timeout: float = 120.0
+        self,
+        client: AsyncClient,
+        factory: InformerFactory,
+        *,
+        sync_timeout: float = 120.0,
+        leader_fence: Callable[[], bool] | None = None,
     ) -> None:
         self._client = client
         self._factory = factory
         self._sync_timeout = sync_timeout
+        self._fence = leader_fence
+
+    def set_leader_fence(self, fence: Callable[[], bool] | None) -> None:
+        """Check ``fence()`` before every write from now on (``None``: writes are not fenced).
+
+        Example::
+
+            client.set_leader_fence(elector.fence)
+        """
+        self._fence = fence
+
+    def check_fence(self, verb: str, what: str) -> None:
+        """Raise :class:`~kubectrl.leaderelection.LeaderElectionLostError` if the fence is closed.
+
+        ``verb`` and ``what`` name the write refused, for the message. Called by every write
+        method before it sends anything; a no-op without a fence.
+
+        Example::
+
+            client.check_fence("create", "v1/ConfigMap ns/settings")
+        """
+        fence = self._fence
+        if fence is not None and not fence():
+            raise LeaderElectionLostError(
+                f"not sending {verb} {what}: this process is no longer the leader (its last "
+                "lease renewal is older than the renew deadline, or leadership was lost)"
+            )
 
     @property
     def reader(self) -> AsyncClient:
@@ -191,20 +234,24 @@ class CachedClient:
 
     async def create(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>`."""
+        self.check_fence("create", _describe(obj))
         return await self._client.create(obj, **kwargs)
 
     async def update(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock)."""
+        self.check_fence("update", _describe(obj))
         return await self._client.update(obj, **kwargs)
 
     async def update_status(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """``status().update(obj)``."""
+        self.check_fence("update status of", _describe(obj))
         return await self._client.update_status(obj, **kwargs)
 
     async def patch(
         self, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
     ) -> dict[str, Any]:
         """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`."""
+        self.check_fence("patch", _describe_ref(resource, name, kwargs))
         return await self._client.patch(resource, name, patch, **kwargs)
 
     async def apply(
@@ -216,10 +263,12 @@ class CachedClient:
 
             await client.apply(desired_secret, field_manager="my-controller", force=True)
         """
+        self.check_fence("apply", _describe(obj))
         return await self._client.apply(obj, field_manager=field_manager, force=force, **kwargs)
 
     async def delete(self, resource: ResourceRef, name: str, **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`."""
+        self.check_fence("delete", _describe_ref(resource, name, kwargs))
         return await self._client.delete(resource, name, **kwargs)
 
     async def resource(self, resource: ResourceRef) -> APIResource:
@@ -256,13 +305,16 @@ class CachedClient:
             cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
         """
         patch = merge_patch_diff(original, modified)
-        meta = _meta(modified)
+        meta = metadata_of(modified)
         if optimistic_lock:
-            version = _meta(original).get("resourceVersion")
+            version = metadata_of(original).get("resourceVersion")
             if not version:
                 raise ValueError("optimistic_lock needs original.metadata.resourceVersion")
             patch.setdefault("metadata", {})["resourceVersion"] = str(version)
         gvk = gvk_of(modified)
+        self.check_fence(
+            f"patch{' ' + subresource + ' of' if subresource else ''}", _describe(modified)
+        )
         return await self._client.patch(
             (gvk.api_version, gvk.kind),
             str(meta.get("name") or ""),
@@ -273,6 +325,15 @@ class CachedClient:
 
     def __repr__(self) -> str:
         return f"<CachedClient informers={len(self._factory.informers)}>"
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    kind = f"{api_version_of(obj)}/{obj.get('kind', '')}".lstrip("/")
+    return f"{kind} {meta_namespace_key(obj)}"
+
+
+def _describe_ref(resource: ResourceRef, name: str, kwargs: Mapping[str, Any]) -> str:
+    return f"{resource} {ObjectKey(str(kwargs.get('namespace') or ''), name)}"
 
 
 def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:

@@ -369,7 +369,7 @@ class Manager:
         self._handles.append(handle)
         running = self._started and not self._stop_requested
         if running and (not need_leader_election or self._leading_started):
-            handle.launch(self._on_runnable_done)
+            self._launch(handle)
 
     def event_recorder(self, component: str) -> EventRecorder:
         """An :class:`~kubectrl.events.EventRecorder` reporting as ``component``.
@@ -506,7 +506,7 @@ class Manager:
         # 3. Runnables that do not need leadership.
         for handle in list(self._handles):
             if not handle.need_leader_election:
-                handle.launch(self._on_runnable_done)
+                self._launch(handle)
         # 4. Leader election, then 5. leader-only runnables.
         if not self._options.leader_election:
             self._start_leader_runnables()
@@ -524,6 +524,7 @@ class Manager:
             on_started_leading=self._start_leader_runnables,
             registry=self._registry,
         )
+        self._client.set_leader_fence(self._write_fence)
         self._elector_task = asyncio.ensure_future(self._elector.run())
         self._elector_task.add_done_callback(self._on_elector_done)
 
@@ -534,7 +535,22 @@ class Manager:
         log.info("Starting leader-only runnables", extra={"identity": self._identity})
         for handle in list(self._handles):
             if handle.need_leader_election and handle.task is None:
-                handle.launch(self._on_runnable_done)
+                self._launch(handle)
+
+    def _launch(self, handle: _Handle) -> None:
+        if handle.need_leader_election:
+            # Controllers ask the elector's fence before each reconcile, so a leader resumed
+            # after a pause past its renew deadline starts no reconcile (issue: split brain).
+            set_fence = getattr(handle.runnable, "set_leader_fence", None)
+            if callable(set_fence):
+                set_fence(self._elector.fence if self._elector is not None else None)
+        handle.launch(self._on_runnable_done)
+
+    def _write_fence(self) -> bool:
+        # Before leading, only runnables that need no leadership run, and their writes are not
+        # the leader's: they pass. Once leader-only work has started, a write needs the lease.
+        elector = self._elector
+        return elector is None or not self._leading_started or elector.fence()
 
     def _on_runnable_done(self, handle: _Handle) -> None:
         task = handle.task
@@ -552,7 +568,7 @@ class Manager:
         err = task.exception()
         if err is None:
             err = ManagerError("leader election stopped unexpectedly")
-        log.error("leader election lost; stopping", extra={"error": str(err)})
+        log.error("leader election lost; stopping: %s", err, extra={"error": str(err)})
         self._lost = True
         self._fail(err)
 

@@ -1,0 +1,71 @@
+"""The manager's client refuses writes once the leader fence is closed (issue 16, defect 3).
+
+The refusal happens before anything is sent, so these tests need no server (nothing listens on
+the configured address: a write that got through would fail with a connection error instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from kubectrl.cache import InformerFactory
+from kubectrl.client import AsyncClient, ClientConfig
+from kubectrl.leaderelection import LeaderElectionLostError
+from kubectrl.runtime import CachedClient
+
+CONFIG = ClientConfig(server="https://127.0.0.1:9")
+CM: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "settings", "namespace": "ns", "resourceVersion": "7"},
+    "data": {"a": "1"},
+}
+
+
+def writes(client: CachedClient) -> dict[str, Callable[[], Awaitable[Any]]]:
+    changed = {**CM, "data": {"a": "2"}}
+    return {
+        "create": lambda: client.create(CM),
+        "update": lambda: client.update(CM),
+        "update_status": lambda: client.update_status(CM),
+        "patch": lambda: client.patch(("v1", "ConfigMap"), "settings", {}, namespace="ns"),
+        "apply": lambda: client.apply(CM, field_manager="t"),
+        "delete": lambda: client.delete(("v1", "ConfigMap"), "settings", namespace="ns"),
+        "patch_merge_from": lambda: client.patch_merge_from(CM, changed, optimistic_lock=True),
+        "status().update": lambda: client.status().update(CM),
+        "status().patch": lambda: client.status().patch(
+            ("v1", "ConfigMap"), "settings", {}, namespace="ns"
+        ),
+        "status().apply": lambda: client.status().apply(CM, field_manager="t"),
+        "status().patch_merge_from": lambda: client.status().patch_merge_from(CM, changed),
+    }
+
+
+async def test_every_write_is_refused_without_sending_when_the_fence_is_closed() -> None:
+    asked: list[bool] = []
+
+    def fence() -> bool:
+        asked.append(False)
+        return False
+
+    async with AsyncClient(CONFIG) as api:
+        client = CachedClient(api, InformerFactory(api), leader_fence=fence)
+        for verb, call in writes(client).items():
+            with pytest.raises(LeaderElectionLostError, match="ns/settings") as info:
+                await call()
+            assert "no longer the leader" in str(info.value), verb
+        assert len(asked) == len(writes(client))
+
+
+async def test_set_leader_fence_installs_and_removes_the_fence() -> None:
+    async with AsyncClient(CONFIG) as api:
+        client = CachedClient(api, InformerFactory(api))
+        client.check_fence("create", "v1/ConfigMap ns/settings")  # no fence: a no-op
+        client.set_leader_fence(lambda: False)
+        with pytest.raises(LeaderElectionLostError, match=r"create v1/ConfigMap ns/settings"):
+            await client.create(CM)
+        client.set_leader_fence(None)
+        client.check_fence("create", "v1/ConfigMap ns/settings")
