@@ -223,61 +223,61 @@ class AsyncClient:
         query = _clean(params or {})
         if idempotent is None:
             idempotent = method == "GET"
-        retrying = self.config.retry.retrying(idempotent=idempotent, clock=self._clock)
-        async for attempt in retrying:
-            with attempt:
-                await self._throttle()
-                started = time.monotonic()
-                try:
-                    response = await self._http.request(
-                        method,
-                        path,
-                        params=query,
-                        content=content,
-                        headers=headers,
-                        extensions=self._extensions,
-                    )
-                except httpx.ConnectError as err:
-                    raise APIConnectionError(
-                        f"cannot connect to {self.config.server}: {err}",
-                        verb=verb,
-                        resource=label,
-                        connect_failed=True,
-                    ) from err
-                except httpx.TimeoutException as err:
-                    raise RequestTimeoutError(
-                        f"{type(err).__name__} after {time.monotonic() - started:.1f} s",
-                        verb=verb,
-                        resource=label,
-                    ) from err
-                except httpx.TransportError as err:
-                    raise APIConnectionError(
-                        f"connection to {self.config.server} failed: {type(err).__name__}",
-                        verb=verb,
-                        resource=label,
-                    ) from err
-                log.debug(
-                    "request",
-                    extra={
-                        "verb": verb,
-                        "method": method,
-                        "path": path,
-                        "status": response.status_code,
-                        "duration": time.monotonic() - started,
-                    },
+
+        async def attempt() -> httpx.Response:
+            await self._throttle()
+            started = time.monotonic()
+            try:
+                response = await self._http.request(
+                    method,
+                    path,
+                    params=query,
+                    content=content,
+                    headers=headers,
+                    extensions=self._extensions,
                 )
-                if response.status_code >= 400:
-                    raise api_error_from_response(
-                        response.status_code,
-                        response.content,
-                        retry_after=response.headers.get("Retry-After"),
-                        verb=verb,
-                        resource=label,
-                        namespace=namespace,
-                        name=name,
-                    )
-                return response
-        raise AssertionError("unreachable")  # pragma: no cover
+            except httpx.ConnectError as err:
+                raise APIConnectionError(
+                    f"cannot connect to {self.config.server}: {err}",
+                    verb=verb,
+                    resource=label,
+                    connect_failed=True,
+                ) from err
+            except httpx.TimeoutException as err:
+                raise RequestTimeoutError(
+                    f"{type(err).__name__} after {time.monotonic() - started:.1f} s",
+                    verb=verb,
+                    resource=label,
+                ) from err
+            except httpx.TransportError as err:
+                raise APIConnectionError(
+                    f"connection to {self.config.server} failed: {type(err).__name__}",
+                    verb=verb,
+                    resource=label,
+                ) from err
+            log.debug(
+                "request",
+                extra={
+                    "verb": verb,
+                    "method": method,
+                    "path": path,
+                    "status": response.status_code,
+                    "duration": time.monotonic() - started,
+                },
+            )
+            if response.status_code >= 400:
+                raise api_error_from_response(
+                    response.status_code,
+                    response.content,
+                    retry_after=response.headers.get("Retry-After"),
+                    verb=verb,
+                    resource=label,
+                    namespace=namespace,
+                    name=name,
+                )
+            return response
+
+        return await self.config.retry.call(attempt, idempotent=idempotent, clock=self._clock)
 
     async def _discovery_get(self, path: str) -> Mapping[str, Any]:
         response = await self._send("GET", path, verb="discover", label=path)

@@ -175,6 +175,32 @@ class RetryPolicy:
         ceiling = min(self.max_backoff, self.initial_backoff * (2.0 ** (attempt - 1)))
         return float(ceiling / 2 + random.random() * ceiling / 2)  # noqa: S311 - jitter
 
+    async def call(
+        self, attempt: Callable[[], Awaitable[T]], *, idempotent: bool, clock: Clock
+    ) -> T:
+        """Run ``attempt`` until it succeeds, the policy says stop, or attempts run out.
+
+        The error of the last attempt is raised as itself, with its own traceback: nothing of
+        the retry loop is chained to it (a 404 after a retried 500 reads as a plain 404).
+
+        Example::
+
+            obj = await RetryPolicy().call(fetch, idempotent=True, clock=RealClock())
+        """
+        number = 0
+        while True:
+            number += 1
+            try:
+                return await attempt()
+            except Exception as err:
+                if number >= max(1, self.max_attempts) or not self.should_retry(
+                    err, idempotent=idempotent
+                ):
+                    raise
+                delay = self.wait_for(err, number)
+            # Outside the except block, so the next attempt's error has no __context__.
+            await clock.sleep(delay)
+
     def retrying(self, *, idempotent: bool, clock: Clock) -> tenacity.AsyncRetrying:
         """A tenacity controller applying this policy, sleeping on ``clock``."""
 

@@ -206,3 +206,44 @@ async def test_500_on_create_is_not_retried(make_client) -> None:
             assert [r.method for r in server.requests] == ["GET", "POST"]
         finally:
             await client.aclose()
+
+
+def _chain(err: BaseException | None) -> list[BaseException]:
+    out: list[BaseException] = []
+    while err is not None and err not in out:
+        out.append(err)
+        err = err.__cause__ or err.__context__
+    return out
+
+
+async def test_api_error_after_retries_chains_no_retry_machinery(make_client) -> None:
+    """A 404 that follows a retried 500 is raised as itself: nothing from the retry machinery
+    (tenacity's RetryError, its frames) in its cause/context chain or its traceback."""
+    answers = [
+        json_response(500, {"kind": "Status", "code": 500, "reason": "InternalError"}),
+        json_response(
+            404,
+            {"kind": "Status", "code": 404, "reason": "NotFound", "message": 'configmaps "a"'},
+        ),
+    ]
+
+    async def handler(request: Request, writer: asyncio.StreamWriter) -> None:
+        writer.write(answers.pop(0))
+        await writer.drain()
+
+    async with loopback(handler) as server:
+        client = make_client(server.url, retry=RetryPolicy(initial_backoff=0.0))
+        try:
+            with pytest.raises(NotFoundError) as info:
+                await client.get(CONFIGMAPS, "a", namespace="ns")
+        finally:
+            await client.aclose()
+    assert len(server.requests) == 2
+    err = info.value
+    assert (err.verb, err.namespace, err.name, err.reason) == ("get", "ns", "a", "NotFound")
+    for linked in _chain(err):
+        assert not type(linked).__module__.startswith("tenacity"), linked
+        tb = linked.__traceback__
+        while tb is not None:
+            assert "tenacity" not in tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code
+            tb = tb.tb_next
