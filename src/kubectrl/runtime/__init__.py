@@ -34,6 +34,7 @@ from kubectrl.runtime._controller import (
     Controller,
     ControllerOptions,
     ReconcileInfo,
+    ReconcileTimeoutError,
     SourceSyncError,
     current_reconcile,
 )
@@ -77,6 +78,7 @@ from kubectrl.runtime._predicate import (
     resource_version_changed,
 )
 from kubectrl.runtime._reconcile import (
+    MAX_REQUEUE_AFTER,
     Reconciler,
     ReconcilerProtocol,
     Request,
@@ -88,6 +90,7 @@ from kubectrl.runtime._server import HTTPServer, parse_bind_address, ping
 from kubectrl.runtime._source import ChannelSource, Source, dispatch
 
 __all__ = [
+    "MAX_REQUEUE_AFTER",
     "AlreadyOwnedError",
     "Builder",
     "CachedClient",
@@ -110,6 +113,7 @@ __all__ = [
     "Predicate",
     "PredicateFuncs",
     "ReconcileInfo",
+    "ReconcileTimeoutError",
     "Reconciler",
     "ReconcilerProtocol",
     "Request",

@@ -1,6 +1,7 @@
 """The controller: a rate-limited workqueue, sources feeding it, and N workers reconciling.
 
-The worker loop is controller-runtime's ``reconcileHandler``:
+The worker loop is controller-runtime's ``reconcileHandler``
+(pkg/internal/controller/controller.go):
 
 ====================================  =============================================  ===========
 reconcile outcome                     queue                                          ``result``
@@ -8,28 +9,37 @@ reconcile outcome                     queue                                     
 returns ``None`` / ``Result()``       ``forget`` (reset backoff)                     success
 returns ``Result(requeue_after=s)``   ``forget`` + ``add_after(s)``                  requeue_after
 returns ``Result(requeue=True)``      ``add_rate_limited``                           requeue
-raises :class:`TerminalError`         ``forget``; not retried; counted as terminal   error
+raises :class:`TerminalError`         not retried, backoff history kept; counted     error
+                                      as terminal
 raises anything else                  ``add_rate_limited`` (growing backoff)         error
+exceeds ``reconcile_timeout``         cancelled; ``add_rate_limited``                error
 ====================================  =============================================  ===========
 
 Exceptions never end a worker. The queue guarantees a key is never reconciled by two workers at
-once and that a change during a reconcile brings the key back afterwards.
+once and that a change during a reconcile brings the key back afterwards; a sync reconcile whose
+thread outlives its timeout (or the controller's stop) keeps its key held until the thread ends.
+
+Errors are logged as one line when they are kubectrl's own (an API error names verb, resource,
+object, reason and the server's message; a connection error names what failed): a 409 or 404 is
+routine for a controller and needs no traceback. Anything else keeps its traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
-import functools
+import itertools
 import logging
+import math
+import threading
 import uuid
-from collections.abc import Hashable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kubectrl._clock import Clock, RealClock
-from kubectrl.errors import KubectrlError
+from kubectrl.errors import APIError, KubectrlError
 from kubectrl.runtime._metrics import ControllerMetrics
 from kubectrl.runtime._reconcile import (
     ReconcileLike,
@@ -52,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Controller",
     "ControllerOptions",
+    "ReconcileTimeoutError",
     "SourceSyncError",
     "current_reconcile",
 ]
@@ -85,50 +96,84 @@ def current_reconcile() -> ReconcileInfo | None:
 
 
 class SourceSyncError(KubectrlError):
-    """A controller's source did not sync; the controller did not start.
+    """One or more of a controller's sources did not sync; the controller did not start.
 
-    The message names the source and the reason (its error, or a timeout). Not retryable as is:
-    fix RBAC, install the CRD, or raise the timeout.
+    The message names every source that failed or timed out, with its reason (its error, or its
+    last list/watch error). ``sources`` lists their names in the controller's order; ``source``
+    is the first of them. Not retryable as is: fix RBAC, install the CRD, or raise the timeout.
 
     Example::
 
         try:
             await controller.start()
         except SourceSyncError as err:
-            print(err.source, err.__cause__)
+            print(err.sources, err)
     """
 
-    def __init__(self, message: str, *, source: str) -> None:
+    def __init__(self, message: str, *, source: str, sources: Iterable[str] = ()) -> None:
         super().__init__(message)
+        self.sources: tuple[str, ...] = tuple(sources) or (source,)
         self.source = source
+
+
+class ReconcileTimeoutError(KubectrlError):
+    """A reconcile ran longer than its controller's ``reconcile_timeout``.
+
+    The controller cancelled it (an ``async`` reconcile sees ``CancelledError`` at its current
+    ``await``), counted it as an error and requeued the key with backoff. ``request`` is the key,
+    ``timeout`` the limit in seconds.
+
+    Example::
+
+        ControllerOptions(reconcile_timeout=60)   # a reconcile gets at most a minute
+    """
+
+    def __init__(self, message: str, *, request: Request, timeout: float) -> None:
+        super().__init__(message)
+        self.request = request
+        self.timeout = timeout
 
 
 @dataclasses.dataclass(frozen=True)
 class ControllerOptions:
     """A controller's knobs, with controller-runtime's defaults.
 
-    ``max_concurrent_reconciles`` 1; ``cache_sync_timeout`` 120 s (wait for every source to
-    sync before the first reconcile); ``rate_limiter`` ``None`` means
-    :func:`~kubectrl.workqueue.default_controller_rate_limiter` (5 ms doubling to 1000 s per key,
-    10 QPS burst 100 overall); ``need_leader_election`` ``True`` (a Manager starts the
-    controller only on the leader).
+    ``max_concurrent_reconciles`` 1; ``cache_sync_timeout`` 120 s (one deadline for all sources
+    to sync, waited for in parallel, before the first reconcile); ``rate_limiter`` ``None``
+    means :func:`~kubectrl.workqueue.default_controller_rate_limiter` (5 ms doubling to 1000 s
+    per key, 10 QPS burst 100 overall); ``need_leader_election`` ``True`` (a Manager starts the
+    controller only on the leader); ``reconcile_timeout`` ``None`` (no limit, as
+    controller-runtime's ``ReconciliationTimeout`` unset): else seconds after which a reconcile
+    is cancelled, logged and counted as an error, and retried with backoff.
 
     Example::
 
         >>> ControllerOptions(max_concurrent_reconciles=4).cache_sync_timeout
         120.0
+        >>> ControllerOptions(reconcile_timeout=60).reconcile_timeout
+        60
     """
 
     max_concurrent_reconciles: int = 1
     cache_sync_timeout: float = 120.0
     rate_limiter: RateLimiter[Hashable] | None = None
     need_leader_election: bool = True
+    reconcile_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
-            raise ValueError("max_concurrent_reconciles must be >= 1")
-        if self.cache_sync_timeout <= 0:
-            raise ValueError("cache_sync_timeout must be > 0")
+            raise ValueError(
+                f"max_concurrent_reconciles must be >= 1, got {self.max_concurrent_reconciles}"
+            )
+        if not self.cache_sync_timeout > 0:
+            raise ValueError(f"cache_sync_timeout must be > 0, got {self.cache_sync_timeout}")
+        if self.reconcile_timeout is not None and not (
+            self.reconcile_timeout > 0 and math.isfinite(self.reconcile_timeout)
+        ):
+            raise ValueError(
+                f"reconcile_timeout must be None (no limit) or a finite number of seconds > 0, "
+                f"got {self.reconcile_timeout}"
+            )
 
 
 class Controller:
@@ -136,19 +181,22 @@ class Controller:
 
     ``reconciler`` is a :class:`~kubectrl.runtime.Reconciler`, an object with a ``reconcile``
     method, or a plain function of a :class:`Request`; ``async def`` runs on the loop, ``def``
-    in one of the controller's ``max_concurrent_reconciles`` threads.
+    in a daemon thread of its own per reconcile (at most ``max_concurrent_reconciles`` running
+    for workers at once).
 
-    Lifecycle: :meth:`start` starts the sources, waits for them to sync (up to
-    ``cache_sync_timeout``; else :class:`SourceSyncError` naming the source) and starts the
-    workers; :meth:`stop` stops taking keys and waits for in-flight reconciles (up to its
-    timeout); :meth:`run` is ``start`` then wait until stopped or cancelled.
+    Lifecycle: :meth:`start` starts the sources, waits for all of them to sync in parallel (one
+    ``cache_sync_timeout`` deadline; else :class:`SourceSyncError` naming each source that did
+    not sync) and starts the workers; :meth:`stop` stops taking keys and waits for in-flight
+    reconciles (up to its timeout); :meth:`run` is ``start`` then wait until stopped or
+    cancelled.
 
     Guarantees: a key is never reconciled concurrently; an exception never kills a worker;
-    each reconcile is logged (debug on start and finish, error on failure) with ``controller``,
+    with a leader fence (:meth:`set_leader_fence`), no reconcile starts once it is closed; each
+    reconcile is logged (debug on start and finish, error on failure) with ``controller``,
     ``namespace``, ``object_name`` and ``reconcile_id`` in ``extra`` (``name`` is taken by
-    :class:`logging.LogRecord`). Caveats: a sync reconcile still
-    running when the stop timeout passes cannot be interrupted; its thread finishes in the
-    background.
+    :class:`logging.LogRecord`). Caveats: a sync reconcile cannot be interrupted; when it
+    outlives ``reconcile_timeout`` or the stop timeout its thread finishes in the background
+    (a daemon thread: it never keeps the process alive) while its key stays held.
 
     Example::
 
@@ -181,9 +229,16 @@ class Controller:
         )
         self._metrics = ControllerMetrics(registry, name)
         self._workers: list[asyncio.Task[None]] = []
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._fence: Callable[[], bool] | None = None
+        self._fence_closed = False
+        # Keys whose reconcile is running now (for the stop log), and keys held by a sync
+        # reconcile's thread that the controller stopped waiting for.
+        self._running: dict[Request, str] = {}
+        self._held: set[Request] = set()
+        self._thread_ids = itertools.count()
         self._started = False
         self._stopping = False
+        self._halt: asyncio.Event | None = None
         self._stopped: asyncio.Event | None = None
 
     # ------------------------------------------------------------------ public
@@ -208,6 +263,22 @@ class Controller:
         """Whether a Manager must start this controller only on the leader."""
         return self._options.need_leader_election
 
+    def set_leader_fence(self, fence: Callable[[], bool] | None) -> None:
+        """Check ``fence()`` before every reconcile; ``None`` removes the check.
+
+        A Manager with leader election passes its elector's ``fence`` to every leader-only
+        controller. Before a worker calls the reconciler for a key it calls ``fence()``; when it
+        returns ``False`` the reconciler is not called, the key is put back in the queue (not
+        lost, not counted as an error, not rate-limited) and the worker takes no further keys
+        until :meth:`stop`. Limit: a reconcile that already started is not interrupted (nor a
+        write it has in flight).
+
+        Example::
+
+            controller.set_leader_fence(elector.fence)
+        """
+        self._fence = fence
+
     def watch(self, source: Source) -> None:
         """Add a source; before :meth:`start` only."""
         if self._started:
@@ -223,28 +294,44 @@ class Controller:
         if self._started:
             raise RuntimeError(f"controller {self._name} was already started")
         self._started = True
+        self._halt = asyncio.Event()
         self._stopped = asyncio.Event()
-        log.info("Starting EventSource", extra={"controller": self._name})
+        log.info(
+            "Starting EventSources for controller %s",
+            self._name,
+            extra={"controller": self._name, "sources": [s.name for s in self._sources]},
+        )
         for source in self._sources:
-            await source.start(self.enqueue)
+            try:
+                await source.start(self.enqueue)
+            except Exception as err:
+                raise SourceSyncError(
+                    f"controller {self._name}: source {source.name} failed to start: "
+                    f"{type(err).__name__}: {err}",
+                    source=source.name,
+                ) from err
         await self._wait_for_sources()
         workers = self._options.max_concurrent_reconciles
-        if not self._is_async:
-            self._executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix=f"reconcile-{self._name}"
-            )
         self._metrics.set_max_concurrent(workers)
-        log.info("Starting workers", extra={"controller": self._name, "worker_count": workers})
+        log.info(
+            "Starting %d workers for controller %s",
+            workers,
+            self._name,
+            extra={"controller": self._name, "worker_count": workers},
+        )
         self._workers = [
             asyncio.create_task(self._worker(), name=f"{self._name}-worker-{i}")
             for i in range(workers)
         ]
 
     async def stop(self, timeout: float | None = 30.0) -> None:
-        """Stop taking keys and wait up to ``timeout`` s for in-flight reconciles to finish.
+        """Stop taking keys and wait up to ``timeout`` s (on the controller's clock) for
+        in-flight reconciles to finish.
 
         Keys still queued are not reconciled (the next leader or start will). Workers still
-        busy after the timeout are cancelled (async reconciles see ``CancelledError``).
+        busy after the timeout are cancelled (async reconciles see ``CancelledError``); a sync
+        reconcile's thread cannot be, so it is logged and left to finish in the background
+        (a daemon thread) — ``stop`` never waits for it past ``timeout``.
         """
         if self._stopping:
             if self._stopped is not None:
@@ -252,18 +339,32 @@ class Controller:
             return
         self._stopping = True
         self._queue.shutdown()
+        if self._halt is not None:
+            self._halt.set()
         if self._workers:
-            _, pending = await asyncio.wait(self._workers, timeout=timeout)
+            pending = await _wait_all(self._workers, timeout, self._clock)
             if pending:
+                running = sorted(str(r) for r in self._running)
                 log.warning(
-                    "reconciles still running after the stop timeout; cancelling",
-                    extra={"controller": self._name, "count": len(pending)},
+                    "controller %s: %d reconciles still running after the stop timeout of "
+                    "%s s, cancelling them: %s",
+                    self._name,
+                    len(running),
+                    timeout,
+                    ", ".join(running),
+                    extra={"controller": self._name, "count": len(running), "keys": running},
                 )
                 for task in pending:
                     task.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
+        if self._held:
+            held = sorted(str(r) for r in self._held)
+            log.warning(
+                "controller %s: sync reconciles still running in background threads: %s",
+                self._name,
+                ", ".join(held),
+                extra={"controller": self._name, "count": len(held), "keys": held},
+            )
         log.info("All workers finished", extra={"controller": self._name})
         if self._stopped is not None:
             self._stopped.set()
@@ -284,35 +385,56 @@ class Controller:
     # ------------------------------------------------------------------ internals
 
     async def _wait_for_sources(self) -> None:
+        if not self._sources:
+            return
         timeout = self._options.cache_sync_timeout
-        for source in self._sources:
-            waiter = asyncio.ensure_future(source.wait_for_sync(timeout))
-            timer = asyncio.ensure_future(self._clock.sleep(timeout))
-            try:
-                await asyncio.wait({waiter, timer}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                timer.cancel()
+        waiters = [asyncio.ensure_future(s.wait_for_sync(timeout)) for s in self._sources]
+        try:
+            await _wait_all(waiters, timeout, self._clock)
+        finally:
+            for waiter in waiters:
                 if not waiter.done():
                     waiter.cancel()
-                await asyncio.gather(waiter, timer, return_exceptions=True)
+            await asyncio.gather(*waiters, return_exceptions=True)
+        failures: list[tuple[str, str, BaseException | None]] = []
+        for source, waiter in zip(self._sources, waiters, strict=True):
             if waiter.cancelled():
                 reason = getattr(source, "last_sync_error", None)
-                detail = f": last error: {reason}" if reason else ""
-                raise SourceSyncError(
-                    f"controller {self._name}: timed out after {timeout} s waiting for source "
-                    f"{source.name} to sync{detail}",
-                    source=source.name,
-                )
-            err = waiter.exception()
-            if err is not None:
-                raise SourceSyncError(
-                    f"controller {self._name}: source {source.name} failed to sync: "
-                    f"{type(err).__name__}: {err}",
-                    source=source.name,
-                ) from err
+                detail = f" (last error: {reason})" if reason else ""
+                failures.append((source.name, f"timed out{detail}", None))
+            elif (err := waiter.exception()) is not None:
+                failures.append((source.name, f"{type(err).__name__}: {err}", err))
+        if not failures:
+            return
+        what = "; ".join(f"{name}: {why}" for name, why, _ in failures)
+        cause = next((err for _, _, err in failures if err is not None), None)
+        raise SourceSyncError(
+            f"controller {self._name}: {len(failures)} of {len(self._sources)} sources did not "
+            f"sync within {timeout:g} s: {what}",
+            source=failures[0][0],
+            sources=[name for name, _, _ in failures],
+        ) from cause
+
+    def _fence_open(self) -> bool:
+        if self._fence is None:
+            return True
+        try:
+            open_ = bool(self._fence())
+        except Exception:
+            log.exception("leader fence raised; treating it as closed")
+            open_ = False
+        if not open_ and not self._fence_closed:
+            self._fence_closed = True
+            log.warning(
+                "controller %s: leader fence closed; starting no further reconciles",
+                self._name,
+                extra={"controller": self._name},
+            )
+        return open_
 
     async def _worker(self) -> None:
-        while True:
+        assert self._halt is not None
+        while not self._halt.is_set():
             try:
                 request = await self._queue.get()
             except QueueShutDown:
@@ -320,49 +442,118 @@ class Controller:
             if self._stopping:
                 self._queue.done(request)
                 continue
+            if not self._fence_open():
+                # Put it back for whoever leads next: add while processing marks it dirty, and
+                # done() queues it again, with no backoff.
+                self._queue.add(request)
+                self._queue.done(request)
+                await self._halt.wait()
+                return
             self._metrics.worker_active(1)
             try:
                 await self._reconcile_handler(request)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # pragma: no cover - _reconcile_handler catches everything
-                log.exception("unexpected error in worker", extra={"controller": self._name})
             finally:
                 self._metrics.worker_active(-1)
-                self._queue.done(request)
+                if request not in self._held:
+                    self._queue.done(request)
 
     async def _call(self, request: Request) -> Any:
+        timeout = self._options.reconcile_timeout
         if self._is_async:
-            return await self._reconcile(request)
+            if timeout is None:
+                return await self._reconcile(request)
+            task = asyncio.ensure_future(self._reconcile(request))
+            try:
+                finished = not await _wait_all([task], timeout, self._clock)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+            if not finished:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise self._timeout_error(request, timeout)
+            return task.result()
+        future = self._start_thread(request)
+        try:
+            finished = not await _wait_all([future], timeout, self._clock)
+        except asyncio.CancelledError:
+            if not future.done():
+                self._hold_until_done(request, future)
+            raise
+        if not finished:
+            self._hold_until_done(request, future)
+            raise self._timeout_error(request, timeout)
+        return future.result()
+
+    def _timeout_error(self, request: Request, timeout: float | None) -> ReconcileTimeoutError:
+        return ReconcileTimeoutError(
+            f"reconcile of {request} timed out after {timeout:g} s",
+            request=request,
+            timeout=float(timeout or 0),
+        )
+
+    def _start_thread(self, request: Request) -> asyncio.Future[Any]:
+        # One daemon thread per reconcile rather than a ThreadPoolExecutor: the executor's
+        # threads are joined at interpreter exit, so one stuck reconcile would keep the process
+        # alive after shutdown. The workers bound how many run for the queue at once.
         loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         context = contextvars.copy_context()
-        call = functools.partial(context.run, self._reconcile, request)
-        return await loop.run_in_executor(self._executor, call)
+
+        def target() -> None:
+            try:
+                outcome: tuple[bool, Any] = (True, context.run(self._reconcile, request))
+            except BaseException as err:
+                outcome = (False, err)
+            # A closed loop raises RuntimeError: nobody waits for this result any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future, outcome)
+
+        thread = threading.Thread(
+            target=target, name=f"reconcile-{self._name}-{next(self._thread_ids)}", daemon=True
+        )
+        thread.start()
+        return future
+
+    def _hold_until_done(self, request: Request, future: asyncio.Future[Any]) -> None:
+        # The thread still runs the reconcile: keep the key processing so no other worker can
+        # start it, and release it when the thread ends.
+        self._held.add(request)
+
+        def release(done: asyncio.Future[Any]) -> None:
+            self._held.discard(request)
+            error = done.exception() if not done.cancelled() else None
+            log.warning(
+                "controller %s: abandoned sync reconcile of %s finished%s",
+                self._name,
+                request,
+                f" with {type(error).__name__}: {error}" if error is not None else "",
+                extra={"controller": self._name, **_request_fields(request)},
+            )
+            self._queue.done(request)
+
+        future.add_done_callback(release)
 
     async def _reconcile_handler(self, request: Request) -> None:
         reconcile_id = str(uuid.uuid4())
-        extra = {
+        extra: dict[str, Any] = {
             "controller": self._name,
-            "namespace": request.namespace,
-            # "name" is reserved by logging.LogRecord (the logger's name), hence "object_name".
-            "object_name": request.name,
+            **_request_fields(request),
             "reconcile_id": reconcile_id,
         }
         token = _current.set(ReconcileInfo(self._name, request, reconcile_id))
-        log.debug("Reconciling", extra=extra)
+        log.debug("Reconciling %s", request, extra=extra)
         started = self._clock.now()
+        self._running[request] = reconcile_id
         try:
             returned = await self._call(request)
         except asyncio.CancelledError:
             raise
         except TerminalError as err:
-            self._queue.forget(request)
+            # controller-runtime neither retries nor forgets a terminal error: the key keeps its
+            # backoff history and comes back only with the next change to the object.
             self._metrics.reconciled("error", seconds=self._clock.now() - started, terminal=True)
-            log.error(
-                "Reconciler error (terminal, not retried)",
-                exc_info=err,
-                extra={**extra, "error": str(err)},
-            )
+            self._log_error(request, err, extra, terminal=True)
             return
         except Exception as err:
             carried = getattr(err, "result", None)
@@ -374,9 +565,10 @@ class Controller:
                 )
             self._queue.add_rate_limited(request)
             self._metrics.reconciled("error", seconds=self._clock.now() - started)
-            log.error("Reconciler error", exc_info=err, extra={**extra, "error": str(err)})
+            self._log_error(request, err, extra, terminal=False)
             return
         finally:
+            self._running.pop(request, None)
             _current.reset(token)
         elapsed = self._clock.now() - started
         result = _as_result(returned, extra)
@@ -391,6 +583,97 @@ class Controller:
             self._queue.forget(request)
             self._metrics.reconciled("success", seconds=elapsed)
         log.debug("Reconcile successful", extra=extra)
+
+    def _log_error(
+        self, request: Request, err: BaseException, extra: dict[str, Any], *, terminal: bool
+    ) -> None:
+        what = "Reconciler error (terminal, not retried)" if terminal else "Reconciler error"
+        fields = {**extra, **_error_fields(err)}
+        expected = _is_expected(err)
+        log.error(
+            "%s: controller %s, %s: %s",
+            what,
+            self._name,
+            request,
+            _describe_error(err),
+            exc_info=None if expected else err,
+            extra=fields,
+        )
+
+
+def _request_fields(request: Request) -> dict[str, Any]:
+    # "name" is reserved by logging.LogRecord (the logger's name), hence "object_name".
+    return {"namespace": request.namespace, "object_name": request.name}
+
+
+def _is_expected(err: BaseException) -> bool:
+    """kubectrl's own errors (and terminal errors caused by them, or by nothing) say everything
+    in their message; a traceback through the client and retry internals adds only noise."""
+    if isinstance(err, TerminalError):
+        inner = err.__cause__ or next((a for a in err.args if isinstance(a, BaseException)), None)
+        return inner is None or _is_expected(inner)
+    return isinstance(err, KubectrlError)
+
+
+def _describe_error(err: BaseException) -> str:
+    text = str(err)
+    if isinstance(err, KubectrlError):
+        return text
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _error_fields(err: BaseException) -> dict[str, Any]:
+    fields: dict[str, Any] = {"error": _describe_error(err), "error_type": type(err).__name__}
+    if isinstance(err, TerminalError):
+        inner = err.__cause__ or next((a for a in err.args if isinstance(a, BaseException)), None)
+        if isinstance(inner, APIError):
+            err = inner
+    if isinstance(err, APIError):
+        fields.update(
+            verb=err.verb,
+            resource=err.resource,
+            error_reason=err.reason,
+            error_code=err.code,
+            server_message=err.server_message,
+        )
+    elif isinstance(err, KubectrlError):
+        for attr in ("verb", "resource"):
+            value = getattr(err, attr, None)
+            if isinstance(value, str) and value:
+                fields[attr] = value
+    return fields
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+async def _wait_all(
+    aws: Iterable[Awaitable[Any]], timeout: float | None, clock: Clock
+) -> set[asyncio.Future[Any]]:
+    """Wait for every awaitable, up to ``timeout`` seconds on ``clock``; return those not done.
+
+    Never cancels them (the caller decides), and shields plain futures from a cancellation of
+    the caller.
+    """
+    pending: set[asyncio.Future[Any]] = {asyncio.ensure_future(a) for a in aws}
+    if timeout is None:
+        await asyncio.wait([asyncio.shield(f) for f in pending])
+        return set()
+    timer = asyncio.ensure_future(clock.sleep(timeout))
+    try:
+        while pending and not timer.done():
+            _, _ = await asyncio.wait({*pending, timer}, return_when=asyncio.FIRST_COMPLETED)
+            pending = {f for f in pending if not f.done()}
+    finally:
+        timer.cancel()
+    return pending
 
 
 def _as_result(returned: Any, extra: dict[str, Any]) -> Result:

@@ -11,7 +11,6 @@ import dataclasses
 import datetime
 import inspect
 import math
-import numbers
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -104,7 +103,7 @@ class Result:
 def _requeue_seconds(value: object) -> float:
     if isinstance(value, datetime.timedelta):
         seconds = value.total_seconds()
-    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+    elif isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
     else:
         raise TypeError(
@@ -122,7 +121,8 @@ class TerminalError(Exception):
     """An error that retrying will not fix: record it and do not requeue.
 
     The controller counts it (``controller_runtime_terminal_reconcile_errors_total`` and
-    ``..._reconcile_errors_total``), logs it, and resets the key's backoff. The key comes back
+    ``..._reconcile_errors_total``), logs it and does not requeue the key; as in
+    controller-runtime, the key's backoff history is kept (not forgotten). The key comes back
     only with the next change to the object. Wrap another error with ``raise TerminalError(err)``
     or ``raise TerminalError("...") from err``.
 
