@@ -34,7 +34,8 @@ from kubectrl.errors import (
     RequestTimeoutError,
     api_error_from_response,
 )
-from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of
+from kubectrl.labels import LabelSelectorLike, selector_string
+from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of, metadata_of
 
 __all__ = ["AsyncClient", "PatchType", "Preconditions", "ResourceRef"]
 
@@ -120,11 +121,6 @@ def _clean(params: Mapping[str, Any]) -> dict[str, str]:
 
 def _dumps(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
 
 
 #: Ask the server for PartialObjectMetadata instead of whole objects (metadata-only informers).
@@ -319,8 +315,8 @@ class AsyncClient:
             return None
         if namespace:
             return namespace
-        if obj is not None and _meta(obj).get("namespace"):
-            return str(_meta(obj)["namespace"])
+        if obj is not None and metadata_of(obj).get("namespace"):
+            return str(metadata_of(obj)["namespace"])
         raise ValueError(f"{res.label} is namespaced: pass namespace= (or set metadata.namespace)")
 
     def _fill_type(self, res: APIResource, item: dict[str, Any]) -> dict[str, Any]:
@@ -367,7 +363,7 @@ class AsyncClient:
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
@@ -400,7 +396,7 @@ class AsyncClient:
                 label=res.label,
                 namespace=ns,
                 params={
-                    "labelSelector": label_selector,
+                    "labelSelector": selector_string(label_selector),
                     "fieldSelector": field_selector,
                     "limit": limit,
                     "continue": token,
@@ -427,7 +423,7 @@ class AsyncClient:
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
@@ -439,6 +435,12 @@ class AsyncClient:
 
         Returns ``{"apiVersion", "kind": "<Kind>List", "metadata": {"resourceVersion"},
         "items": [...]}``; watch from ``metadata.resourceVersion`` to see later changes.
+
+        ``label_selector`` here and in every other method takes any
+        :data:`~kubectrl.labels.LabelSelectorLike`: a string (``"app=web,tier in (a,b)"``), a
+        ``{label: value}`` mapping, a ``metav1.LabelSelector`` dict with ``matchLabels`` /
+        ``matchExpressions``, or a :class:`~kubectrl.labels.LabelSelector`; all are sent as
+        :func:`~kubectrl.labels.selector_string` renders them.
 
         Example::
 
@@ -476,7 +478,7 @@ class AsyncClient:
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         limit: int | None = 500,
     ) -> AsyncIterator[dict[str, Any]]:
@@ -502,7 +504,7 @@ class AsyncClient:
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -542,13 +544,15 @@ class AsyncClient:
             else:
                 stall_timeout = None
 
+        selector = selector_string(label_selector)  # a malformed selector fails here, not later
+
         async def opener(read_timeout: float | None) -> tuple[httpx.Response, str, str | None]:
             res = await self.resource(resource)
             ns = self._namespace(res, namespace) if namespace else None
             params = _clean(
                 {
                     "watch": True,
-                    "labelSelector": label_selector,
+                    "labelSelector": selector,
                     "fieldSelector": field_selector,
                     "resourceVersion": resource_version,
                     "resourceVersionMatch": resource_version_match,
@@ -668,7 +672,7 @@ class AsyncClient:
             verb="create",
             label=res.label,
             namespace=ns,
-            name=_meta(body).get("name") or _meta(body).get("generateName"),
+            name=metadata_of(body).get("name") or metadata_of(body).get("generateName"),
             params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
             body=body,
         )
@@ -698,7 +702,7 @@ class AsyncClient:
         body = to_dict(obj)
         res = await self.resource(resource if resource is not None else gvk_of(body))
         ns = self._namespace(res, namespace, body)
-        name = str(_meta(body).get("name") or "")
+        name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("update needs metadata.name")
         response = await self._send(
@@ -790,7 +794,7 @@ class AsyncClient:
         body = to_dict(obj)
         res = await self.resource(gvk_of(body))
         ns = self._namespace(res, namespace, body)
-        name = str(_meta(body).get("name") or "")
+        name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("apply needs metadata.name")
         return await self.patch(
@@ -887,7 +891,7 @@ class AsyncClient:
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
@@ -908,7 +912,10 @@ class AsyncClient:
             verb="deletecollection",
             label=res.label,
             namespace=ns,
-            params={"labelSelector": label_selector, "fieldSelector": field_selector},
+            params={
+                "labelSelector": selector_string(label_selector),
+                "fieldSelector": field_selector,
+            },
             body=self._delete_options(propagation_policy, grace_period_seconds, None, dry_run),
         )
         return await self._json(response)
