@@ -1,4 +1,14 @@
-"""The informer factory: one shared informer per (resource, namespace, selectors, shape)."""
+"""The informer factory: one shared informer per resolved resource, namespace, selectors, shape.
+
+Informers are keyed by what the server resolves a kind to (group, version and plural resource,
+through the client's RESTMapper), never by how the caller spelled it: ``("apps/v1",
+"Deployment")``, ``GroupVersionKind("apps", "v1", "Deployment")`` and
+``GroupVersionResource("apps", "v1", "deployments")`` share one list+watch and one store, as
+client-go's ``sharedInformerFactory`` (one informer per type) and controller-runtime's informer
+cache (one per resolved GVK) do. Label selectors are keyed in a normal form (any
+:data:`kubectrl.labels.LabelSelectorLike`, requirements sorted), and a namespace asked for a
+cluster-scoped resource is ignored.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +22,21 @@ from kubectrl.cache._informer import CacheSyncError, Informer, Transform
 from kubectrl.cache._listwatch import ListOptions, ListWatch
 from kubectrl.cache._reflector import WatchErrorHandler
 from kubectrl.cache._store import IndexFunc
-from kubectrl.client import AsyncClient, ResourceRef
+from kubectrl.client import APIResource, AsyncClient, ResourceRef
+from kubectrl.labels import LabelSelectorLike, Requirement, parse
+from kubectrl.objects import GroupVersionKind, GroupVersionResource
 
 __all__ = ["InformerFactory", "InformerKey"]
 
 
 class InformerKey(NamedTuple):
-    """What makes two informer requests the same informer."""
+    """What makes two informer requests the same informer.
+
+    ``resource`` is the resolved ``plural.version.group`` (``deployments.v1.apps``); before the
+    kind was resolved (a synchronous request for a kind never resolved yet) it is the kind's
+    spelling (``apps/v1, Kind=Deployment``) until a resolved request adopts the informer.
+    ``label_selector`` is in normal form (requirements sorted).
+    """
 
     resource: str
     namespace: str
@@ -37,27 +55,54 @@ class InformerKey(NamedTuple):
         return text
 
 
-def _resource_name(resource: ResourceRef) -> str:
-    if isinstance(resource, tuple) and len(resource) == 2:
-        return f"{resource[0]}/{resource[1]}"
-    return str(resource)
+def _spelling(resource: ResourceRef) -> GroupVersionKind | GroupVersionResource:
+    # The name a request gives, made comparable without asking the server: a kind's two
+    # spellings (tuple and GroupVersionKind) are one GroupVersionKind.
+    if isinstance(resource, APIResource):
+        return resource.gvr
+    if isinstance(resource, (GroupVersionKind, GroupVersionResource)):
+        return resource
+    return GroupVersionKind.from_api_version(*resource)
+
+
+def _requirement_key(requirement: Requirement) -> str:
+    # One value "in" and "=" mean the same (key present with that value); so do "notin" / "!=".
+    if requirement.operator in ("In", "NotIn") and len(requirement.values) == 1:
+        op = "=" if requirement.operator == "In" else "!="
+        return f"{requirement.key}{op}{requirement.values[0]}"
+    return str(requirement)
+
+
+def _selector_key(selector: LabelSelectorLike) -> str:
+    return ",".join(sorted({_requirement_key(r) for r in parse(selector).requirements}))
 
 
 class InformerFactory:
-    """Hands out shared informers, one per (resource, namespace, selectors, metadata-only).
+    """Hands out shared informers, one per (resolved resource, namespace, selectors,
+    metadata-only).
 
-    Guarantees: asking twice for the same key returns the same :class:`Informer`; ``start``
-    starts every informer not yet started (call it again after asking for more);
-    ``wait_for_cache_sync`` waits for all of them and reports per informer; ``shutdown`` stops
-    them all.
+    Guarantees: asking twice for the same key returns the same :class:`Informer`, whatever the
+    spelling of the kind (``("apps/v1", "Deployment")``, a ``GroupVersionKind``, a
+    ``GroupVersionResource``, an ``APIResource``) and of the label selector (any
+    :data:`kubectrl.labels.LabelSelectorLike`); ``start`` starts every informer not yet
+    started (call it again after asking for more); ``wait_for_cache_sync`` waits for all of
+    them and reports per informer; ``shutdown`` stops them all.
+
+    :meth:`get_informer` resolves the kind through the client's discovery first. The
+    synchronous :meth:`informer` resolves from what this factory already resolved; for a kind it
+    has not resolved yet it files the informer under the kind's spelling, and the first resolved
+    request for that kind (any spelling) adopts it.
 
     Caveats: factory defaults (namespace, resync, transform, reflector options) apply to
-    informers created afterwards.
+    informers created afterwards. A ``GroupVersionResource`` and a kind that were both only ever
+    asked for synchronously, before either was resolved, cannot be matched without the server:
+    call :meth:`get_informer` (or pass an ``APIResource``) to be sure.
 
     Example::
 
         factory = InformerFactory(client, resync_period=None)
-        cms = factory.informer(("v1", "ConfigMap"), namespace="ns")
+        cms = await factory.get_informer(("v1", "ConfigMap"), namespace="ns")
+        assert factory.informer(GroupVersionResource("", "v1", "configmaps"), namespace="ns") is cms
         factory.start()
         results = await factory.wait_for_cache_sync(timeout=30)   # {key: True, ...}
         ...
@@ -85,38 +130,88 @@ class InformerFactory:
         self.clock = clock or RealClock()
         self.on_watch_error = on_watch_error
         self._informers: dict[InformerKey, Informer] = {}
+        # Every spelling seen resolved, to its APIResource (fills the synchronous path).
+        self._resolved: dict[GroupVersionKind | GroupVersionResource, APIResource] = {}
+
+    async def get_informer(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        transform: Transform | None = None,
+    ) -> Informer:
+        """The shared informer for this key, resolving the kind through discovery first
+        (controller-runtime's ``Cache.GetInformer``); created on first request.
+
+        Raises :class:`~kubectrl.errors.ResourceNotFoundError` if the server serves no such
+        kind. Arguments are those of :meth:`informer`.
+
+        Example::
+
+            deployments = await factory.get_informer(GroupVersionResource("apps", "v1",
+                                                                          "deployments"))
+        """
+        spelling = _spelling(resource)
+        if spelling not in self._resolved:
+            api = await self.client.resource(resource)
+            self._remember(spelling, api)
+        return self.informer(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+            indexers=indexers,
+            transform=transform,
+        )
 
     def informer(
         self,
         resource: ResourceRef,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: Transform | None = None,
     ) -> Informer:
-        """The shared informer for this key, created on first request.
+        """The shared informer for this key, created on first request (no I/O).
 
         ``namespace=None`` uses the factory's namespace (itself ``None``: all namespaces).
+        ``label_selector`` takes any :data:`kubectrl.labels.LabelSelectorLike`.
         ``indexers`` given for an existing informer are added to it (duplicates raise).
         ``metadata_only=True`` caches ``PartialObjectMetadata`` objects only.
+
+        Example::
+
+            cms = factory.informer(("v1", "ConfigMap"), namespace="ns",
+                                   label_selector={"app": "web"})
         """
         namespace = namespace if namespace is not None else self.namespace
-        key = InformerKey(
-            _resource_name(resource),
-            namespace or "",
-            label_selector or "",
-            field_selector or "",
-            metadata_only,
-        )
+        spelling = _spelling(resource)
+        if isinstance(resource, APIResource):
+            self._remember(spelling, resource)
+        api = self._resolved.get(spelling)
+        selector = _selector_key(label_selector)
+        rest = (selector, field_selector or "", metadata_only)
+        provisional = InformerKey(str(spelling), namespace or "", *rest)
+        if api is None:
+            key = provisional
+        else:
+            key = InformerKey(str(api.gvr), namespace or "" if api.namespaced else "", *rest)
+            by_kind = InformerKey(str(api.gvk), namespace or "", *rest)
+            self._adopt(key, provisional, by_kind, api=api)
         informer = self._informers.get(key)
         if informer is None:
             list_watch = ListWatch(
                 self.client,
-                resource,
-                namespace=namespace,
+                api or resource,
+                namespace=namespace if api is None or api.namespaced else None,
                 label_selector=label_selector,
                 field_selector=field_selector,
                 tweak=self.tweak,
@@ -135,6 +230,26 @@ class InformerFactory:
         elif indexers:
             informer.add_indexers(indexers)
         return informer
+
+    def _remember(
+        self, spelling: GroupVersionKind | GroupVersionResource, api: APIResource
+    ) -> None:
+        for name in (spelling, api.gvk, api.gvr):
+            self._resolved[name] = api
+
+    def _adopt(self, key: InformerKey, *provisional: InformerKey, api: APIResource) -> None:
+        # An informer filed under a spelling before its kind was resolved becomes the resolved
+        # key's informer, unless one is there already (then the provisional one stays apart).
+        for old in provisional:
+            if key in self._informers:
+                return
+            informer = self._informers.pop(old, None)
+            if informer is not None:
+                list_watch = informer.list_watch
+                if isinstance(list_watch, ListWatch):
+                    list_watch.resource = api  # spares the reflector a discovery lookup
+                self._informers[key] = informer
+                return
 
     @property
     def informers(self) -> dict[InformerKey, Informer]:
