@@ -8,7 +8,7 @@ The stages, each in its own module:
 - :class:`Indexer` is the thread-safe store with named indexes; :class:`Lister` reads it.
 - :class:`Informer` is the store's single writer and fans every change out, in order, to
   handlers, each with its own buffer.
-- :class:`InformerFactory` shares one informer per (resource, namespace, selectors).
+- :class:`InformerFactory` shares one informer per (resolved resource, namespace, selectors).
 
 Guarantees, caveats and memory use are documented on each class; ``docs/cache.md`` explains the
 design. Example::
@@ -50,7 +50,7 @@ from kubectrl.cache._handlers import (
 )
 from kubectrl.cache._informer import CacheSyncError, Informer, strip_managed_fields
 from kubectrl.cache._lister import Lister, NamespaceLister
-from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch
+from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch, describe_resource
 from kubectrl.cache._reflector import Reflector, ReflectorSink
 from kubectrl.cache._selector import parse_label_selector
 from kubectrl.cache._store import (
@@ -92,6 +92,7 @@ __all__ = [
     "WatchAction",
     "WatchEnded",
     "classify_error",
+    "describe_resource",
     "namespace_index_func",
     "parse_label_selector",
     "step",

@@ -298,8 +298,10 @@ def _list_limit(state: ReflectorState, resource_version: str) -> int | None:
     return state.options.page_size
 
 
-def _relist(state: ReflectorState, rand: float, *, delay: float, reason: str) -> Decision:
-    if state.streaming:
+def _relist(
+    state: ReflectorState, rand: float, *, delay: float, reason: str, as_list: bool = False
+) -> Decision:
+    if state.streaming and not as_list:
         resource_version = "" if state.resource_version_unavailable else state.resource_version
         return Decision(
             WatchAction(
@@ -389,7 +391,7 @@ def step(
         if outcome.error is ErrorKind.EXPIRED:
             state = dataclasses.replace(state, resource_version_unavailable=True)
         reason = f"streaming list failed: {outcome.error.value if outcome.error else 'ended'}"
-        return _relist_as_list(state, delay=0.0, reason=reason)
+        return _relist(state, rand, delay=0.0, reason=reason, as_list=True), state
     if outcome.streaming:
         # The initial events replaced the store: the resourceVersion is good again.
         state = dataclasses.replace(state, resource_version_unavailable=False)
@@ -410,11 +412,3 @@ def step(
     # herd of quorum reads after a compaction or an apiserver restart).
     delay, state = _backoff(state, now, rand)
     return _relist(state, rand, delay=delay, reason=f"watch failed: {error.value}"), state
-
-
-def _relist_as_list(
-    state: ReflectorState, *, delay: float, reason: str
-) -> tuple[Decision, ReflectorState]:
-    resource_version = state.relist_resource_version()
-    action = ListAction(resource_version, _list_limit(state, resource_version))
-    return Decision(action, delay=delay, reason=reason), state

@@ -174,7 +174,7 @@ class Reflector:
                         continue_=token,
                     )
                 )
-                meta = page.get("metadata") or {}
+                meta = metadata_of(page)
                 if token is None:
                     resource_version = str(meta.get("resourceVersion") or "")
                 items.extend(o for o in page.get("items") or () if self._named(o, "LIST"))
@@ -251,7 +251,8 @@ class Reflector:
         )
 
     def _named(self, obj: Any, event_type: str) -> bool:
-        name = metadata_of(obj).get("name") if isinstance(obj, dict) else None
+        meta = metadata_of(obj) if isinstance(obj, dict) else {}
+        name = meta.get("name")
         if isinstance(name, str) and name:
             return True
         log.warning(
@@ -261,9 +262,7 @@ class Reflector:
             extra={
                 "reflector": self.name,
                 "event_type": event_type,
-                "namespace": str(metadata_of(obj).get("namespace") or "")
-                if isinstance(obj, dict)
-                else "",
+                "namespace": str(meta.get("namespace") or ""),
             },
         )
         return False

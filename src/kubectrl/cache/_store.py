@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubectrl.errors import KubectrlError
-from kubectrl.objects import meta_namespace_key
+from kubectrl.objects import meta_namespace_key, metadata_of
 
 __all__ = [
     "NAMESPACE_INDEX",
@@ -56,9 +56,7 @@ def namespace_index_func(obj: Mapping[str, Any]) -> list[str]:
         >>> namespace_index_func({"metadata": {"namespace": "ns", "name": "a"}})
         ['ns']
     """
-    meta = obj.get("metadata")
-    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
-    return [str(namespace or "")]
+    return [str(metadata_of(obj).get("namespace") or "")]
 
 
 class CacheMutationError(KubectrlError):
