@@ -167,7 +167,7 @@ class CachedClient:
         Example: ``res, informer = await client.informer_for(("v1", "ConfigMap"))``.
         """
         res = await self._client.resource(normalize_resource(resource))
-        informer = self._factory.informer((res.api_version, res.kind))
+        informer = await self._factory.get_informer(res)
         informer.start()
         await informer.wait_for_cache_sync(self._sync_timeout)
         return res, informer

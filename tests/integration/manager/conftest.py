@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,48 @@ from kubectrl.client import AsyncClient, ClientConfig, load_kubeconfig
 from kubectrl.runtime._manager import Manager, ManagerOptions
 
 DEADLINE = 90.0
+SCRIPT = Path(__file__).with_name("manager_process.py")
+
+
+def read_log(path: Path) -> list[tuple[str, str, str, float]]:
+    """The shared log of manager_process.py processes: (event, identity, name, time.time())."""
+    if not path.exists():
+        return []
+    lines = []
+    for line in path.read_text().splitlines():
+        event, identity, name, stamp = line.split()
+        lines.append((event, identity, name, float(stamp)))
+    return lines
+
+
+@pytest.fixture
+def spawn(
+    kubeconfig: Path, namespace: str, tmp_path: Path
+) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start manager_process.py as ``identity`` (extra environment as keywords); killed after."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(identity: str, **env: str) -> subprocess.Popen[bytes]:
+        environment = {
+            **os.environ,
+            "KUBECONFIG": str(kubeconfig),
+            "NAMESPACE": namespace,
+            "LOG": str(tmp_path / "log"),
+            "IDENTITY": identity,
+            **env,
+        }
+        out = open(tmp_path / f"{identity}.out", "wb")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen(
+            [sys.executable, str(SCRIPT)], env=environment, stdout=out, stderr=subprocess.STDOUT
+        )
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 async def eventually(

@@ -2,8 +2,10 @@
 
 Environment: KUBECONFIG, NAMESPACE, LOG (a file appended to by every process), IDENTITY,
 SLOW (seconds a reconcile of a ConfigMap with data.slow takes), RELEASE ("1": release the lease
-on shutdown). Every line is ``<event> <identity> <name> <time.time()>``, written with one
-O_APPEND write so lines of several processes never interleave.
+on shutdown), LEASE/RENEW/RETRY (the leader election timing, default 4/3/0.5 s), WRITE ("1": each
+reconcile server-side applies a Secret ``out-<name>`` through the manager's client, recording
+``wrote`` or ``refused``). Every line is ``<event> <identity> <name> <time.time()>``, written with
+one O_APPEND write so lines of several processes never interleave.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import sys
 import time
 
+from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.runtime import Request
 from kubectrl.runtime._builder import Builder
 from kubectrl.runtime._manager import Manager, ManagerOptions
@@ -20,6 +23,7 @@ from kubectrl.runtime._manager import Manager, ManagerOptions
 IDENTITY = os.environ["IDENTITY"]
 NAMESPACE = os.environ["NAMESPACE"]
 SLOW = float(os.environ.get("SLOW", "3"))
+WRITE = os.environ.get("WRITE") == "1"
 LOG_FD = os.open(os.environ["LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
 
@@ -38,9 +42,9 @@ def main() -> int:
             leader_election_namespace=NAMESPACE,
             leader_election_release_on_cancel=os.environ.get("RELEASE") == "1",
             identity=IDENTITY,
-            lease_duration=4,
-            renew_deadline=3,
-            retry_period=0.5,
+            lease_duration=float(os.environ.get("LEASE", "4")),
+            renew_deadline=float(os.environ.get("RENEW", "3")),
+            retry_period=float(os.environ.get("RETRY", "0.5")),
         ),
     )
 
@@ -49,6 +53,19 @@ def main() -> int:
         cm = await manager.client.get(("v1", "ConfigMap"), request.name, namespace=NAMESPACE)
         # The reconcile's own work: slow on purpose for the SIGTERM test.
         await asyncio.sleep(SLOW if "slow" in (cm.get("data") or {}) else 0.05)
+        if WRITE:
+            secret = {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": f"out-{request.name}", "namespace": NAMESPACE},
+                "stringData": {"by": IDENTITY, "n": str((cm.get("data") or {}).get("n"))},
+            }
+            try:
+                await manager.client.apply(secret, field_manager="manager-test", force=True)
+                record("wrote", request.name)
+            except LeaderElectionLostError:
+                record("refused", request.name)
+                raise
         record("end", request.name)
 
     Builder(manager).for_(("v1", "ConfigMap")).complete(reconcile)

@@ -3,63 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from kubectrl.client import AsyncClient
 
-from .conftest import eventually
+from .conftest import eventually, read_log
 
 pytestmark = pytest.mark.integration
 
-SCRIPT = Path(__file__).with_name("manager_process.py")
 CM = ("v1", "ConfigMap")
-
-
-def read_log(path: Path) -> list[tuple[str, str, str, float]]:
-    if not path.exists():
-        return []
-    lines = []
-    for line in path.read_text().splitlines():
-        event, identity, name, stamp = line.split()
-        lines.append((event, identity, name, float(stamp)))
-    return lines
-
-
-@pytest.fixture
-def spawn(
-    kubeconfig: Path, namespace: str, tmp_path: Path
-) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    procs: list[subprocess.Popen[bytes]] = []
-
-    def start(identity: str, **env: str) -> subprocess.Popen[bytes]:
-        environment = {
-            **os.environ,
-            "KUBECONFIG": str(kubeconfig),
-            "NAMESPACE": namespace,
-            "LOG": str(tmp_path / "log"),
-            "IDENTITY": identity,
-            **env,
-        }
-        out = open(tmp_path / f"{identity}.out", "wb")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen(
-            [sys.executable, str(SCRIPT)], env=environment, stdout=out, stderr=subprocess.STDOUT
-        )
-        procs.append(proc)
-        return proc
-
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def intervals(
