@@ -90,7 +90,7 @@ class EventRecorder:
 
     def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
         """Record an event of ``type`` (``"Normal"`` or ``"Warning"``) about ``obj``."""
-        self._generate(obj, None, type, reason, message)
+        self._generate(obj, type, reason, message)
 
     def eventf(
         self,
@@ -101,41 +101,36 @@ class EventRecorder:
         *args: object,
     ) -> None:
         """Like :meth:`event` with a ``%``-format message: ``eventf(o, NORMAL, "R", "%s", x)``."""
-        self._generate(obj, None, type, reason, message_format % args if args else message_format)
-
-    def annotated_event(
-        self,
-        obj: Mapping[str, Any],
-        annotations: Mapping[str, str],
-        type: str,
-        reason: str,
-        message: str,
-    ) -> None:
-        """Like :meth:`event`, with ``annotations`` set on the Event object itself."""
-        self._generate(obj, annotations, type, reason, message)
+        self._generate(obj, type, reason, message_format % args if args else message_format)
 
     def _generate(
         self,
         obj: Mapping[str, Any],
-        annotations: Mapping[str, str] | None,
         event_type: str,
         reason: str,
         message: str,
     ) -> None:
         if event_type not in (NORMAL, WARNING):
-            log.error("unsupported event type, dropping event", extra={"type": event_type})
+            log.error(
+                "unsupported event type %r (want Normal or Warning), dropping event %s",
+                event_type,
+                reason,
+                extra={"type": event_type, "reason": reason},
+            )
             return
         ref = object_reference(obj)
         if not ref["name"] or not ref["kind"]:
-            log.error("cannot record event: object has no kind or name", extra={"reason": reason})
+            log.error(
+                "cannot record event %s: the object has no kind or name",
+                reason,
+                extra={"reason": reason},
+            )
             return
         stamp = format_time(self._broadcaster.clock.wall())
         metadata: dict[str, Any] = {
             "name": f"{ref['name']}.{self._broadcaster.unique_name_suffix()}",
             "namespace": ref.get("namespace") or "default",
         }
-        if annotations:
-            metadata["annotations"] = dict(annotations)
         event: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",
