@@ -55,7 +55,10 @@ class InformerKey(NamedTuple):
         return text
 
 
-def _spelling(resource: ResourceRef) -> GroupVersionKind | GroupVersionResource:
+Spelling = GroupVersionKind | GroupVersionResource
+
+
+def _spelling(resource: ResourceRef) -> Spelling:
     # The name a request gives, made comparable without asking the server: a kind's two
     # spellings (tuple and GroupVersionKind) are one GroupVersionKind.
     if isinstance(resource, APIResource):
@@ -130,8 +133,10 @@ class InformerFactory:
         self.clock = clock or RealClock()
         self.on_watch_error = on_watch_error
         self._informers: dict[InformerKey, Informer] = {}
-        # Every spelling seen resolved, to its APIResource (fills the synchronous path).
-        self._resolved: dict[GroupVersionKind | GroupVersionResource, APIResource] = {}
+        # Every spelling seen resolved, to its APIResource (fills the synchronous path). Keyed
+        # with the type too: a GroupVersionKind and a GroupVersionResource are plain tuples and
+        # compare equal when their strings do.
+        self._resolved: dict[tuple[type, Spelling], APIResource] = {}
 
     async def get_informer(
         self,
@@ -156,7 +161,7 @@ class InformerFactory:
                                                                           "deployments"))
         """
         spelling = _spelling(resource)
-        if spelling not in self._resolved:
+        if (type(spelling), spelling) not in self._resolved:
             api = await self.client.resource(resource)
             self._remember(spelling, api)
         return self.informer(
@@ -196,7 +201,7 @@ class InformerFactory:
         spelling = _spelling(resource)
         if isinstance(resource, APIResource):
             self._remember(spelling, resource)
-        api = self._resolved.get(spelling)
+        api = self._resolved.get((type(spelling), spelling))
         selector = _selector_key(label_selector)
         rest = (selector, field_selector or "", metadata_only)
         provisional = InformerKey(str(spelling), namespace or "", *rest)
@@ -231,11 +236,9 @@ class InformerFactory:
             informer.add_indexers(indexers)
         return informer
 
-    def _remember(
-        self, spelling: GroupVersionKind | GroupVersionResource, api: APIResource
-    ) -> None:
+    def _remember(self, spelling: Spelling, api: APIResource) -> None:
         for name in (spelling, api.gvk, api.gvr):
-            self._resolved[name] = api
+            self._resolved[type(name), name] = api
 
     def _adopt(self, key: InformerKey, *provisional: InformerKey, api: APIResource) -> None:
         # An informer filed under a spelling before its kind was resolved becomes the resolved
