@@ -104,7 +104,13 @@ class Preconditions:
         return f"Preconditions(uid={self.uid!r}, resource_version={self.resource_version!r})"
 
 
-_UNSET: Any = object()
+class _Default:
+    # A sentinel that reads well in signatures (help(), IDEs): "stall_timeout=<default>".
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_UNSET: Any = _Default()
 
 
 def _clean(params: Mapping[str, Any]) -> dict[str, str]:
