@@ -209,6 +209,16 @@ class EventBroadcaster:
             return
         done, _ = await asyncio.wait({task}, timeout=timeout)
         if not done:
+            with self._lock:
+                # The one being written (or waiting for a retry) counts too.
+                left = len(self._pending) + (0 if self._idle is None or self._idle.is_set() else 1)
+            log.warning(
+                "event broadcaster: %d events not written within the shutdown timeout of %s s; "
+                "dropping them",
+                left,
+                timeout,
+                extra={"events": left, "timeout": timeout},
+            )
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 

@@ -8,8 +8,10 @@ if enabled, the leader elector.
 Start order (controller-runtime's): HTTP servers; caches (started and synced, which makes
 ``/readyz`` pass); runnables that do not need leader election; leader election; then, once
 leading (or at once without leader election), leader-only runnables such as controllers. Stop
-order is the reverse: leader-only runnables drain their in-flight reconciles (up to the graceful
-shutdown timeout, 30 s), the lease is released if configured, caches stop, servers stop.
+order: leader-only runnables drain their in-flight reconciles (up to the graceful shutdown
+timeout, 30 s); the lease is released at once if configured (so a successor need not wait for
+anything else); then the other runnables stop, the event broadcaster writing what it still holds
+for at most ``event_flush_timeout`` (5 s); caches stop; servers stop.
 
 A lost lease stops the manager at once (in-flight reconciles are cancelled: another replica
 may already lead) and :meth:`Manager.start` raises
@@ -94,6 +96,9 @@ class ManagerOptions:
       ``leader_election_release_on_cancel`` ``False`` (release the lease on a clean shutdown so
       a successor takes over at once); ``identity`` defaults to ``hostname_uuid``.
     - ``graceful_shutdown_timeout`` 30 s: how long in-flight reconciles may take to finish.
+    - ``event_flush_timeout`` 5 s: how long, after the lease was released, queued events may
+      take to be written on shutdown (also bounded by what is left of the graceful period).
+      controller-runtime flushes its recorder within the graceful period, after the release.
     - ``cache_namespace`` ``None``: cache every namespace; a name restricts every informer.
     - ``cache_sync_timeout`` 120 s (controller-runtime's controller ``CacheSyncTimeout``).
     - ``sync_period`` ``None``: no periodic resync. controller-runtime uses 10 h with jitter;
@@ -116,6 +121,7 @@ class ManagerOptions:
     retry_period: float = 2.0
     identity: str = ""
     graceful_shutdown_timeout: float = 30.0
+    event_flush_timeout: float = 5.0
     cache_namespace: str | None = None
     cache_sync_timeout: float = 120.0
     sync_period: float | None = None
@@ -125,6 +131,8 @@ class ManagerOptions:
             raise ValueError("leader_election needs leader_election_id (the Lease's name)")
         if self.graceful_shutdown_timeout < 0:
             raise ValueError("graceful_shutdown_timeout must be >= 0")
+        if self.event_flush_timeout < 0:
+            raise ValueError("event_flush_timeout must be >= 0")
         if self.cache_sync_timeout <= 0:
             raise ValueError("cache_sync_timeout must be > 0")
         if self.leader_election:
@@ -209,14 +217,16 @@ class _BroadcasterRunnable:
     name = "event-broadcaster"
     need_leader_election = False
 
-    def __init__(self, broadcaster: EventBroadcaster) -> None:
+    def __init__(self, broadcaster: EventBroadcaster, flush_timeout: float) -> None:
         self._broadcaster = broadcaster
+        self._flush_timeout = flush_timeout
 
     async def start(self) -> None:
         self._broadcaster.start()
 
     async def stop(self, timeout: float | None = 30.0) -> None:
-        await self._broadcaster.shutdown(timeout)
+        bound = self._flush_timeout if timeout is None else min(timeout, self._flush_timeout)
+        await self._broadcaster.shutdown(bound)
 
 
 class Manager:
@@ -376,8 +386,9 @@ class Manager:
 
         controller-runtime's ``GetEventRecorderFor``. Every recorder of a manager shares one
         broadcaster (correlation, spam filter, retries), which runs on every replica (not only
-        the leader) and is flushed after the controllers stop. Ask for recorders before building
-        controllers, so the broadcaster outlives them on shutdown.
+        the leader) and is flushed on shutdown after the controllers stopped and the lease was
+        released, for at most ``event_flush_timeout``: a broadcaster that cannot write (the
+        server is gone, events are retried) never delays the successor's takeover.
 
         Example::
 
@@ -386,7 +397,10 @@ class Manager:
         """
         if self._broadcaster is None:
             self._broadcaster = EventBroadcaster(ClientEventSink(self._api))
-            self.add(_BroadcasterRunnable(self._broadcaster), need_leader_election=False)
+            self.add(
+                _BroadcasterRunnable(self._broadcaster, self._options.event_flush_timeout),
+                need_leader_election=False,
+            )
         return self._broadcaster.new_recorder(component, reporting_instance=self._identity)
 
     def add_healthz_check(self, name: str, check: Checker) -> None:
@@ -592,17 +606,19 @@ class Manager:
         await asyncio.gather(
             *(h.stop(_left(deadline)) for h in self._handles if h.need_leader_election)
         )
-        log.info("Stopping and waiting for non leader election runnables")
-        await asyncio.gather(
-            *(h.stop(_left(deadline)) for h in self._handles if not h.need_leader_election)
-        )
+        # Leader-only work has stopped: release the lease now, before anything that may take
+        # long (flushing events to a server that is gone), so a successor takes over at once.
         if self._elector is not None and self._elector_task is not None:
-            self._elector.stop()  # releases the lease when configured
+            self._elector.stop()  # releases the lease when configured; bounded by renew_deadline
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait({self._elector_task}, timeout=max(_left(deadline), 5.0))
             if not self._elector_task.done():
                 self._elector_task.cancel()
                 await asyncio.gather(self._elector_task, return_exceptions=True)
+        log.info("Stopping and waiting for non leader election runnables")
+        await asyncio.gather(
+            *(h.stop(_left(deadline)) for h in self._handles if not h.need_leader_election)
+        )
         log.info("Stopping and waiting for caches")
         await self._factory.shutdown()
         log.info("Stopping and waiting for HTTP servers")
