@@ -2,9 +2,9 @@
 
 A credential source produces the ``Authorization`` header value for each request and knows how to
 refresh itself: a static token, a token file re-read when it changes (in-cluster service-account
-token rotation, kubeconfig ``tokenFile``), basic auth, or the ``kubernetes`` package's kubeconfig
-loader for exec plugins and auth providers (refreshed when the plugin's ``expirationTimestamp``
-is near, and re-run once after a 401, as client-go does).
+token rotation, kubeconfig ``tokenFile``), basic auth, an exec credential plugin
+(:class:`~kubectrl.client._exec.ExecCredentials`), or the ``kubernetes`` package's kubeconfig
+loader for the deprecated auth providers.
 
 None of these objects reveal a secret in ``repr``/``str``; the header value only ever goes into
 the outgoing request.
@@ -134,11 +134,10 @@ class TokenFileCredentials:
 
 
 class LoaderCredentials:
-    """Credentials kept by the ``kubernetes`` package's kubeconfig loader (exec, auth-provider).
+    """Credentials kept by the ``kubernetes`` package's kubeconfig loader (auth-provider only).
 
-    Before each request the loader's refresh hook runs; it re-runs the exec plugin only when the
-    cached credential's ``expirationTimestamp`` is within five minutes. After a 401 the whole
-    authentication is loaded again (client-go re-runs the plugin on 401 too).
+    Before each request the loader's refresh hook runs (it refreshes an expiring OIDC token).
+    After a 401 the whole authentication is loaded again.
     """
 
     blocking = True

@@ -26,6 +26,7 @@ import dataclasses
 import datetime
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -209,7 +210,9 @@ class ExecPlugin:
         stamp = status.get("expirationTimestamp")
         if stamp:
             try:
-                parsed = datetime.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+                # Python 3.10's fromisoformat takes neither "Z" nor more than 6 fraction digits.
+                text = re.sub(r"(\.\d{6})\d+", r"\1", str(stamp).replace("Z", "+00:00"))
+                parsed = datetime.datetime.fromisoformat(text)
             except ValueError:
                 raise self._error(f"expirationTimestamp {stamp!r} is not RFC 3339") from None
             if parsed.tzinfo is None:

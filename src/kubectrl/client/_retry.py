@@ -4,7 +4,9 @@ Request retries (``RetryPolicy``) follow client-go's rules: a 429 is retried for
 server rejected it before doing anything) after its ``Retry-After``; a connect failure is retried
 for every verb (nothing reached the server); 5xx answers and connections lost mid-request are
 retried only for idempotent requests (GET, and server-side apply, which converges). Attempts are
-bounded. Waiting goes through the injected clock, so unit tests never sleep.
+bounded. Waiting goes through the injected clock, so unit tests never sleep. Requests run
+through :meth:`RetryPolicy.call`, a plain loop: the error that finally escapes is the last
+attempt's own, with nothing of the retry machinery chained to it or in its traceback.
 
 ``retry_on_conflict`` is client-go's ``retry.RetryOnConflict`` with ``retry.DefaultRetry``
 (5 steps, 10 ms, factor 1.0, jitter 0.1).

@@ -23,6 +23,7 @@ import yaml
 from client_loopback import CONFIGMAPS, Request, json_response, loopback
 
 from kubectrl.client import AsyncClient, ClientConfig, load_kubeconfig
+from kubectrl.client._exec import ExecCredentials, ExecPlugin
 from kubectrl.envtest._certs import CertificateAuthority
 from kubectrl.errors import ConfigError
 
@@ -258,3 +259,37 @@ def test_client_config_built_by_hand_reports_bad_ca_data_as_config_error() -> No
     config = ClientConfig(server="https://k:6443", ca_data=b"not a certificate")
     with pytest.raises(ConfigError, match="ca_data"):
         config.ssl_context()
+
+
+def test_exec_credential_is_reused_until_its_expiry_has_passed(tmp_path: Path) -> None:
+    """client-go's credsExpired: the cached credential is used while now <= expirationTimestamp
+    and the plugin runs again only once now is after it (plugin/pkg/client/auth/exec/exec.go)."""
+    calls = tmp_path / "calls"
+    plugin = script(
+        tmp_path,
+        "plugin.sh",
+        f'echo x >> "{calls}"\n'
+        'n=$(wc -l < "' + str(calls) + '" | tr -d " ")\n'
+        'echo "{\\"apiVersion\\":\\"client.authentication.k8s.io/v1\\",'
+        '\\"kind\\":\\"ExecCredential\\",\\"status\\":{\\"token\\":\\"t$n\\",'
+        '\\"expirationTimestamp\\":\\"2030-01-01T00:00:00Z\\"}}"\n',
+    )
+    expiry = 1893456000.0  # 2030-01-01T00:00:00Z
+    now = [expiry - 60]
+    source = ExecCredentials(
+        ExecPlugin.from_kubeconfig(
+            exec_user(str(plugin))["exec"],
+            path=str(tmp_path / "config"),
+            user="u1",
+            cluster_info=None,
+        ),
+        now=lambda: now[0],
+    )
+    assert source.authorization() == "Bearer t1"
+    now[0] = expiry
+    assert source.authorization() == "Bearer t1"
+    now[0] = expiry + 1
+    assert source.authorization() == "Bearer t2"
+    now[0] = expiry - 1
+    assert source.invalidate()  # after a 401: run again even though not expired
+    assert source.authorization() == "Bearer t3"
