@@ -55,11 +55,14 @@ from kubectrl.runtime._event import CreateEvent, DeleteEvent, Event, GenericEven
 from kubectrl.runtime._handler import (
     EventHandler,
     MapHandler,
+    OwnerHandler,
+    ScopeResolver,
     as_event_handler,
     enqueue_request_for_object,
     enqueue_request_for_owner,
     enqueue_requests_from_map_func,
     owner_requests,
+    resolve_handler_scope,
 )
 from kubectrl.runtime._kind_source import KindSource
 from kubectrl.runtime._manager import Manager, ManagerError, ManagerOptions, Runnable
@@ -110,6 +113,7 @@ __all__ = [
     "ManagerOptions",
     "MapHandler",
     "OperationResult",
+    "OwnerHandler",
     "Predicate",
     "PredicateFuncs",
     "ReconcileInfo",
@@ -119,6 +123,7 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
+    "ScopeResolver",
     "Source",
     "SourceSyncError",
     "StatusWriter",
@@ -149,6 +154,7 @@ __all__ = [
     "ping",
     "reconcile_func",
     "remove_finalizer",
+    "resolve_handler_scope",
     "resource_version_changed",
     "set_controller_reference",
     "set_owner_reference",

@@ -22,7 +22,7 @@ from kubectrl.runtime._handler import (
     enqueue_request_for_object,
     enqueue_request_for_owner,
 )
-from kubectrl.runtime._kind_source import KindSource, group_kind
+from kubectrl.runtime._kind_source import KindSource, group_kind, normalize_resource
 from kubectrl.runtime._predicate import PredicateLike
 from kubectrl.runtime._reconcile import ReconcileLike
 from kubectrl.runtime._source import Source
@@ -49,6 +49,8 @@ class Builder:
     - ``for_(kind)``: events on ``kind`` enqueue the object itself (exactly one ``for_``).
     - ``owns(kind)``: events on ``kind`` enqueue its *controlling* owner when the owner's group
       and kind are the ``for_`` kind's (any version); ``controller_only=False`` for every owner.
+      A cluster-scoped ``for_`` kind (looked up through discovery on start) is enqueued as
+      ``("", name)`` whatever the owned object's namespace.
     - ``watches(kind, handler)``: events on ``kind`` go through ``handler`` (an
       :class:`~kubectrl.runtime.EventHandler` or a plain ``obj -> Iterable[Request]``); a
       ready-made :class:`~kubectrl.runtime.Source` may be passed instead of a kind.
@@ -147,6 +149,10 @@ class Builder:
             raise ValueError("Builder needs for_(kind) before complete()")
         assert self._for.kind is not None
         owner_group, owner_kind = group_kind(self._for.kind)
+        # The owner handler looks up the for_ kind's scope through discovery, which needs a
+        # version: the one the for_ kind was given with.
+        for_kind = normalize_resource(self._for.kind)
+        owner_api_version = str(for_kind[0]) if isinstance(for_kind, tuple) else owner_group
         name = self._name or owner_kind.lower()
         options = self._options or ControllerOptions()
         if self._option_changes:
@@ -161,7 +167,7 @@ class Builder:
             handler = watch.handler
             if watch.owned:
                 handler = enqueue_request_for_owner(
-                    owner_group, owner_kind, controller_only=watch.controller_only
+                    owner_api_version, owner_kind, controller_only=watch.controller_only
                 )
             sources.append(
                 KindSource(

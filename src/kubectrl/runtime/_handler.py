@@ -10,14 +10,20 @@ reconciles. Three cover nearly every controller:
 
 A plain function ``obj -> Iterable[Request]`` is accepted wherever a handler is
 (:func:`as_event_handler`); it is treated as a map function.
+
+The owner handler needs to know whether the owner kind is namespaced: a cluster-scoped owner's
+key has no namespace, whatever the owned object's namespace (else one owner of ConfigMaps in two
+namespaces would be two keys, reconciled at once). Like controller-runtime's
+``EnqueueRequestForOwner`` (pkg/handler/enqueue_owner.go), it asks the RESTMapper: a
+:class:`~kubectrl.runtime.KindSource` resolves the scope through discovery when it starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from kubectrl.objects import split_api_version
+from kubectrl.objects import metadata_of, split_api_version
 from kubectrl.runtime._event import (
     CreateEvent,
     DeleteEvent,
@@ -33,11 +39,14 @@ __all__ = [
     "EventHandlerLike",
     "MapFunc",
     "MapHandler",
+    "OwnerHandler",
+    "ScopeResolver",
     "as_event_handler",
     "enqueue_request_for_object",
     "enqueue_request_for_owner",
     "enqueue_requests_from_map_func",
     "owner_requests",
+    "resolve_handler_scope",
 ]
 
 MapFunc: TypeAlias = Callable[[Object], Iterable[Request]]
@@ -100,7 +109,7 @@ class MapHandler:
 
 
 def _request_for(obj: Object) -> Iterable[Request]:
-    metadata = obj.get("metadata") or {}
+    metadata = metadata_of(obj)
     name = metadata.get("name")
     if not name:
         return ()
@@ -120,13 +129,14 @@ def enqueue_request_for_object() -> MapHandler:
 
 
 def owner_requests(
-    obj: Object, *, group: str, kind: str, controller_only: bool = True
+    obj: Object, *, group: str, kind: str, controller_only: bool = True, namespaced: bool = True
 ) -> list[Request]:
     """Keys of ``obj``'s owners of ``group``/``kind`` (group+kind match; any version).
 
-    Owners live in the owned object's namespace (cross-namespace owner references are not
-    allowed), or are cluster-scoped when ``obj`` is. With ``controller_only`` only the reference
-    marked ``controller: true`` counts, as controller-runtime's ``OnlyControllerOwner``.
+    A namespaced owner lives in the owned object's namespace (cross-namespace owner references
+    are not allowed); a cluster-scoped one (``namespaced=False``) gets the key ``("", name)``.
+    With ``controller_only`` only the reference marked ``controller: true`` counts, as
+    controller-runtime's ``OnlyControllerOwner``.
 
     Example::
 
@@ -135,9 +145,11 @@ def owner_requests(
         ...      "controller": True}]}}
         >>> owner_requests(pod, group="apps", kind="ReplicaSet")
         [Request(namespace='ns', name='rs')]
+        >>> owner_requests(pod, group="apps", kind="ReplicaSet", namespaced=False)
+        [Request(namespace='', name='rs')]
     """
-    metadata = obj.get("metadata") or {}
-    namespace = str(metadata.get("namespace") or "")
+    metadata = metadata_of(obj)
+    namespace = str(metadata.get("namespace") or "") if namespaced else ""
     found: list[Request] = []
     for ref in metadata.get("ownerReferences") or ():
         if controller_only and not ref.get("controller"):
@@ -151,26 +163,127 @@ def owner_requests(
     return found
 
 
+class _Scoped(Protocol):
+    namespaced: bool
+
+
+#: What resolves a kind's scope: a client's ``resource`` method (``AsyncClient.resource``),
+#: returning something with a ``namespaced`` attribute (an :class:`~kubectrl.client.APIResource`).
+ScopeResolver: TypeAlias = Callable[[tuple[str, str]], Awaitable[_Scoped]]
+
+
+class OwnerHandler(MapHandler):
+    """Enqueues the owners of one group and kind; see :func:`enqueue_request_for_owner`.
+
+    ``namespaced`` is the owner kind's scope: given, or resolved through discovery by
+    :meth:`resolve_scope` (a :class:`~kubectrl.runtime.KindSource` calls it on start). Until it
+    is known, an event on a namespaced object raises :class:`RuntimeError` (logged by the
+    source; the event is dropped) rather than guess a key.
+
+    Example::
+
+        handler = OwnerHandler("rbac.authorization.k8s.io", "ClusterRole", version="v1")
+        await handler.resolve_scope(client.resource)      # ClusterRole: cluster-scoped
+    """
+
+    def __init__(
+        self,
+        group: str,
+        kind: str,
+        *,
+        version: str = "",
+        controller_only: bool = True,
+        namespaced: bool | None = None,
+    ) -> None:
+        super().__init__(self._owners, name=f"enqueue_request_for_owner({group!r}, {kind!r})")
+        self.group = group
+        self.kind = kind
+        # The core group's only version is v1; other groups need one to ask discovery.
+        self.version = version or ("v1" if not group else "")
+        self.controller_only = controller_only
+        self.namespaced = namespaced
+
+    async def resolve_scope(self, resolve: ScopeResolver) -> None:
+        """Ask discovery (``resolve``, e.g. ``client.resource``) whether the owner is namespaced.
+
+        No-op when the scope is already known. Raises :class:`ValueError` when only a group was
+        given (no version to ask about), and what ``resolve`` raises for an unknown kind.
+        """
+        if self.namespaced is not None:
+            return
+        if not self.version:
+            raise ValueError(
+                f"{self!r}: cannot look up the scope of {self.kind} from the group "
+                f"{self.group!r} alone; pass an apiVersion such as "
+                f"'{self.group}/v1' or namespaced=True/False"
+            )
+        api_version = f"{self.group}/{self.version}" if self.group else self.version
+        resource = await resolve((api_version, self.kind))
+        self.namespaced = bool(resource.namespaced)
+
+    def _owners(self, obj: Object) -> list[Request]:
+        namespaced = self.namespaced
+        if namespaced is None:
+            if not metadata_of(obj).get("namespace"):
+                namespaced = False  # a cluster-scoped object can only have cluster-scoped owners
+            else:
+                raise RuntimeError(
+                    f"{self!r}: the scope of owner kind {self.kind} is unknown; use the handler "
+                    "on a KindSource (it resolves it through discovery on start), await "
+                    "resolve_scope(client.resource), or pass namespaced=True/False"
+                )
+        return owner_requests(
+            obj,
+            group=self.group,
+            kind=self.kind,
+            controller_only=self.controller_only,
+            namespaced=namespaced,
+        )
+
+
+async def resolve_handler_scope(handler: object, resolve: ScopeResolver | None) -> None:
+    """Resolve what ``handler`` needs from discovery before events flow (no-op for most).
+
+    Sources call it on start. ``resolve`` ``None`` (no client at hand) leaves the handler as is.
+
+    Example::
+
+        await resolve_handler_scope(handler, client.resource)
+    """
+    if isinstance(handler, OwnerHandler) and resolve is not None:
+        await handler.resolve_scope(resolve)
+
+
 def enqueue_request_for_owner(
-    owner_api_version_or_group: str, owner_kind: str, *, controller_only: bool = True
-) -> MapHandler:
+    owner_api_version_or_group: str,
+    owner_kind: str,
+    *,
+    controller_only: bool = True,
+    namespaced: bool | None = None,
+) -> OwnerHandler:
     """Enqueue the owner of the given type (for updates, the owners of old and new).
 
-    The first argument is the owner's group (``"apps"``, ``""`` for core) or an apiVersion
-    (``"apps/v1"``); only group and kind are compared, so any served version matches.
+    The first argument is the owner's apiVersion (``"apps/v1"``, ``"v1"``) or its group
+    (``"apps"``, ``""`` for core); only group and kind are compared, so any served version
+    matches. The owner kind's scope (``namespaced``) is looked up through discovery when the
+    handler's :class:`~kubectrl.runtime.KindSource` starts, which needs the apiVersion form for
+    a non-core group; or pass ``namespaced`` yourself. A cluster-scoped owner is enqueued as
+    ``("", name)``, never under the owned object's namespace.
 
     Example::
 
         handler = enqueue_request_for_owner("samplecontroller.k8s.io/v1alpha1", "Foo")
     """
     text = owner_api_version_or_group
-    # "apps/v1" -> "apps"; the core apiVersion "v1" -> ""; otherwise it already is a group.
-    group = split_api_version(text)[0] if "/" in text else ("" if text == "v1" else text)
-
-    def map_owner(obj: Object) -> Iterable[Request]:
-        return owner_requests(obj, group=group, kind=owner_kind, controller_only=controller_only)
-
-    return MapHandler(map_owner, name=f"enqueue_request_for_owner({group!r}, {owner_kind!r})")
+    if "/" in text:
+        group, version = split_api_version(text)
+    elif text == "v1":
+        group, version = "", "v1"
+    else:
+        group, version = text, ""
+    return OwnerHandler(
+        group, owner_kind, version=version, controller_only=controller_only, namespaced=namespaced
+    )
 
 
 def enqueue_requests_from_map_func(map_func: MapFunc) -> MapHandler:

@@ -14,10 +14,10 @@ informer (one list+watch) but each has its own buffer, so a slow controller dela
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable
 from typing import Any
 
+from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import (
     DeletedFinalStateUnknown,
     HandlerRegistration,
@@ -27,14 +27,15 @@ from kubectrl.cache import (
 from kubectrl.client import ResourceRef
 from kubectrl.objects import GroupVersionKind, split_api_version
 from kubectrl.runtime._event import CreateEvent, DeleteEvent, UpdateEvent
-from kubectrl.runtime._handler import EventHandlerLike, enqueue_request_for_object
+from kubectrl.runtime._handler import (
+    EventHandlerLike,
+    enqueue_request_for_object,
+    resolve_handler_scope,
+)
 from kubectrl.runtime._predicate import PredicateLike
 from kubectrl.runtime._source import Enqueue, dispatch
 
 __all__ = ["KindSource", "group_kind", "normalize_resource"]
-
-# How often wait_for_sync looks at the handler's own has_synced (client-go polls every 100 ms).
-_POLL = 0.05
 
 
 def normalize_resource(resource: ResourceRef) -> ResourceRef:
@@ -79,8 +80,11 @@ class KindSource:
     Guarantees: the informer is the factory's shared one for (kind, namespace, selector), so a
     cache-backed client reading the same kind reads the same store; ``wait_for_sync`` returns
     only after this source's own handler has seen the initial list, so a controller's first
-    reconcile sees a synced cache. Caveats: events before :meth:`start` are not replayed as
-    such; the handler receives the cached objects as initial adds instead.
+    reconcile sees a synced cache, and its deadline runs on the factory's clock; on
+    :meth:`start` an owner handler learns its owner kind's scope through the factory client's
+    discovery (a cluster-scoped owner is enqueued without namespace). Caveats: events before
+    :meth:`start` are not replayed as such; the handler receives the cached objects as initial
+    adds instead.
 
     Example::
 
@@ -99,6 +103,8 @@ class KindSource:
         label_selector: str | None = None,
     ) -> None:
         self._kind = normalize_resource(kind)
+        self._clock: Clock = getattr(factory, "clock", None) or RealClock()
+        self._client = getattr(factory, "client", None)
         self._handler = handler if handler is not None else enqueue_request_for_object()
         self._predicates = list(predicates)
         self._informer: Informer = factory.informer(
@@ -125,6 +131,8 @@ class KindSource:
         """Register the handler on the informer and start it (idempotent for the informer)."""
         if self._registration is not None:
             raise RuntimeError(f"{self.name} was already started")
+        resolve = getattr(self._client, "resource", None)
+        await resolve_handler_scope(self._handler, resolve)
 
         def on_add(obj: Any, is_in_initial_list: bool) -> None:
             dispatch(CreateEvent(obj, is_in_initial_list), self._handler, self._predicates, enqueue)
@@ -147,18 +155,33 @@ class KindSource:
     async def wait_for_sync(self, timeout: float) -> None:
         """Wait for the informer's first list and for this handler to have received it.
 
-        Raises :class:`~kubectrl.cache.CacheSyncError` (naming the informer and its last error)
-        after ``timeout`` seconds.
+        One deadline of ``timeout`` seconds on the factory's clock for both. Raises
+        :class:`~kubectrl.cache.CacheSyncError` (naming the informer and its last error) or
+        :class:`TimeoutError` (the handler is still behind) when it passes.
         """
-        deadline = time.monotonic() + timeout
-        await self._informer.wait_for_cache_sync(timeout)
         registration = self._registration
         if registration is None:
             raise RuntimeError(f"{self.name}: wait_for_sync() before start()")
-        while not registration.has_synced():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.name}: handler did not receive the initial list")
-            await asyncio.sleep(_POLL)
+        deadline = self._clock.now() + timeout
+        await self._informer.wait_for_cache_sync(timeout)
+        if registration.has_synced():
+            return
+        # The informer queued its "synced" marker behind the initial list in this handler's
+        # buffer, so the handler is synced once it has drained that buffer: wait for idle, not
+        # a polling loop.
+        idle = asyncio.ensure_future(registration.wait_idle())
+        timer = asyncio.ensure_future(self._clock.sleep(max(0.0, deadline - self._clock.now())))
+        try:
+            await asyncio.wait({idle, timer}, return_when=asyncio.FIRST_COMPLETED)
+            if not registration.has_synced() and not timer.done():
+                await timer  # idle but not synced: the handler was removed; wait out the deadline
+        finally:
+            idle.cancel()
+            timer.cancel()
+        if not registration.has_synced():
+            raise TimeoutError(
+                f"{self.name}: handler did not receive the initial list within {timeout:g} s"
+            )
 
     async def stop(self) -> None:
         """Remove the handler (the shared informer keeps running for other users)."""
@@ -170,6 +193,8 @@ class KindSource:
 
 
 def _describe(resource: ResourceRef) -> str:
+    # GroupVersionKind's own spelling ("apps/v1, Kind=Deployment"), as controller-runtime prints
+    # a source's kind.
     if isinstance(resource, tuple) and len(resource) == 2:
         return str(GroupVersionKind.from_api_version(str(resource[0]), str(resource[1])))
     return str(resource)

@@ -141,19 +141,69 @@ def test_enqueue_for_owner_matches_group_and_kind_controller_only() -> None:
             ref("Bar", "bar", controller=True, api="other.io/v1"),
         ],
     )
-    h = enqueue_request_for_owner("samplecontroller.k8s.io/v1alpha1", "Foo")
+    h = enqueue_request_for_owner("samplecontroller.k8s.io/v1alpha1", "Foo", namespaced=True)
     assert h.requests(CreateEvent(owned)) == [Request("ns", "foo-1")]
     # Any version of the group matches; a group name works too.
-    h2 = enqueue_request_for_owner("samplecontroller.k8s.io", "Foo", controller_only=False)
+    h2 = enqueue_request_for_owner(
+        "samplecontroller.k8s.io", "Foo", controller_only=False, namespaced=True
+    )
     assert h2.requests(CreateEvent(owned)) == [Request("ns", "foo-1"), Request("ns", "foo-2")]
-    assert enqueue_request_for_owner("v1", "Foo").requests(CreateEvent(owned)) == []
+    core_owner = enqueue_request_for_owner("v1", "Foo", namespaced=True)
+    assert core_owner.requests(CreateEvent(owned)) == []
     core = obj("p", ownerReferences=[ref("ConfigMap", "cm", api="v1", controller=True)])
-    assert enqueue_request_for_owner("v1", "ConfigMap").requests(CreateEvent(core)) == [
-        Request("ns", "cm")
-    ]
+    cm_owner = enqueue_request_for_owner("v1", "ConfigMap", namespaced=True)
+    assert cm_owner.requests(CreateEvent(core)) == [Request("ns", "cm")]
     # A change of owner enqueues both the old and the new owner.
     moved = obj("dep", ownerReferences=[ref("Foo", "foo-9", controller=True)])
     assert h.requests(UpdateEvent(owned, moved)) == [Request("ns", "foo-1"), Request("ns", "foo-9")]
+
+
+async def test_owner_scope_comes_from_discovery_and_cluster_scoped_owners_have_no_namespace() -> (
+    None
+):
+    """controller-runtime's EnqueueRequestForOwner (pkg/handler/enqueue_owner.go) asks the
+    RESTMapper for the owner's scope and leaves the namespace empty for a root-scoped owner.
+    The server's real answer is checked in tests/integration/runtime; here, the handler's use
+    of whatever discovery says."""
+    asked: list[tuple[str, str]] = []
+
+    class Scope:
+        namespaced = False
+
+    async def resolve(ref: tuple[str, str]) -> Scope:
+        asked.append(ref)
+        return Scope()
+
+    h = enqueue_request_for_owner("rbac.authorization.k8s.io/v1", "ClusterRole")
+    in_a = obj(
+        "x",
+        ns="a",
+        ownerReferences=[
+            ref("ClusterRole", "t1", api="rbac.authorization.k8s.io/v1", controller=True)
+        ],
+    )
+    in_b = obj(
+        "x",
+        ns="b",
+        ownerReferences=[
+            ref("ClusterRole", "t1", api="rbac.authorization.k8s.io/v1", controller=True)
+        ],
+    )
+    with pytest.raises(RuntimeError, match="scope of owner kind ClusterRole is unknown"):
+        h.requests(CreateEvent(in_a))  # never guess a key
+    await h.resolve_scope(resolve)
+    await h.resolve_scope(resolve)  # resolved once
+    assert asked == [("rbac.authorization.k8s.io/v1", "ClusterRole")]
+    assert h.requests(CreateEvent(in_a)) == [Request("", "t1")]
+    assert h.requests(CreateEvent(in_b)) == [Request("", "t1")]
+    # A cluster-scoped owned object can only have cluster-scoped owners: no lookup needed.
+    cluster_owned = obj("pv", ns="", ownerReferences=[ref("Foo", "f", controller=True)])
+    assert enqueue_request_for_owner("samplecontroller.k8s.io", "Foo").requests(
+        CreateEvent(cluster_owned)
+    ) == [Request("", "f")]
+    # A bare non-core group cannot be looked up: say so.
+    with pytest.raises(ValueError, match="apiVersion"):
+        await enqueue_request_for_owner("samplecontroller.k8s.io", "Foo").resolve_scope(resolve)
 
 
 def test_map_func_and_plain_function_handlers() -> None:
