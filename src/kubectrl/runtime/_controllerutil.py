@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectrl.errors import KubectrlError, NotFoundError
-from kubectrl.objects import gvk_of, split_api_version
+from kubectrl.objects import gvk_of, metadata_of, split_api_version
 
 if TYPE_CHECKING:
     from kubectrl.client import ResourceRef
@@ -100,16 +100,21 @@ class AlreadyOwnedError(KubectrlError):
         self.owner = dict(owner)
 
 
-def _meta(obj: Obj) -> MutableMapping[str, Any]:
+def _ensure_metadata(obj: Obj) -> MutableMapping[str, Any]:
+    """``obj``'s metadata for writing, attached to ``obj`` when it had none.
+
+    Unlike :func:`~kubectrl.objects.metadata_of` (read-only, returns a detached empty mapping),
+    what is written here lands in ``obj``, as the Go helpers mutate the object they are given.
+    """
     meta = obj.get("metadata")
-    if meta is None:
+    if not isinstance(meta, MutableMapping):
         meta = obj["metadata"] = {}
     return meta
 
 
 def _owner_ref(owner: Mapping[str, Any]) -> dict[str, Any]:
     gvk = gvk_of(owner)
-    metadata = owner.get("metadata") or {}
+    metadata = metadata_of(owner)
     name, uid = metadata.get("name"), metadata.get("uid")
     if not name or not uid:
         raise ValueError(
@@ -120,8 +125,8 @@ def _owner_ref(owner: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_namespaces(owner: Mapping[str, Any], obj: Obj) -> None:
-    owner_ns = str((owner.get("metadata") or {}).get("namespace") or "")
-    obj_ns = str(_meta(obj).get("namespace") or "")
+    owner_ns = str(metadata_of(owner).get("namespace") or "")
+    obj_ns = str(metadata_of(obj).get("namespace") or "")
     if not owner_ns:
         return
     if not obj_ns:
@@ -147,14 +152,14 @@ def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def _upsert(obj: Obj, ref: dict[str, Any]) -> None:
-    refs: list[dict[str, Any]] = list(_meta(obj).get("ownerReferences") or [])
+    refs: list[dict[str, Any]] = list(metadata_of(obj).get("ownerReferences") or [])
     for i, existing in enumerate(refs):
         if _same_object(existing, ref):
             refs[i] = ref
             break
     else:
         refs.append(ref)
-    _meta(obj)["ownerReferences"] = refs
+    _ensure_metadata(obj)["ownerReferences"] = refs
 
 
 def set_controller_reference(
@@ -181,10 +186,11 @@ def set_controller_reference(
     ref["blockOwnerDeletion"] = block_owner_deletion
     ref["controller"] = True
     _check_namespaces(owner, obj)
-    for existing in _meta(obj).get("ownerReferences") or ():
+    meta = metadata_of(obj)
+    for existing in meta.get("ownerReferences") or ():
         if existing.get("controller") and not _same_object(existing, ref):
             raise AlreadyOwnedError(
-                f"Object {_meta(obj).get('namespace', '')}/{_meta(obj).get('name', '')} is "
+                f"Object {meta.get('namespace', '')}/{meta.get('name', '')} is "
                 f"already owned by another {existing.get('kind')} controller "
                 f"{existing.get('name')}",
                 owner=existing,
@@ -204,7 +210,7 @@ def set_owner_reference(owner: Mapping[str, Any], obj: Obj) -> None:
     """
     ref = _owner_ref(owner)
     _check_namespaces(owner, obj)
-    for existing in _meta(obj).get("ownerReferences") or ():
+    for existing in metadata_of(obj).get("ownerReferences") or ():
         if _same_object(existing, ref):
             for flag in ("controller", "blockOwnerDeletion"):
                 if flag in existing:
@@ -214,7 +220,7 @@ def set_owner_reference(owner: Mapping[str, Any], obj: Obj) -> None:
 
 def has_controller_reference(obj: Mapping[str, Any]) -> bool:
     """Whether any owner reference of ``obj`` is marked ``controller: true``."""
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    refs = metadata_of(obj).get("ownerReferences") or ()
     return any(ref.get("controller") for ref in refs)
 
 
@@ -226,7 +232,7 @@ def contains_finalizer(obj: Mapping[str, Any], finalizer: str) -> bool:
         >>> contains_finalizer({"metadata": {"finalizers": ["a/b"]}}, "a/b")
         True
     """
-    return finalizer in ((obj.get("metadata") or {}).get("finalizers") or ())
+    return finalizer in (metadata_of(obj).get("finalizers") or ())
 
 
 def add_finalizer(obj: Obj, finalizer: str) -> bool:
@@ -238,11 +244,11 @@ def add_finalizer(obj: Obj, finalizer: str) -> bool:
         >>> add_finalizer(o, "example.com/cleanup"), add_finalizer(o, "example.com/cleanup")
         (True, False)
     """
-    finalizers = list(_meta(obj).get("finalizers") or [])
+    finalizers = list(metadata_of(obj).get("finalizers") or [])
     if finalizer in finalizers:
         return False
     finalizers.append(finalizer)
-    _meta(obj)["finalizers"] = finalizers
+    _ensure_metadata(obj)["finalizers"] = finalizers
     return True
 
 
@@ -255,11 +261,11 @@ def remove_finalizer(obj: Obj, finalizer: str) -> bool:
         >>> remove_finalizer(o, "x"), o["metadata"]["finalizers"]
         (True, [])
     """
-    finalizers = list(_meta(obj).get("finalizers") or [])
+    finalizers = list(metadata_of(obj).get("finalizers") or [])
     kept = [f for f in finalizers if f != finalizer]
     if len(kept) == len(finalizers):
         return False
-    _meta(obj)["finalizers"] = kept
+    _ensure_metadata(obj)["finalizers"] = kept
     return True
 
 
@@ -274,8 +280,6 @@ def merge_patch_diff(original: Mapping[str, Any], modified: Mapping[str, Any]) -
         {'b': {'c': 2, 'd': None}}
     """
     patch: dict[str, Any] = {}
-    for key in original.keys() - modified.keys():
-        patch[key] = None
     for key, value in modified.items():
         if key not in original:
             patch[key] = copy.deepcopy(value)
@@ -287,16 +291,24 @@ def merge_patch_diff(original: Mapping[str, Any], modified: Mapping[str, Any]) -
                 patch[key] = sub
         elif old != value:
             patch[key] = copy.deepcopy(value)
+    for key in original:
+        if key not in modified:
+            patch[key] = None
     return patch
 
 
 async def _mutate(mutate: MutateFn, obj: Obj) -> None:
-    key = (_meta(obj).get("namespace"), _meta(obj).get("name"))
+    key = _name_of(obj)
     result = mutate(obj)
     if inspect.isawaitable(result):
         await result
-    if (_meta(obj).get("namespace"), _meta(obj).get("name")) != key:
+    if _name_of(obj) != key:
         raise ValueError("MutateFn cannot mutate object name and/or object namespace")
+
+
+def _name_of(obj: Mapping[str, Any]) -> tuple[Any, Any]:
+    meta = metadata_of(obj)
+    return meta.get("namespace"), meta.get("name")
 
 
 def _replace(target: Obj, source: Mapping[str, Any]) -> None:
@@ -305,13 +317,31 @@ def _replace(target: Obj, source: Mapping[str, Any]) -> None:
 
 
 async def _get_existing(client: ObjectClient, obj: Obj) -> dict[str, Any] | None:
-    meta = _meta(obj)
+    namespace, name = _name_of(obj)
     try:
-        return await client.get(
-            gvk_of(obj), str(meta["name"]), namespace=meta.get("namespace") or None
-        )
+        return await client.get(gvk_of(obj), str(name), namespace=namespace or None)
     except NotFoundError:
         return None
+
+
+async def _create_or_mutate(
+    client: ObjectClient, obj: Obj, mutate: MutateFn
+) -> dict[str, Any] | None:
+    """The shared first half of create_or_update / create_or_patch.
+
+    Reads the live object; if it is missing, mutates and creates ``obj`` and returns ``None``.
+    Otherwise replaces ``obj`` by the live object, mutates it and returns a copy of the live
+    object from before the mutation.
+    """
+    existing = await _get_existing(client, obj)
+    if existing is None:
+        await _mutate(mutate, obj)
+        _replace(obj, await client.create(obj))
+        return None
+    before = copy.deepcopy(existing)
+    _replace(obj, existing)
+    await _mutate(mutate, obj)
+    return before
 
 
 async def create_or_update(client: ObjectClient, obj: Obj, mutate: MutateFn) -> OperationResult:
@@ -333,14 +363,9 @@ async def create_or_update(client: ObjectClient, obj: Obj, mutate: MutateFn) -> 
             set_controller_reference(owner, s)
         result = await create_or_update(client, secret, mutate)
     """
-    existing = await _get_existing(client, obj)
-    if existing is None:
-        await _mutate(mutate, obj)
-        _replace(obj, await client.create(obj))
+    before = await _create_or_mutate(client, obj, mutate)
+    if before is None:
         return OperationResult.CREATED
-    before = copy.deepcopy(existing)
-    _replace(obj, existing)
-    await _mutate(mutate, obj)
     if obj == before:
         return OperationResult.UNCHANGED
     _replace(obj, await client.update(obj))
@@ -360,18 +385,13 @@ async def create_or_patch(client: ObjectClient, obj: Obj, mutate: MutateFn) -> O
 
         result = await create_or_patch(client, deployment, lambda d: d["spec"].update(replicas=3))
     """
-    existing = await _get_existing(client, obj)
-    if existing is None:
-        await _mutate(mutate, obj)
-        _replace(obj, await client.create(obj))
+    before = await _create_or_mutate(client, obj, mutate)
+    if before is None:
         return OperationResult.CREATED
-    before = copy.deepcopy(existing)
-    _replace(obj, existing)
-    await _mutate(mutate, obj)
     after = copy.deepcopy(dict(obj))
     old_status, new_status = before.pop("status", None), after.pop("status", None)
-    meta = _meta(obj)
-    ref, name, namespace = gvk_of(obj), str(meta["name"]), meta.get("namespace") or None
+    ns, obj_name = _name_of(obj)
+    ref, name, namespace = gvk_of(obj), str(obj_name), ns or None
     spec_patch = merge_patch_diff(before, after)
     changed = bool(spec_patch)
     status_changed = old_status != new_status

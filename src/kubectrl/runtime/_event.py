@@ -60,10 +60,3 @@ class GenericEvent:
 
 
 Event: TypeAlias = CreateEvent | UpdateEvent | DeleteEvent | GenericEvent
-
-
-def objects_of(event: Event) -> tuple[Object, ...]:
-    """The objects an event is about (both for an update)."""
-    if isinstance(event, UpdateEvent):
-        return (event.object_old, event.object_new)
-    return (event.object,)

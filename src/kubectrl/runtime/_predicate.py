@@ -7,7 +7,8 @@ only (creates, deletes and generic events pass), as controller-runtime's do:
   not bump the generation when the status subresource is on) are skipped.
 - :data:`labels_changed`, :data:`annotations_changed`: the labels / annotations changed.
 - :data:`resource_version_changed`: anything changed (skips informer resyncs).
-- :func:`label_selector`: the object's labels match a selector (all event types).
+- :func:`label_selector`: the object's labels match a selector in any form
+  :mod:`kubectrl.labels` accepts (all event types).
 
 Any ``Callable[[Event], bool]`` is a predicate too; combine them with :func:`and_`, :func:`or_`
 and :func:`not_`.
@@ -16,9 +17,11 @@ and :func:`not_`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from kubectrl.labels import LabelSelectorLike, parse
+from kubectrl.objects import metadata_of
 from kubectrl.runtime._event import (
     CreateEvent,
     DeleteEvent,
@@ -165,83 +168,39 @@ def matches(predicate: Predicate, event: Event) -> bool:
     return predicate.generic(event)
 
 
-def _meta(obj: Object) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+def _metadata_changed(field: str, *, mapping: bool = False) -> Predicate:
+    """Updates pass when ``metadata.<field>`` differs (a missing mapping equals an empty one)."""
 
-
-def _update_only(changed: Callable[[Object, Object], bool], name: str) -> Predicate:
     def update(event: UpdateEvent) -> bool:
-        return changed(event.object_old, event.object_new)
+        old = metadata_of(event.object_old).get(field)
+        new = metadata_of(event.object_new).get(field)
+        if mapping:
+            old, new = old or {}, new or {}
+        return bool(old != new)
 
-    update.__name__ = name
+    update.__name__ = f"{field}_changed"
     return PredicateFuncs(update=update)
 
 
 #: Updates pass only when ``metadata.generation`` changed (spec changes, not status).
-generation_changed: Predicate = _update_only(
-    lambda old, new: _meta(old).get("generation") != _meta(new).get("generation"),
-    "generation_changed",
-)
+generation_changed: Predicate = _metadata_changed("generation")
 #: Updates pass only when ``metadata.labels`` changed.
-labels_changed: Predicate = _update_only(
-    lambda old, new: (_meta(old).get("labels") or {}) != (_meta(new).get("labels") or {}),
-    "labels_changed",
-)
+labels_changed: Predicate = _metadata_changed("labels", mapping=True)
 #: Updates pass only when ``metadata.annotations`` changed.
-annotations_changed: Predicate = _update_only(
-    lambda old, new: (_meta(old).get("annotations") or {}) != (_meta(new).get("annotations") or {}),
-    "annotations_changed",
-)
+annotations_changed: Predicate = _metadata_changed("annotations", mapping=True)
 #: Updates pass only when ``metadata.resourceVersion`` changed (resyncs are skipped).
-resource_version_changed: Predicate = _update_only(
-    lambda old, new: _meta(old).get("resourceVersion") != _meta(new).get("resourceVersion"),
-    "resource_version_changed",
-)
+resource_version_changed: Predicate = _metadata_changed("resourceVersion")
 
 
-def _selector_matcher(selector: Mapping[str, Any]) -> Callable[[Mapping[str, str]], bool]:
-    """Compile a ``metav1.LabelSelector`` dict (``matchLabels`` / ``matchExpressions``).
-
-    A plain ``{"key": "value"}`` mapping without those keys is taken as ``matchLabels``.
-    """
-    if "matchLabels" in selector or "matchExpressions" in selector:
-        match_labels = dict(selector.get("matchLabels") or {})
-        expressions = list(selector.get("matchExpressions") or [])
-    else:
-        match_labels, expressions = dict(selector), []
-    for expr in expressions:
-        operator = expr.get("operator")
-        if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            raise ValueError(f"label selector: unknown operator {operator!r}")
-        if operator in ("In", "NotIn") and not expr.get("values"):
-            raise ValueError(f"label selector: {operator} needs values")
-
-    def match(labels: Mapping[str, str]) -> bool:
-        if any(labels.get(k) != v for k, v in match_labels.items()):
-            return False
-        for expr in expressions:
-            key, operator, values = expr["key"], expr["operator"], expr.get("values") or []
-            present = key in labels
-            if operator == "In" and not (present and labels[key] in values):
-                return False
-            if operator == "NotIn" and present and labels[key] in values:
-                return False
-            if operator == "Exists" and not present:
-                return False
-            if operator == "DoesNotExist" and present:
-                return False
-        return True
-
-    return match
-
-
-def label_selector(selector: Mapping[str, Any]) -> Predicate:
+def label_selector(selector: LabelSelectorLike) -> Predicate:
     """Events pass when the object's labels match ``selector`` (for updates: the new object).
 
-    ``selector`` is a ``metav1.LabelSelector`` dict (``matchLabels``, ``matchExpressions`` with
-    ``In``/``NotIn``/``Exists``/``DoesNotExist``) or a plain ``{label: value}`` mapping. An empty
-    selector matches everything, as in Kubernetes.
+    ``selector`` is any form :func:`kubectrl.labels.parse` takes: a ``metav1.LabelSelector``
+    dict (``matchLabels``, ``matchExpressions`` with ``In``/``NotIn``/``Exists``/
+    ``DoesNotExist``), a plain ``{label: value}`` mapping, a selector string
+    (``"app=web,!canary"``) or a :class:`~kubectrl.labels.LabelSelector`. An empty selector
+    matches everything, as in Kubernetes; a malformed one raises ``ValueError`` here, not per
+    event.
 
     Example::
 
@@ -249,17 +208,16 @@ def label_selector(selector: Mapping[str, Any]) -> Predicate:
         >>> p.create(CreateEvent({"metadata": {"labels": {"app": "web"}}}))
         True
     """
-    match = _selector_matcher(selector)
+    parsed = parse(selector)
 
-    def labels_of(obj: Object) -> Mapping[str, str]:
-        labels = _meta(obj).get("labels")
-        return labels if isinstance(labels, Mapping) else {}
+    def match(obj: Object) -> bool:
+        return parsed.matches_object(obj)
 
     return PredicateFuncs(
-        create=lambda e: match(labels_of(e.object)),
-        update=lambda e: match(labels_of(e.object_new)),
-        delete=lambda e: match(labels_of(e.object)),
-        generic=lambda e: match(labels_of(e.object)),
+        create=lambda e: match(e.object),
+        update=lambda e: match(e.object_new),
+        delete=lambda e: match(e.object),
+        generic=lambda e: match(e.object),
     )
 
 

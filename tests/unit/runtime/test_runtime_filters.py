@@ -99,6 +99,10 @@ def test_label_selector() -> None:
     assert label_selector({"app": "web"}).generic(GenericEvent(obj(labels={"app": "web"})))
     with pytest.raises(ValueError, match="operator"):
         label_selector({"matchExpressions": [{"key": "a", "operator": "Gt"}]})
+    # Every form kubectrl.labels takes, e.g. the string form a client sends.
+    by_string = label_selector("app=web,!canary")
+    assert by_string.create(CreateEvent(obj(labels={"app": "web"})))
+    assert not by_string.create(CreateEvent(obj(labels={"app": "web", "canary": "1"})))
 
 
 def test_and_or_not_and_plain_functions() -> None:
