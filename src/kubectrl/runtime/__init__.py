@@ -29,7 +29,12 @@ from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
 from kubectrl.runtime._builder import Builder
-from kubectrl.runtime._cache_client import CachedClient, StatusWriter
+from kubectrl.runtime._cache_client import (
+    BlockingCachedClient,
+    BlockingStatusWriter,
+    CachedClient,
+    StatusWriter,
+)
 from kubectrl.runtime._controller import (
     Controller,
     ControllerOptions,
@@ -95,6 +100,8 @@ from kubectrl.runtime._source import ChannelSource, Source, dispatch
 __all__ = [
     "MAX_REQUEUE_AFTER",
     "AlreadyOwnedError",
+    "BlockingCachedClient",
+    "BlockingStatusWriter",
     "Builder",
     "CachedClient",
     "ChannelSource",

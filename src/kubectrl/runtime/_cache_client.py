@@ -10,6 +10,10 @@ per second cheap for the API server. The price is the cache lag (controller-runt
 right after a write, a read may still return the old object. Reconcilers must be idempotent
 anyway; use :attr:`CachedClient.reader` when a read really must be live.
 
+Sync (``def``) reconcilers run in threads and cannot ``await``: they use
+:class:`BlockingCachedClient` (``manager.blocking_client``), the same methods run on the
+manager's event loop, each call waiting for its result.
+
 Writes are fenced under leader election: the manager gives its client the elector's
 :meth:`~kubectrl.leaderelection.LeaderElector.fence`, checked before every write is sent
 (create, update, patch, apply, delete and the status writes), so a leader whose last renewal
@@ -19,18 +23,23 @@ gets :class:`~kubectrl.leaderelection.LeaderElectionLostError` instead. Reads ar
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from collections.abc import Callable, Mapping
-from typing import Any
+import threading
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TypeVar
 
 from kubectrl.cache import Informer, InformerFactory
-from kubectrl.client import APIResource, AsyncClient, ResourceRef
+from kubectrl.client import APIResource, AsyncClient, Client, ResourceRef
+from kubectrl.client._blocking import BlockingFacade, Portal, blocking
 from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.objects import ObjectKey, api_version_of, gvk_of, meta_namespace_key, metadata_of
 from kubectrl.runtime._controllerutil import merge_patch_diff
 from kubectrl.runtime._kind_source import normalize_resource
 
-__all__ = ["CachedClient", "StatusWriter"]
+__all__ = ["BlockingCachedClient", "BlockingStatusWriter", "CachedClient", "StatusWriter"]
+
+T = TypeVar("T")
 
 
 class StatusWriter:
@@ -45,13 +54,13 @@ class StatusWriter:
     def __init__(self, client: CachedClient) -> None:
         self._client = client
 
-    async def update(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    async def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """PUT the status (optimistic lock on ``metadata.resourceVersion``)."""
         self._client.check_fence("update status of", _describe(obj))
         return await self._client.reader.update(obj, subresource="status", **kwargs)
 
     async def patch(
-        self, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
+        self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
     ) -> dict[str, Any]:
         """Patch the status (merge patch unless ``patch_type=`` says otherwise)."""
         self._client.check_fence("patch status of", _describe_ref(resource, name, kwargs))
@@ -232,30 +241,36 @@ class CachedClient:
 
     # ------------------------------------------------------------------ writes (server)
 
-    async def create(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    async def create(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>`."""
         self.check_fence("create", _describe(obj))
         return await self._client.create(obj, **kwargs)
 
-    async def update(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    async def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock)."""
         self.check_fence("update", _describe(obj))
         return await self._client.update(obj, **kwargs)
 
-    async def update_status(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    async def update_status(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
         """``status().update(obj)``."""
         self.check_fence("update status of", _describe(obj))
         return await self._client.update_status(obj, **kwargs)
 
     async def patch(
-        self, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
+        self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
     ) -> dict[str, Any]:
         """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`."""
         self.check_fence("patch", _describe_ref(resource, name, kwargs))
         return await self._client.patch(resource, name, patch, **kwargs)
 
     async def apply(
-        self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False, **kwargs: Any
+        self,
+        /,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`).
 
@@ -266,7 +281,7 @@ class CachedClient:
         self.check_fence("apply", _describe(obj))
         return await self._client.apply(obj, field_manager=field_manager, force=force, **kwargs)
 
-    async def delete(self, resource: ResourceRef, name: str, **kwargs: Any) -> dict[str, Any]:
+    async def delete(self, /, resource: ResourceRef, name: str, **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`."""
         self.check_fence("delete", _describe_ref(resource, name, kwargs))
         return await self._client.delete(resource, name, **kwargs)
@@ -342,3 +357,144 @@ def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:
     obj.setdefault("apiVersion", res.api_version)
     obj.setdefault("kind", res.kind)
     return obj
+
+
+class _LoopPortal(Portal):
+    """A :class:`~kubectrl.client._blocking.Portal` onto an event loop someone else runs (the
+    manager's), bound once that loop runs; it never owns or stops the loop."""
+
+    def __init__(self) -> None:  # no super().__init__(): no private loop or thread
+        self.loop: asyncio.AbstractEventLoop | None = None  # type: ignore[assignment]
+        self.thread: threading.Thread | None = None  # type: ignore[assignment]
+        self.closed = False
+
+    def bind(self, loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+        self.loop, self.thread, self.closed = loop, thread, False
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        loop = self.loop
+        if threading.current_thread() is self.thread:
+            coro.close()
+            raise RuntimeError(
+                "BlockingCachedClient called on the manager's event loop thread, where it would "
+                "wait for itself forever; in async code (an async def reconciler) use "
+                "manager.client and await its methods"
+            )
+        if loop is None or self.closed or loop.is_closed():
+            coro.close()
+            raise RuntimeError(
+                "BlockingCachedClient: the manager's event loop is not running (call it from a "
+                "sync reconciler or another thread while the manager runs)"
+            )
+        return super().call(coro)
+
+    def stop(self) -> None:
+        self.closed = True  # the loop is the manager's: never stopped from here
+
+
+class BlockingStatusWriter(BlockingFacade):
+    """Blocking :class:`StatusWriter` (``blocking_client.status()``), fenced like it.
+
+    Example::
+
+        foo["status"] = {"ready": True}
+        blocking_client.status().update(foo)
+    """
+
+    def __init__(self, portal: Portal, target: StatusWriter) -> None:
+        self._portal = portal
+        self._target = target
+
+    update = blocking(StatusWriter.update)
+    patch = blocking(StatusWriter.patch)
+    patch_merge_from = blocking(StatusWriter.patch_merge_from)
+    apply = blocking(StatusWriter.apply)
+
+
+class _BoundClient(Client):
+    """The blocking :class:`~kubectrl.client.Client` over an :class:`AsyncClient` that lives on a
+    loop owned by someone else (the manager): ``close()`` leaves it open."""
+
+    def __init__(self, portal: Portal, target: AsyncClient) -> None:  # no private loop
+        self._portal = portal
+        self._target = target
+        self.config = target.config
+
+    def close(self) -> None:
+        """No-op: the manager owns the client and closes it on shutdown."""
+
+
+class BlockingCachedClient(BlockingFacade):
+    """:class:`CachedClient` for sync (``def``) reconcilers: the same methods, blocking.
+
+    Each call runs the :class:`CachedClient` method on the manager's event loop
+    (``asyncio.run_coroutine_threadsafe``) and waits for it, so reads come from the same
+    informer cache (deep copies), writes go to the server through the same client, with the
+    same leader fence (:class:`~kubectrl.leaderelection.LeaderElectionLostError` when it is
+    closed), and ``status()`` writes the status subresource. Safe from any number of threads.
+
+    Caveats: calling it on the manager's loop thread (from ``async`` code) raises
+    ``RuntimeError`` instead of deadlocking; so does calling it while the manager is not
+    running. A call blocks its thread for as long as the async method takes.
+
+    Example::
+
+        client = manager.blocking_client
+
+        def reconcile(request: Request) -> None:
+            cm = client.get(("v1", "ConfigMap"), request.name, namespace=request.namespace)
+            client.apply(desired(cm), field_manager="copier", force=True)
+    """
+
+    def __init__(self, client: CachedClient) -> None:
+        self._portal: _LoopPortal = _LoopPortal()
+        self._target: CachedClient = client
+
+    def bind_loop(
+        self, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None = None
+    ) -> None:
+        """Run calls on ``loop``, which runs in ``thread`` (default: the calling thread).
+
+        The manager calls this when it starts. Example::
+
+            blocking.bind_loop(asyncio.get_running_loop())
+        """
+        self._portal.bind(loop, thread if thread is not None else threading.current_thread())
+
+    def unbind_loop(self) -> None:
+        """Refuse calls from now on (the manager's loop is stopping)."""
+        self._portal.stop()
+
+    @property
+    def cached_client(self) -> CachedClient:
+        """The async :class:`CachedClient` this wraps."""
+        return self._target
+
+    @property
+    def reader(self) -> Client:
+        """The uncached client, blocking (live reads, every verb; writes here are not fenced).
+
+        Example: ``blocking_client.reader.get(("v1", "Secret"), "s", namespace="ns")``.
+        """
+        return _BoundClient(self._portal, self._target.reader)
+
+    def status(self) -> BlockingStatusWriter:
+        """A blocking writer for the ``status`` subresource.
+
+        Example: ``blocking_client.status().update(foo)``.
+        """
+        return BlockingStatusWriter(self._portal, self._target.status())
+
+    get = blocking(CachedClient.get)
+    list = blocking(CachedClient.list)
+    create = blocking(CachedClient.create)
+    update = blocking(CachedClient.update)
+    update_status = blocking(CachedClient.update_status)
+    patch = blocking(CachedClient.patch)
+    apply = blocking(CachedClient.apply)
+    delete = blocking(CachedClient.delete)
+    resource = blocking(CachedClient.resource)
+    patch_merge_from = blocking(CachedClient.patch_merge_from)
+
+    def __repr__(self) -> str:
+        return f"<BlockingCachedClient of {self._target!r}>"

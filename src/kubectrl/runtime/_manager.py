@@ -26,7 +26,10 @@ import dataclasses
 import inspect
 import logging
 import os
+import re
 import signal
+import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,7 +45,7 @@ from kubectrl.leaderelection import (
     LeaseLock,
     default_identity,
 )
-from kubectrl.runtime._cache_client import CachedClient
+from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
 from kubectrl.runtime._server import Checker, HTTPServer, ping
 
 if TYPE_CHECKING:
@@ -51,6 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["Manager", "ManagerOptions", "Runnable", "RunnableLike"]
 
 log = logging.getLogger("kubectrl.runtime.manager")
+
+#: How long past the graceful shutdown period :meth:`Manager.run` waits for the rest of the
+#: shutdown (caches, servers, the lease release) before it exits the process regardless.
+SHUTDOWN_MARGIN = 15.0
 
 _IN_CLUSTER_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -276,6 +283,7 @@ class Manager:
         self._client = CachedClient(
             self._api, self._factory, sync_timeout=self._options.cache_sync_timeout
         )
+        self._blocking_client = BlockingCachedClient(self._client)
         self._registry = registry if registry is not None else _new_registry()
         self._metrics_server = HTTPServer(
             self._options.metrics_bind_address, registry=self._registry, serve_probes=False
@@ -301,6 +309,8 @@ class Manager:
         self._lost = False
         self._background: asyncio.Task[None] | None = None
         self._broadcaster: EventBroadcaster | None = None
+        self._in_run = False
+        self._run_done = threading.Event()
 
     # ------------------------------------------------------------------ accessors
 
@@ -313,6 +323,22 @@ class Manager:
     def client(self) -> CachedClient:
         """The client for reconcilers: cached reads, server writes."""
         return self._client
+
+    @property
+    def blocking_client(self) -> BlockingCachedClient:
+        """:attr:`client` for sync (``def``) reconcilers: the same methods, blocking.
+
+        Calls run on the manager's loop and wait; reads are cached, writes fenced. Calling it
+        on the loop's own thread (from ``async`` code) raises ``RuntimeError``.
+
+        Example::
+
+            client = manager.blocking_client
+
+            def reconcile(request: Request) -> None:
+                cm = client.get(("v1", "ConfigMap"), request.name, namespace=request.namespace)
+        """
+        return self._blocking_client
 
     @property
     def api_reader(self) -> AsyncClient:
@@ -438,12 +464,25 @@ class Manager:
         ``graceful_shutdown_timeout``) and ``run`` returns, so the process exits 0; a second
         signal exits at once with status 1. A lost lease or a failed runnable raises.
 
+        A sync (``def``) reconcile cannot be interrupted: if one is still running when the
+        graceful period has ended, ``run`` logs one error naming the controllers and ends the
+        process with status 1 (``os._exit``: its thread would otherwise keep it alive). The
+        same happens if the shutdown as a whole is still not done ``SHUTDOWN_MARGIN`` (15 s)
+        after the graceful period.
+
         Example::
 
             if __name__ == "__main__":
                 manager.run()
         """
-        asyncio.run(self.start(handle_signals=handle_signals))
+        self._in_run = True
+        try:
+            asyncio.run(self.start(handle_signals=handle_signals))
+        finally:
+            self._run_done.set()
+            stuck = self._stuck_controllers()
+            if stuck:
+                self._exit_stuck(stuck, "the graceful shutdown period ended")
 
     async def start(self, *, handle_signals: bool = False) -> None:
         """Start everything in order and block until stopped; then shut down in reverse.
@@ -458,6 +497,7 @@ class Manager:
             raise RuntimeError("a Manager can be started once")
         self._started = True
         self._loop = asyncio.get_running_loop()
+        self._blocking_client.bind_loop(self._loop)
         self._stop_event = asyncio.Event()
         if self._stop_requested:
             self._stop_event.set()
@@ -602,6 +642,8 @@ class Manager:
         # A lost lease: another replica may lead already, so do not let reconciles finish.
         budget = 0.0 if lost else self._options.graceful_shutdown_timeout
         deadline = time.monotonic() + budget
+        if self._in_run:
+            self._start_watchdog(budget + SHUTDOWN_MARGIN)
         log.info("Stopping and waiting for leader election runnables", extra={"timeout": budget})
         await asyncio.gather(
             *(h.stop(_left(deadline)) for h in self._handles if h.need_leader_election)
@@ -619,6 +661,8 @@ class Manager:
         await asyncio.gather(
             *(h.stop(_left(deadline)) for h in self._handles if not h.need_leader_election)
         )
+        # Abandoned sync reconciles (stuck past the grace period) may not use the loop any more.
+        self._blocking_client.unbind_loop()
         log.info("Stopping and waiting for caches")
         await self._factory.shutdown()
         log.info("Stopping and waiting for HTTP servers")
@@ -626,6 +670,45 @@ class Manager:
         await self._metrics_server.stop()
         await self._api.aclose()
         log.info("Wait completed, proceeding to shutdown the manager")
+
+    def _stuck_controllers(self) -> list[str]:
+        """Names of controllers with a sync reconcile thread still running."""
+        alive = [t.name for t in threading.enumerate() if t.is_alive()]
+        stuck = set()
+        for handle in self._handles:
+            # The controller names its reconcile threads "reconcile-<controller>-<n>".
+            pattern = re.compile(rf"reconcile-{re.escape(handle.name)}[-_]\d+")
+            if any(pattern.fullmatch(name) for name in alive):
+                stuck.add(handle.name)
+        return sorted(stuck)
+
+    def _exit_stuck(self, stuck: list[str], when: str) -> None:
+        log.error(
+            "%s with sync reconciles still running in controller(s) %s; exiting with status 1",
+            when,
+            ", ".join(stuck) or "(unknown)",
+            extra={
+                "controllers": stuck,
+                "graceful_shutdown_timeout": self._options.graceful_shutdown_timeout,
+            },
+        )
+        for handler in logging.getLogger().handlers + log.handlers:
+            with contextlib.suppress(Exception):
+                handler.flush()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(1)
+
+    def _start_watchdog(self, seconds: float) -> None:
+        def watch() -> None:
+            if not self._run_done.wait(seconds):
+                self._exit_stuck(
+                    self._stuck_controllers(),
+                    f"the shutdown did not finish within {seconds:g} s",
+                )
+
+        threading.Thread(target=watch, name="kubectrl-shutdown-watchdog", daemon=True).start()
 
     def _check_caches(self) -> None:
         if not self._caches_synced:
