@@ -4,8 +4,10 @@ Environment: KUBECONFIG, NAMESPACE, LOG (a file appended to by every process), I
 SLOW (seconds a reconcile of a ConfigMap with data.slow takes), RELEASE ("1": release the lease
 on shutdown), LEASE/RENEW/RETRY (the leader election timing, default 4/3/0.5 s), WRITE ("1": each
 reconcile server-side applies a Secret ``out-<name>`` through the manager's client, recording
-``wrote`` or ``refused``). Every line is ``<event> <identity> <name> <time.time()>``, written with
-one O_APPEND write so lines of several processes never interleave.
+``wrote`` or ``refused``), SYNC ("hang": the reconciler is a ``def`` that never returns), GRACE
+(graceful_shutdown_timeout, default 30 s). Every line is
+``<event> <identity> <name> <time.time()>``, written with one O_APPEND write so lines of several
+processes never interleave.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 import time
 
 from kubectrl.leaderelection import LeaderElectionLostError
@@ -45,6 +48,7 @@ def main() -> int:
             lease_duration=float(os.environ.get("LEASE", "4")),
             renew_deadline=float(os.environ.get("RENEW", "3")),
             retry_period=float(os.environ.get("RETRY", "0.5")),
+            graceful_shutdown_timeout=float(os.environ.get("GRACE", "30")),
         ),
     )
 
@@ -68,7 +72,14 @@ def main() -> int:
                 raise
         record("end", request.name)
 
-    Builder(manager).for_(("v1", "ConfigMap")).complete(reconcile)
+    def hang(request: Request) -> None:
+        record("begin", request.name)
+        threading.Event().wait()  # a sync reconcile stuck for good (a call without a timeout)
+
+    if os.environ.get("SYNC") == "hang":
+        Builder(manager).for_(("v1", "ConfigMap")).complete(hang)
+    else:
+        Builder(manager).for_(("v1", "ConfigMap")).complete(reconcile)
 
     async def leading() -> None:
         record("leading")

@@ -1,4 +1,5 @@
-"""Shutdown order: the Lease is released before the event broadcaster flushes (issue 16, #16).
+"""Shutdown: the Lease is released before events are flushed (issue 16, defect 16); a stuck
+sync reconcile cannot keep the process alive past the grace period (defect 4).
 
 controller-runtime (pkg/manager/internal.go, ``engageStopProcedure``) cancels leader election,
 which releases the lease with ``LeaderElectionReleaseOnCancel``, before it stops the event
@@ -8,15 +9,18 @@ recorder provider; a broadcaster that cannot write must not delay the successor'
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectrl.client import AsyncClient
-from kubectrl.runtime._manager import Manager
+from kubectrl.runtime._manager import SHUTDOWN_MARGIN, Manager
 
-from .conftest import eventually, start_in_background
+from .conftest import eventually, read_log, start_in_background
 
 pytestmark = pytest.mark.integration
 
@@ -91,3 +95,41 @@ async def test_the_lease_is_released_while_events_are_still_being_flushed(
     await eventually(task.done, what="the manager stopped once the events were written")
     task.result()
     assert sink.calls == 3
+
+
+async def test_sigterm_with_a_hung_sync_reconcile_exits_non_zero_after_the_grace_period(
+    spawn: Callable[..., subprocess.Popen[bytes]],
+    api: AsyncClient,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    """A ``def`` reconciler that never returns cannot be interrupted: the process must still
+    exit once the graceful shutdown period ends, with a non-zero status and one error line
+    naming the controller (seen before: alive 20 s after SIGTERM, until a second signal)."""
+    grace = 2.0
+    log_path = tmp_path / "log"
+    proc = spawn("hung", SYNC="hang", GRACE=str(grace))
+    await eventually(lambda: any(e == "leading" for e, *_ in read_log(log_path)), what="leading")
+    await api.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "stuck", "namespace": namespace},
+        }
+    )
+    await eventually(
+        lambda: any(e == "begin" and n == "stuck" for e, _, n, _ in read_log(log_path)),
+        what="the sync reconcile began (and hangs)",
+    )
+    proc.send_signal(signal.SIGTERM)
+    # A wait bound (grace + the manager's margin + slack for a loaded machine), not a timing
+    # assertion: the process must exit at all.
+    await eventually(
+        lambda: proc.poll() is not None, timeout=grace + SHUTDOWN_MARGIN + 30, what="exited"
+    )
+    output = (tmp_path / "hung.out").read_text()
+    assert proc.returncode == 1, output
+    lines = [line for line in output.splitlines() if "exiting with status 1" in line]
+    assert len(lines) == 1, output
+    assert "controller(s) configmap" in lines[0]
+    assert "exit" not in [e for e, *_ in read_log(log_path)]  # run() did not return normally
