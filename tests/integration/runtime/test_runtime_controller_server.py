@@ -32,6 +32,7 @@ from kubectrl.runtime import (
     dispatch,
     enqueue_request_for_object,
     enqueue_request_for_owner,
+    resolve_handler_scope,
     set_controller_reference,
 )
 from kubectrl.runtime._handler import EventHandlerLike
@@ -75,6 +76,8 @@ class WatchSource:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self, enqueue: Callable[[Request], None]) -> None:
+        # As KindSource does: an owner handler learns its owner kind's scope from discovery.
+        await resolve_handler_scope(self._handler, self._client.resource)
         self._task = asyncio.create_task(self._run(enqueue))
 
     async def wait_for_sync(self, timeout: float) -> None:
