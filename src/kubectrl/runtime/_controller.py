@@ -263,6 +263,20 @@ class Controller:
         """Whether a Manager must start this controller only on the leader."""
         return self._options.need_leader_election
 
+    @property
+    def in_flight(self) -> tuple[Request, ...]:
+        """Keys whose reconcile is still running, sorted: by a worker, or by a sync reconcile's
+        thread the controller stopped waiting for (after ``reconcile_timeout`` or
+        :meth:`stop`'s timeout). Empty after a clean stop.
+
+        Example::
+
+            await controller.stop(timeout=30)
+            if controller.in_flight:
+                log.error("reconciles still running: %s", controller.in_flight)
+        """
+        return tuple(sorted({*self._running, *self._held}))
+
     def set_leader_fence(self, fence: Callable[[], bool] | None) -> None:
         """Check ``fence()`` before every reconcile; ``None`` removes the check.
 
@@ -344,7 +358,7 @@ class Controller:
         if self._workers:
             pending = await _wait_all(self._workers, timeout, self._clock)
             if pending:
-                running = sorted(str(r) for r in self._running)
+                running = [str(r) for r in self.in_flight]
                 log.warning(
                     "controller %s: %d reconciles still running after the stop timeout of "
                     "%s s, cancelling them: %s",
@@ -358,7 +372,7 @@ class Controller:
                     task.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
         if self._held:
-            held = sorted(str(r) for r in self._held)
+            held = [str(r) for r in sorted(self._held)]
             log.warning(
                 "controller %s: sync reconciles still running in background threads: %s",
                 self._name,

@@ -146,7 +146,8 @@ class Reconciler(abc.ABC):
     """Base class for reconcilers: subclass it and implement ``reconcile``.
 
     ``reconcile`` may be ``async def`` (runs on the event loop; never block in it) or a plain
-    ``def`` (runs in one of the controller's worker threads, so blocking clients are fine). It
+    ``def`` (runs in a daemon thread the controller starts per reconcile, so blocking clients are
+    fine). It
     returns a :class:`Result` or ``None``; raising requeues the key with backoff, raising
     :class:`TerminalError` does not.
 

@@ -383,6 +383,7 @@ async def test_stop_does_not_hang_on_a_stuck_sync_reconciler(
             await eventually(stopping.done)  # returns although the thread is still blocked
         stopping.result()
         assert threads[0].is_alive()
+        assert c.in_flight == (R,)  # what a manager reports when its grace period ends
         assert any(
             "still running" in r.getMessage() and "ns/a" in r.getMessage() for r in caplog.records
         )
@@ -390,3 +391,4 @@ async def test_stop_does_not_hang_on_a_stuck_sync_reconciler(
         release.set()
     threads[0].join(10)
     assert not threads[0].is_alive()
+    await eventually(lambda: c.in_flight == ())
