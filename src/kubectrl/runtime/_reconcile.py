@@ -147,9 +147,8 @@ class Reconciler(abc.ABC):
 
     ``reconcile`` may be ``async def`` (runs on the event loop; never block in it) or a plain
     ``def`` (runs in a daemon thread the controller starts per reconcile, so blocking clients are
-    fine). It
-    returns a :class:`Result` or ``None``; raising requeues the key with backoff, raising
-    :class:`TerminalError` does not.
+    fine). It returns a :class:`Result` or ``None``; raising requeues the key with backoff,
+    raising :class:`TerminalError` does not.
 
     Guarantees (from the controller): one key is never reconciled by two workers at once, and a
     change that arrives during a reconcile causes one more reconcile afterwards. Caveats: the
