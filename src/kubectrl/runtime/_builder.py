@@ -152,7 +152,11 @@ class Builder:
         # The owner handler looks up the for_ kind's scope through discovery, which needs a
         # version: the one the for_ kind was given with.
         for_kind = normalize_resource(self._for.kind)
-        owner_api_version = str(for_kind[0]) if isinstance(for_kind, tuple) else owner_group
+        owner_api_version = (
+            str(for_kind[0])
+            if isinstance(for_kind, tuple)
+            else str(getattr(for_kind, "api_version", owner_group))
+        )
         name = self._name or owner_kind.lower()
         options = self._options or ControllerOptions()
         if self._option_changes:

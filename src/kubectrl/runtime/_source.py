@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
+from kubectrl.objects import metadata_of
 from kubectrl.runtime._event import (
     CreateEvent,
     DeleteEvent,
@@ -78,8 +79,23 @@ def dispatch(
             if not matches(as_predicate(predicate), event):
                 return
         as_event_handler(handler).handle(event, enqueue)
-    except Exception:
-        log.exception("event handler or predicate failed; event dropped")
+    except Exception as err:
+        obj = event.object_new if isinstance(event, UpdateEvent) else event.object
+        meta = metadata_of(obj)
+        target = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}".lstrip("/")
+        log.exception(
+            "event handler or predicate failed on %s of %s; event dropped: %s: %s",
+            type(event).__name__,
+            target or "an object without name",
+            type(err).__name__,
+            err,
+            extra={
+                "event_type": type(event).__name__,
+                "object": target,
+                "handler": repr(handler),
+                "error": str(err),
+            },
+        )
 
 
 class ChannelSource:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import logging
 from typing import Any
 
 import pytest
@@ -288,3 +289,20 @@ def test_merge_patch_diff() -> None:
     assert merge_patch_diff({"a": [1]}, {"a": [1, 2]}) == {"a": [1, 2]}
     assert merge_patch_diff({"a": {"b": 1}}, {}) == {"a": None}
     assert merge_patch_diff({}, {"a": {"b": 1}}) == {"a": {"b": 1}}
+
+
+def test_dispatch_logs_a_failing_handler_with_the_object_and_the_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from kubectrl.runtime import dispatch
+
+    handler = enqueue_request_for_owner("rbac.authorization.k8s.io/v1", "ClusterRole")
+    owned = obj("x", ns="a", ownerReferences=[ref("ClusterRole", "t1", controller=True)])
+    seen: list[Request] = []
+    with caplog.at_level(logging.ERROR, "kubectrl.runtime.source"):
+        dispatch(CreateEvent(owned), handler, [], seen.append)
+    assert seen == []
+    [record] = caplog.records
+    text = record.getMessage()
+    assert "CreateEvent of a/x" in text
+    assert "scope of owner kind ClusterRole is unknown" in text
