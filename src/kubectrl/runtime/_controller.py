@@ -379,7 +379,9 @@ class Controller:
                 ", ".join(held),
                 extra={"controller": self._name, "count": len(held), "keys": held},
             )
-        log.info("All workers finished", extra={"controller": self._name})
+        log.info(
+            "All workers finished for controller %s", self._name, extra={"controller": self._name}
+        )
         if self._stopped is not None:
             self._stopped.set()
 
@@ -435,7 +437,11 @@ class Controller:
         try:
             open_ = bool(self._fence())
         except Exception:
-            log.exception("leader fence raised; treating it as closed")
+            log.exception(
+                "controller %s: leader fence raised; treating it as closed",
+                self._name,
+                extra={"controller": self._name},
+            )
             open_ = False
         if not open_ and not self._fence_closed:
             self._fence_closed = True
