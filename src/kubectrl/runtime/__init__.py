@@ -94,7 +94,13 @@ from kubectrl.runtime._reconcile import (
     TerminalError,
     reconcile_func,
 )
-from kubectrl.runtime._server import HTTPServer, parse_bind_address, ping
+from kubectrl.runtime._server import (
+    HTTPServer,
+    KubernetesAuthFilter,
+    metrics_tls_context,
+    parse_bind_address,
+    ping,
+)
 from kubectrl.runtime._source import ChannelSource, Source, dispatch
 
 __all__ = [
@@ -115,6 +121,7 @@ __all__ = [
     "GenericEvent",
     "HTTPServer",
     "KindSource",
+    "KubernetesAuthFilter",
     "Manager",
     "ManagerError",
     "ManagerOptions",
@@ -154,6 +161,7 @@ __all__ = [
     "label_selector",
     "labels_changed",
     "merge_patch_diff",
+    "metrics_tls_context",
     "not_",
     "or_",
     "owner_requests",

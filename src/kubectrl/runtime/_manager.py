@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import inspect
+import ipaddress
 import logging
 import os
 import re
@@ -46,7 +47,14 @@ from kubectrl.leaderelection import (
     default_identity,
 )
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
-from kubectrl.runtime._server import Checker, HTTPServer, ping
+from kubectrl.runtime._server import (
+    Checker,
+    HTTPServer,
+    KubernetesAuthFilter,
+    metrics_tls_context,
+    parse_bind_address,
+    ping,
+)
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -95,8 +103,22 @@ RunnableLike: TypeAlias = "Runnable | Callable[[], Awaitable[None]]"
 class ManagerOptions:
     """A manager's settings, with controller-runtime's defaults.
 
-    - ``metrics_bind_address`` ``":8080"`` (``"0"`` disables; port 0 picks a free port).
-    - ``health_probe_bind_address`` ``"0"``: probes off unless an address is given.
+    - ``metrics_bind_address`` ``"127.0.0.1:8080"``: loopback only (``"0"`` disables; port 0
+      picks a free port). controller-runtime's ``":8080"`` served metrics in plain HTTP to
+      anyone who could reach the pod; on loopback only processes in the pod (a sidecar
+      scraper, ``kubectl port-forward``) can. To serve the network, turn ``metrics_secure`` on
+      and bind, say, ``":8443"``; a plain non-loopback address is allowed but logged as a
+      warning.
+    - ``metrics_secure`` ``False``: serve ``/metrics`` over TLS, only to bearer tokens the
+      cluster authenticates (TokenReview) and authorizes for ``get`` on the non-resource URL
+      ``/metrics`` (SubjectAccessReview): 401 / 403 otherwise. controller-runtime's
+      ``SecureServing`` with ``filters.WithAuthenticationAndAuthorization``.
+    - ``metrics_cert_dir`` ``""``: with ``metrics_secure``, the directory holding ``tls.crt``
+      and ``tls.key``; empty makes a self-signed certificate at start (needs
+      ``cryptography``).
+    - ``health_probe_bind_address`` ``"0"``: probes off unless an address is given. Probes are
+      always plain HTTP without authentication: the kubelet's probes cannot authenticate, and
+      they reveal only ``ok`` or which check failed.
     - ``leader_election`` ``False``; ``leader_election_id`` names the Lease (required when on);
       ``leader_election_namespace`` defaults to the pod's namespace when in a cluster (else
       required); ``lease_duration``/``renew_deadline``/``retry_period`` 15/10/2 s;
@@ -117,7 +139,9 @@ class ManagerOptions:
         15.0
     """
 
-    metrics_bind_address: str = ":8080"
+    metrics_bind_address: str = "127.0.0.1:8080"
+    metrics_secure: bool = False
+    metrics_cert_dir: str = ""
     health_probe_bind_address: str = "0"
     leader_election: bool = False
     leader_election_id: str = ""
@@ -285,9 +309,7 @@ class Manager:
         )
         self._blocking_client = BlockingCachedClient(self._client)
         self._registry = registry if registry is not None else _new_registry()
-        self._metrics_server = HTTPServer(
-            self._options.metrics_bind_address, registry=self._registry, serve_probes=False
-        )
+        self._metrics_server = self._new_metrics_server()
         self._probe_server = HTTPServer(self._options.health_probe_bind_address)
         self._probe_server.add_healthz_check("ping", ping)
         self._probe_server.add_readyz_check("informers", self._check_caches)
@@ -671,6 +693,28 @@ class Manager:
         await self._api.aclose()
         log.info("Wait completed, proceeding to shutdown the manager")
 
+    def _new_metrics_server(self) -> HTTPServer:
+        options = self._options
+        address = parse_bind_address(options.metrics_bind_address)
+        if address is None:
+            return HTTPServer("0")
+        if options.metrics_secure:
+            return HTTPServer(
+                options.metrics_bind_address,
+                registry=self._registry,
+                serve_probes=False,
+                tls=metrics_tls_context(options.metrics_cert_dir or None),
+                request_filter=KubernetesAuthFilter(self._api),
+            )
+        if not _is_loopback(address[0]):
+            log.warning(
+                "metrics served on %s over plain HTTP without authentication: anyone who can "
+                "reach it can read them; bind 127.0.0.1 or set metrics_secure=True",
+                options.metrics_bind_address,
+                extra={"address": options.metrics_bind_address},
+            )
+        return HTTPServer(options.metrics_bind_address, registry=self._registry, serve_probes=False)
+
     def _stuck_controllers(self) -> list[str]:
         """Names of controllers with a sync reconcile thread still running."""
         alive = [t.name for t in threading.enumerate() if t.is_alive()]
@@ -750,6 +794,15 @@ class Manager:
 
 def _left(deadline: float) -> float:
     return max(deadline - time.monotonic(), 0.0)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # "" (every interface) or a name: not known to be loopback
 
 
 def _in_cluster_namespace() -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -102,3 +104,80 @@ async def test_bad_requests_do_not_kill_the_server() -> None:
         assert (await get(server.port, "/healthz"))[0] == 200
     finally:
         await server.stop()
+
+
+# ---------------------------------------------------------------- secure metrics (issue 16, #18)
+
+
+async def test_tls_and_a_request_filter_guard_every_request() -> None:
+    """HTTPS only, and the filter sees method, path and headers before anything is served."""
+
+    import httpx
+
+    from kubectrl.runtime import metrics_tls_context
+
+    seen: list[tuple[str, str, str]] = []
+
+    async def only_alice(method: str, path: str, headers: Mapping[str, str]) -> Any:
+        seen.append((method, path, headers.get("authorization", "")))
+        return None if headers.get("authorization") == "Bearer alice" else (403, b"no\n")
+
+    server = HTTPServer(
+        "127.0.0.1:0", tls=metrics_tls_context(), request_filter=only_alice, serve_probes=True
+    )
+    server.add_healthz_check("ping", ping)
+    await server.start()
+    try:
+        url = f"https://127.0.0.1:{server.port}/healthz"
+        async with httpx.AsyncClient(verify=False) as http:  # self-signed, on purpose
+            assert (await http.get(url)).status_code == 403
+            ok = await http.get(url, headers={"Authorization": "Bearer alice"})
+            assert (ok.status_code, ok.text) == (200, "ok")
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):  # self-signed
+            async with httpx.AsyncClient() as http:
+                await http.get(url)
+    finally:
+        await server.stop()
+    assert seen[:2] == [("GET", "/healthz", ""), ("GET", "/healthz", "Bearer alice")]
+
+
+async def test_auth_filter_answers_401_without_a_bearer_token_before_any_api_call() -> None:
+    from kubectrl.runtime import KubernetesAuthFilter
+
+    class NoServer:
+        async def create(self, obj: Any, **kwargs: Any) -> dict[str, Any]:
+            raise AssertionError("no review may be sent without a token")
+
+    auth = KubernetesAuthFilter(NoServer())  # type: ignore[arg-type]
+    assert await auth("GET", "/metrics", {}) == (401, b"Unauthorized\n")
+    assert await auth("GET", "/metrics", {"authorization": "Basic YTpi"}) == (
+        401,
+        b"Unauthorized\n",
+    )
+    assert await auth("GET", "/metrics", {"authorization": "Bearer "}) == (401, b"Unauthorized\n")
+
+
+def test_metrics_tls_context_names_the_file_it_cannot_load(tmp_path: Any) -> None:
+    from kubectrl.errors import ConfigError
+    from kubectrl.runtime import metrics_tls_context
+
+    with pytest.raises(ConfigError, match=r"tls\.crt"):
+        metrics_tls_context(tmp_path)
+
+
+def test_metrics_default_to_loopback_and_plain_non_loopback_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from kubectrl.client import ClientConfig
+    from kubectrl.runtime import Manager, ManagerOptions
+
+    assert ManagerOptions().metrics_bind_address == "127.0.0.1:8080"
+    assert ManagerOptions().metrics_secure is False
+    config = ClientConfig(server="https://127.0.0.1:9")
+    with caplog.at_level(logging.WARNING, logger="kubectrl.runtime.manager"):
+        Manager(config, options=ManagerOptions(metrics_bind_address="127.0.0.1:0"))
+        assert "without authentication" not in caplog.text
+        Manager(config, options=ManagerOptions(metrics_bind_address=":0"))
+    assert "metrics served on :0 over plain HTTP without authentication" in caplog.text
