@@ -29,11 +29,11 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
-from kubectrl.cache import Informer, InformerFactory
+from kubectrl.cache import Informer, InformerFactory, describe_resource
 from kubectrl.client import APIResource, AsyncClient, Client, ResourceRef
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
 from kubectrl.leaderelection import LeaderElectionLostError
-from kubectrl.objects import ObjectKey, api_version_of, gvk_of, meta_namespace_key, metadata_of
+from kubectrl.objects import ObjectKey, api_version_of, gvk_of, key_of, metadata_of
 from kubectrl.runtime._controllerutil import merge_patch_diff
 from kubectrl.runtime._kind_source import normalize_resource
 
@@ -149,7 +149,7 @@ class CachedClient:
 
         Example::
 
-            client.check_fence("create", "v1/ConfigMap ns/settings")
+            client.check_fence("create", "ConfigMap (v1) ns/settings")
         """
         fence = self._fence
         if fence is not None and not fence():
@@ -343,12 +343,12 @@ class CachedClient:
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
-    kind = f"{api_version_of(obj)}/{obj.get('kind', '')}".lstrip("/")
-    return f"{kind} {meta_namespace_key(obj)}"
+    """``ConfigMap (v1) ns/name``: the object a write is about, for errors."""
+    return f"{describe_resource((api_version_of(obj), str(obj.get('kind', ''))))} {key_of(obj)}"
 
 
 def _describe_ref(resource: ResourceRef, name: str, kwargs: Mapping[str, Any]) -> str:
-    return f"{resource} {ObjectKey(str(kwargs.get('namespace') or ''), name)}"
+    return f"{describe_resource(resource)} {ObjectKey(str(kwargs.get('namespace') or ''), name)}"
 
 
 def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:

@@ -63,9 +63,9 @@ async def test_every_write_is_refused_without_sending_when_the_fence_is_closed()
 async def test_set_leader_fence_installs_and_removes_the_fence() -> None:
     async with AsyncClient(CONFIG) as api:
         client = CachedClient(api, InformerFactory(api))
-        client.check_fence("create", "v1/ConfigMap ns/settings")  # no fence: a no-op
+        client.check_fence("create", "ConfigMap (v1) ns/settings")  # no fence: a no-op
         client.set_leader_fence(lambda: False)
-        with pytest.raises(LeaderElectionLostError, match=r"create v1/ConfigMap ns/settings"):
+        with pytest.raises(LeaderElectionLostError, match=r"create ConfigMap \(v1\) ns/settings"):
             await client.create(CM)
         client.set_leader_fence(None)
-        client.check_fence("create", "v1/ConfigMap ns/settings")
+        client.check_fence("create", "ConfigMap (v1) ns/settings")
