@@ -636,9 +636,8 @@ def _is_expected(err: BaseException) -> bool:
 
 
 def _describe_error(err: BaseException) -> str:
+    # The class name first, so a plain log line can be grepped and counted by error kind.
     text = str(err)
-    if isinstance(err, KubectrlError):
-        return text
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 

@@ -177,7 +177,15 @@ async def test_api_errors_are_logged_as_one_line_without_traceback(
     [record] = reconcile_errors(caplog)
     assert record.exc_info is None
     text = record.getMessage()
-    for fact in ("cm", "update", "configmaps", "ns/a", "Conflict", "has been modified"):
+    for fact in (
+        "cm",
+        "ConflictError",
+        "update",
+        "configmaps",
+        "ns/a",
+        "(409)",
+        "has been modified",
+    ):
         assert fact in text, (fact, text)
     assert "\n" not in text
     assert record.error_reason == "Conflict"  # type: ignore[attr-defined]
