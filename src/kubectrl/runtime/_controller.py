@@ -682,6 +682,8 @@ async def _wait_all(
     the caller.
     """
     pending: set[asyncio.Future[Any]] = {asyncio.ensure_future(a) for a in aws}
+    if not pending:
+        return pending
     if timeout is None:
         await asyncio.wait([asyncio.shield(f) for f in pending])
         return set()
