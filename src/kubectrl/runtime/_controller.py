@@ -184,11 +184,11 @@ class Controller:
     in a daemon thread of its own per reconcile (at most ``max_concurrent_reconciles`` running
     for workers at once).
 
-    Lifecycle: :meth:`start` starts the sources, waits for all of them to sync in parallel (one
-    ``cache_sync_timeout`` deadline; else :class:`SourceSyncError` naming each source that did
-    not sync) and starts the workers; :meth:`stop` stops taking keys and waits for in-flight
-    reconciles (up to its timeout); :meth:`run` is ``start`` then wait until stopped or
-    cancelled.
+    Lifecycle: :meth:`start` starts the sources and waits for all of them to sync, in parallel
+    under one ``cache_sync_timeout`` deadline (else :class:`SourceSyncError` naming each source
+    that did not start or sync), then starts the workers; :meth:`stop` stops taking keys and
+    waits for in-flight reconciles (up to its timeout); :meth:`run` is ``start`` then wait until
+    stopped or cancelled.
 
     Guarantees: a key is never reconciled concurrently; an exception never kills a worker;
     with a leader fence (:meth:`set_leader_fence`), no reconcile starts once it is closed; each
@@ -315,16 +315,7 @@ class Controller:
             self._name,
             extra={"controller": self._name, "sources": [s.name for s in self._sources]},
         )
-        for source in self._sources:
-            try:
-                await source.start(self.enqueue)
-            except Exception as err:
-                raise SourceSyncError(
-                    f"controller {self._name}: source {source.name} failed to start: "
-                    f"{type(err).__name__}: {err}",
-                    source=source.name,
-                ) from err
-        await self._wait_for_sources()
+        await self._start_sources()
         workers = self._options.max_concurrent_reconciles
         self._metrics.set_max_concurrent(workers)
         log.info(
@@ -400,11 +391,15 @@ class Controller:
 
     # ------------------------------------------------------------------ internals
 
-    async def _wait_for_sources(self) -> None:
+    async def _start_sources(self) -> None:
+        # Every source starts and syncs concurrently under ONE deadline, as controller-runtime
+        # starts each source inside the CacheSyncTimeout context: N slow sources cost one
+        # timeout, not N, and a source whose start hangs (discovery on an unreachable server)
+        # is bounded too.
         if not self._sources:
             return
         timeout = self._options.cache_sync_timeout
-        waiters = [asyncio.ensure_future(s.wait_for_sync(timeout)) for s in self._sources]
+        waiters = [asyncio.ensure_future(self._start_source(s, timeout)) for s in self._sources]
         try:
             await _wait_all(waiters, timeout, self._clock)
         finally:
@@ -418,7 +413,12 @@ class Controller:
                 reason = getattr(source, "last_sync_error", None)
                 detail = f" (last error: {reason})" if reason else ""
                 failures.append((source.name, f"timed out{detail}", None))
-            elif (err := waiter.exception()) is not None:
+            elif isinstance(err := waiter.exception(), _SourceStartError):
+                cause = err.__cause__
+                failures.append(
+                    (source.name, f"failed to start: {type(cause).__name__}: {cause}", cause)
+                )
+            elif err is not None:
                 failures.append((source.name, f"{type(err).__name__}: {err}", err))
         if not failures:
             return
@@ -430,6 +430,13 @@ class Controller:
             source=failures[0][0],
             sources=[name for name, _, _ in failures],
         ) from cause
+
+    async def _start_source(self, source: Source, timeout: float) -> None:
+        try:
+            await source.start(self.enqueue)
+        except Exception as err:
+            raise _SourceStartError from err
+        await source.wait_for_sync(timeout)
 
     def _fence_open(self) -> bool:
         if self._fence is None:
@@ -619,6 +626,10 @@ class Controller:
             exc_info=None if expected else err,
             extra=fields,
         )
+
+
+class _SourceStartError(Exception):
+    """Marks a source's ``start`` failing (its cause), as opposed to its sync."""
 
 
 def _request_fields(request: Request) -> dict[str, Any]:

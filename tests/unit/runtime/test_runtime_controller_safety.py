@@ -400,3 +400,32 @@ async def test_stop_does_not_hang_on_a_stuck_sync_reconciler(
     threads[0].join(10)
     assert not threads[0].is_alive()
     await eventually(lambda: c.in_flight == ())
+
+
+async def test_starting_sources_counts_against_the_same_deadline(clock: FakeClock) -> None:
+    """controller-runtime starts each source inside the CacheSyncTimeout context
+    (pkg/internal/controller/controller.go, Start): a source whose start hangs (say, discovery
+    of an owner kind on an unreachable server) fails within the one deadline, named, and the
+    other sources start meanwhile."""
+
+    class HangsOnStart(NeverSyncs):
+        async def start(self, enqueue: Any) -> None:
+            await asyncio.Event().wait()
+
+    class Fails(NeverSyncs):
+        async def start(self, enqueue: Any) -> None:
+            raise LookupError("no kind 'Foo' in example.com/v1")
+
+    hangs = HangsOnStart("kind source: v1, Kind=Pod")
+    fails = Fails("kind source: example.com/v1, Kind=Foo")
+    ok = ChannelSource("ok")
+    c = Controller("t", lambda r: None, sources=[hangs, fails, ok], clock=clock)
+    task = asyncio.create_task(c.start())
+    await eventually(lambda: clock.next_deadline() is not None)
+    assert clock.next_deadline() == pytest.approx(clock.now() + 120)
+    clock.advance(120)
+    await eventually(task.done)
+    with pytest.raises(SourceSyncError) as info:
+        task.result()
+    assert info.value.sources == (hangs.name, fails.name)
+    assert "failed to start: LookupError: no kind 'Foo'" in str(info.value)
