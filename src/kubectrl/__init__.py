@@ -33,6 +33,7 @@ from kubectrl.events import EventBroadcaster, EventRecorder
 from kubectrl.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, ObjectKey
 from kubectrl.runtime import (
+    BlockingCachedClient,
     Builder,
     CachedClient,
     Controller,
@@ -56,6 +57,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AsyncClient",
+    "BlockingCachedClient",
     "Builder",
     "CacheSyncError",
     "CachedClient",
