@@ -77,6 +77,9 @@ class Runnable(Protocol):
     ``start()`` returns once running; ``stop(timeout)`` stops and waits up to ``timeout`` s
     (a :class:`~kubectrl.runtime.Controller` is one). An optional ``need_leader_election``
     attribute (default ``True``, as controller-runtime) says whether it runs on the leader only.
+    A leader-only runnable with a ``set_leader_fence(fence)`` method (a Controller has one) is
+    given the elector's :meth:`~kubectrl.leaderelection.LeaderElector.fence` before it starts
+    (``None`` without leader election), to ask before each step it takes.
     A plain ``async def run() -> None`` that runs until cancelled is accepted too.
 
     Example::
