@@ -205,3 +205,32 @@ async def test_stop_before_start_returns_at_once() -> None:
     mgr = manager(metrics_bind_address="0", health_probe_bind_address="0")
     mgr.stop()
     await asyncio.wait_for(mgr.start(), 10)
+
+
+async def test_leader_only_runnables_get_the_fence_hook_others_do_not() -> None:
+    """Without leader election the manager passes no fence (``None``); runnables that need no
+    leadership are never handed one (the interface agreed with the controller)."""
+    mgr = manager(metrics_bind_address="0", health_probe_bind_address="0")
+    calls: dict[str, list[object]] = {"leader": [], "everywhere": []}
+
+    class Fenced:
+        def __init__(self, name: str, need_leader_election: bool) -> None:
+            self.name = name
+            self.need_leader_election = need_leader_election
+
+        def set_leader_fence(self, fence: object) -> None:
+            calls[self.name].append(fence)
+
+        async def start(self) -> None:
+            pass
+
+        async def stop(self, timeout: float | None = 30.0) -> None:
+            pass
+
+    mgr.add(Fenced("leader", True))
+    mgr.add(Fenced("everywhere", False))
+    task = asyncio.ensure_future(mgr.start())
+    await eventually(mgr.is_leader)
+    mgr.stop()
+    await asyncio.wait_for(task, 10)
+    assert calls == {"leader": [None], "everywhere": []}
