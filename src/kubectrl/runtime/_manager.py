@@ -27,7 +27,6 @@ import inspect
 import ipaddress
 import logging
 import os
-import re
 import signal
 import sys
 import threading
@@ -719,13 +718,16 @@ class Manager:
         return HTTPServer(options.metrics_bind_address, registry=self._registry, serve_probes=False)
 
     def _stuck_controllers(self) -> list[str]:
-        """Names of controllers with a sync reconcile thread still running."""
-        alive = [t.name for t in threading.enumerate() if t.is_alive()]
+        """Names of controllers with a reconcile still running (``Controller.in_flight``)."""
         stuck = set()
         for handle in self._handles:
-            # The controller names its reconcile threads "reconcile-<controller>-<n>".
-            pattern = re.compile(rf"reconcile-{re.escape(handle.name)}[-_]\d+")
-            if any(pattern.fullmatch(name) for name in alive):
+            try:
+                # Read from the shutdown watchdog's thread too: a set resized meanwhile is
+                # retried on the next look, never fatal.
+                running = getattr(handle.runnable, "in_flight", ())
+            except RuntimeError:
+                running = ("?",)
+            if running:
                 stuck.add(handle.name)
         return sorted(stuck)
 
