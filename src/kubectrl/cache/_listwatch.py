@@ -34,6 +34,7 @@ def describe_resource(resource: ResourceRef) -> str:
 
         >>> describe_resource(("apps/v1", "Deployment"))
         'Deployment (apps/v1)'
+        >>> from kubectrl.objects import GroupVersionResource
         >>> describe_resource(GroupVersionResource("apps", "v1", "deployments"))
         'deployments (apps/v1)'
     """

@@ -84,6 +84,7 @@ class Result:
 
     Example::
 
+        >>> import datetime
         >>> Result(requeue_after=datetime.timedelta(minutes=1)).requeue_after
         60.0
     """
