@@ -12,6 +12,7 @@ PACKAGES = [
     "kubectrl.client",
     "kubectrl.envtest",
     "kubectrl.events",
+    "kubectrl.kinds",
     "kubectrl.labels",
     "kubectrl.leaderelection",
     "kubectrl.runtime",
