@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kubectrl.objects import GroupVersionKind, GroupVersionResource, join_api_version
+from kubectrl import objects as _objects
 
 __all__ = ["KindInfo", "is_model_class", "kind_info"]
 
@@ -45,17 +45,19 @@ class KindInfo:
     @property
     def api_version(self) -> str:
         """``group/version`` (``v1`` for the core group)."""
-        return join_api_version(self.group, self.version)
+        return _objects.join_api_version(self.group, self.version)
 
     @property
-    def gvk(self) -> GroupVersionKind:
+    def gvk(self) -> _objects.GroupVersionKind:
         """The :class:`~kubectrl.objects.GroupVersionKind`."""
-        return GroupVersionKind(self.group, self.version, self.kind)
+        return _objects.GroupVersionKind(self.group, self.version, self.kind)
 
     @property
-    def gvr(self) -> GroupVersionResource | None:
+    def gvr(self) -> _objects.GroupVersionResource | None:
         """The :class:`~kubectrl.objects.GroupVersionResource`, when the plural is known."""
-        return GroupVersionResource(self.group, self.version, self.plural) if self.plural else None
+        if not self.plural:
+            return None
+        return _objects.GroupVersionResource(self.group, self.version, self.plural)
 
 
 def is_model_class(value: Any) -> bool:
