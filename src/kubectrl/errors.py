@@ -12,6 +12,7 @@ The tree::
     KubectrlError
     ├── ConfigError                    kubeconfig / in-cluster configuration is unusable
     ├── ResourceNotFoundError          discovery knows no such kind / resource (RESTMapper miss)
+    ├── ModelValidationError           an object does not validate as the model class asked for
     ├── APIError                       the server answered with a failure ``Status``
     │   ├── BadRequestError            400
     │   ├── UnauthorizedError          401: no or bad credentials
@@ -70,6 +71,7 @@ __all__ = [
     "KubectrlError",
     "MalformedStreamError",
     "MethodNotAllowedError",
+    "ModelValidationError",
     "NotFoundError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
@@ -154,6 +156,47 @@ class ResourceNotFoundError(KubectrlError):
         except ResourceNotFoundError:
             ...  # the CRD is not installed
     """
+
+
+class ModelValidationError(KubectrlError):
+    """An object (a dict, usually from the server) does not validate as the model class asked for.
+
+    The message names the kind, the object's ``namespace/name``, the model class and each field
+    path at fault with pydantic's short reason, e.g. ``Deployment a/web does not validate as
+    V1Deployment: spec.replicas: Input should be a valid integer``. Not retryable: the same object
+    fails the same way until the object or the model changes.
+
+    Attributes: ``kind``, ``namespace`` (``None`` for cluster-scoped objects), ``name``, ``model``
+    (the class name) and ``fields`` (the dotted field paths, in pydantic's order).
+
+    Example::
+
+        >>> err = ModelValidationError(kind="ConfigMap", namespace="a", name="x",
+        ...                            model="V1ConfigMap",
+        ...                            problems=[("data.k", "Input should be a valid string")])
+        >>> str(err)
+        'ConfigMap a/x does not validate as V1ConfigMap: data.k: Input should be a valid string'
+        >>> err.fields
+        ('data.k',)
+    """
+
+    def __init__(
+        self,
+        *,
+        kind: str,
+        namespace: str | None,
+        name: str | None,
+        model: str,
+        problems: list[tuple[str, str]],
+    ) -> None:
+        key = f"{namespace}/{name}" if namespace else (name or "<unnamed>")
+        detail = "; ".join(f"{path or '<root>'}: {reason}" for path, reason in problems)
+        super().__init__(f"{kind or '<no kind>'} {key} does not validate as {model}: {detail}")
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.model = model
+        self.fields = tuple(path for path, _ in problems)
 
 
 @dataclasses.dataclass(frozen=True)

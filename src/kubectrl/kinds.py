@@ -8,8 +8,17 @@ it stands for (:func:`kind_info`).
 
 A class says what it stands for through a ``__kubectrl_kind__`` class attribute holding a
 :class:`KindInfo` (custom resources set it from their class arguments); the ``kubernetes``
-package's built-in models are looked up in a table kept equal to the pinned Kubernetes version's
-discovery by a test.
+package's built-in models are looked up in a table (``kubectrl._builtin_kinds``) kept equal to
+the pinned Kubernetes version's discovery by an integration test. A table and not derivation from
+the class name: ``V1Deployment`` says the version and the kind but not the group (``apps``), the
+plural or the scope, and a few classes carry a group prefix (``CoreV1Event``, ``EventsV1Event``).
+The table is regenerated from a live server with ``python -m kubectrl.client._kind_table
+KUBECONFIG``.
+
+:func:`to_dict` and :func:`from_dict` convert between model instances and the API's JSON dicts
+for any pydantic model (built-in or custom). Fields the model does not know (a newer server, a
+newer CRD version) are remembered per instance by :func:`from_dict` and written back by
+:func:`to_dict`, so an update through a model never drops them.
 
 Example::
 
@@ -21,12 +30,23 @@ Example::
 
 from __future__ import annotations
 
+import copy as _copy
 import dataclasses
-from typing import Any
+import datetime as _dt
+import enum as _enum
+import types as _types
+import typing as _typing
+import weakref as _weakref
+from collections.abc import Mapping as _Mapping
+from typing import Any, TypeVar
 
+from kubectrl import _builtin_kinds
+from kubectrl import errors as _errors
 from kubectrl import objects as _objects
 
-__all__ = ["KindInfo", "is_model_class", "kind_info"]
+__all__ = ["KindInfo", "from_dict", "is_model_class", "kind_info", "to_dict"]
+
+_M = TypeVar("_M")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +93,16 @@ def is_model_class(value: Any) -> bool:
 def kind_info(cls: type[Any]) -> KindInfo:
     """The :class:`KindInfo` of a model class; ``TypeError`` naming the class when it has none.
 
+    A ``kubernetes.client.models`` class is looked up by name in the built-in table (and must
+    really come from that package: a user's class that happens to be called ``V1Deployment`` is
+    not taken for it).
+
     Example::
+
+        >>> from kubernetes.client.models import V1Deployment
+        >>> info = kind_info(V1Deployment)
+        >>> info.api_version, info.kind, info.plural, info.namespaced
+        ('apps/v1', 'Deployment', 'deployments', True)
 
         >>> class Widget:
         ...     __kubectrl_kind__ = KindInfo("example.com", "v1", "Widget", "widgets", True)
@@ -83,7 +112,336 @@ def kind_info(cls: type[Any]) -> KindInfo:
     info = getattr(cls, "__kubectrl_kind__", None)
     if isinstance(info, KindInfo):
         return info
+    builtin = _builtin_kind(cls)
+    if builtin is not None:
+        return builtin
     raise TypeError(
         f"{getattr(cls, '__qualname__', cls)!r} does not name a Kubernetes kind: expected a "
         "kubernetes.client.models class or a kubectrl.resources.CustomResource subclass"
     )
+
+
+_BUILTIN_CACHE: dict[str, KindInfo] = {}
+_MODELS_PACKAGE = "kubernetes.client.models"
+
+
+def _builtin_kind(cls: Any) -> KindInfo | None:
+    name = getattr(cls, "__name__", None)
+    module = getattr(cls, "__module__", None) or ""
+    if not isinstance(name, str):
+        return None
+    # By name AND by origin: a user's class named V1Deployment is not the built-in one.
+    if module != _MODELS_PACKAGE and not module.startswith(_MODELS_PACKAGE + "."):
+        return None
+    info = _BUILTIN_CACHE.get(name)
+    if info is None:
+        row = _builtin_kinds.BUILTIN_KINDS.get(name)
+        if row is None:
+            return None
+        info = KindInfo(*row)
+        _BUILTIN_CACHE[name] = info
+    return info
+
+
+# ---------------------------------------------------------------------------- conversion
+#
+# Reading: the server's dict is pruned of keys the model does not know (the kubernetes models
+# are ``extra="forbid"``; a plain pydantic model would silently drop them), then validated in one
+# ``model_validate`` call so that error locations are full paths. Pruning copies only the dicts
+# that actually hold unknown keys, so the common case allocates nothing extra. The unknown keys
+# are remembered against the instance they belong to (by identity, in a side table whose entries
+# die with the top-level instance) and written back by ``to_dict`` when that same sub-instance
+# is still in the same place: a replaced or moved sub-object does not inherit them.
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    # Keys the model accepts on input, and for keys holding models, how to descend.
+    known: frozenset[str]
+    # key -> (field name, shape, model class); shape is "one", "list" or "dict".
+    nested: dict[str, tuple[str, str, type[Any]]]
+    keeps_extra: bool
+
+
+_PLANS: dict[type[Any], _Plan] = {}
+
+
+def _model_of(annotation: Any) -> tuple[str, type[Any]] | None:
+    """``("one"|"list"|"dict", model)`` when ``annotation`` holds pydantic models in one shape."""
+    origin = _typing.get_origin(annotation)
+    args = _typing.get_args(annotation)
+    if origin is _typing.Union or (origin is not None and origin is _union_type()):
+        members = [a for a in args if a is not type(None)]
+        return _model_of(members[0]) if len(members) == 1 else None
+    if origin is _typing.Annotated:
+        return _model_of(args[0])
+    # get_origin() gives list/dict for typing.List/Dict too (the kubernetes models use those).
+    if origin is list:
+        if args and is_model_class(args[0]):
+            return ("list", args[0])
+        return None
+    if origin is dict:
+        if len(args) == 2 and is_model_class(args[1]):
+            return ("dict", args[1])
+        return None
+    if is_model_class(annotation):
+        return ("one", annotation)
+    return None
+
+
+def _union_type() -> Any:
+    return getattr(_types, "UnionType", None)
+
+
+def _plan(cls: type[Any]) -> _Plan:
+    plan = _PLANS.get(cls)
+    if plan is not None:
+        return plan
+    known: set[str] = set()
+    nested: dict[str, tuple[str, str, type[Any]]] = {}
+    config = getattr(cls, "model_config", {}) or {}
+    by_name = bool(config.get("validate_by_name") or config.get("populate_by_name"))
+    for field_name, info in cls.model_fields.items():
+        keys: list[str] = []
+        if info.alias:
+            keys.append(info.alias)
+        choices = info.validation_alias
+        if isinstance(choices, str):
+            keys.append(choices)
+        elif choices is not None and hasattr(choices, "choices"):
+            keys.extend(c for c in choices.choices if isinstance(c, str))
+        if by_name or not keys:
+            keys.append(field_name)
+        known.update(keys)
+        shape = _model_of(info.annotation)
+        if shape is not None:
+            for key in keys:
+                nested[key] = (field_name, shape[0], shape[1])
+    plan = _Plan(frozenset(known), nested, config.get("extra") == "allow")
+    _PLANS[cls] = plan
+    return plan
+
+
+# One unknown-key record: where the sub-instance sits (field names / indices / keys from the
+# top-level instance), where its dict sits in the JSON (aliases), the sub-instance, its unknowns.
+_Record = tuple[tuple[Any, ...], tuple[Any, ...], Any, dict[str, Any]]
+_Found = list[tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]]
+_UNKNOWN: dict[int, tuple[_weakref.ref[Any], list[_Record]]] = {}
+
+
+def _prune(
+    cls: type[Any],
+    data: dict[str, Any],
+    path: tuple[Any, ...],
+    json_path: tuple[Any, ...],
+    found: _Found,
+) -> dict[str, Any]:
+    plan = _plan(cls)
+    out = data
+    if not plan.keeps_extra:
+        unknown = [key for key in data if key not in plan.known]
+        if unknown:
+            found.append((path, json_path, {key: data[key] for key in unknown}))
+            out = {key: value for key, value in data.items() if key in plan.known}
+    for key, (field_name, shape, model) in plan.nested.items():
+        value = out.get(key)
+        if value is None:
+            continue
+        new: Any = value
+        if shape == "one" and isinstance(value, dict):
+            new = _prune(model, value, (*path, field_name), (*json_path, key), found)
+        elif shape == "list" and isinstance(value, list):
+            items = [
+                _prune(model, item, (*path, field_name, i), (*json_path, key, i), found)
+                if isinstance(item, dict)
+                else item
+                for i, item in enumerate(value)
+            ]
+            if any(a is not b for a, b in zip(items, value, strict=True)):
+                new = items
+        elif shape == "dict" and isinstance(value, dict):
+            entries = {
+                k: _prune(model, v, (*path, field_name, k), (*json_path, key, k), found)
+                if isinstance(v, dict)
+                else v
+                for k, v in value.items()
+            }
+            if any(entries[k] is not value[k] for k in value):
+                new = entries
+        if new is not value:
+            if out is data:
+                out = dict(data)
+            out[key] = new
+    return out
+
+
+def _step(node: Any, part: Any) -> Any:
+    if isinstance(part, int) and isinstance(node, list):
+        return node[part] if part < len(node) else None
+    if isinstance(node, dict):
+        return node.get(part)
+    return getattr(node, part, None)
+
+
+def _forget(key: int) -> Any:
+    table = _UNKNOWN  # bound now: module globals may be gone when the callback runs at exit
+
+    def callback(_: object) -> None:
+        table.pop(key, None)
+
+    return callback
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def from_dict(cls: type[_M], data: _Mapping[str, Any]) -> _M:
+    """Build a ``cls`` instance from the API's JSON dict (camelCase keys).
+
+    Keys the model does not know are kept aside and written back by :func:`to_dict` for this
+    instance. Raises :class:`~kubectrl.errors.ModelValidationError` naming the kind, the object
+    and the fields when ``data`` does not validate; ``data`` is never modified.
+
+    Example::
+
+        >>> from kubernetes.client.models import V1ConfigMap
+        >>> cm = from_dict(V1ConfigMap, {"apiVersion": "v1", "kind": "ConfigMap",
+        ...                              "metadata": {"name": "x", "namespace": "a"},
+        ...                              "data": {"k": "v"}, "futureField": 1})
+        >>> cm.data, cm.metadata.name
+        ({'k': 'v'}, 'x')
+        >>> to_dict(cm)["futureField"]
+        1
+    """
+    if not is_model_class(cls):
+        raise TypeError(f"from_dict needs a pydantic model class, got {cls!r}")
+    if not isinstance(data, dict):
+        if not isinstance(data, _Mapping):
+            raise TypeError(
+                f"from_dict({cls.__name__}, ...) needs a dict, got {type(data).__name__}"
+            )
+        data = dict(data)
+    found: _Found = []
+    pruned = _prune(cls, data, (), (), found)
+    try:
+        instance = cls.model_validate(pruned)  # type: ignore[attr-defined]
+    except Exception as err:  # pydantic.ValidationError, imported lazily
+        errors = getattr(err, "errors", None)
+        if errors is None:
+            raise
+        raise _validation_error(cls, data, errors()) from None
+    if found:
+        records: list[_Record] = []
+        for path, json_path, unknown in found:
+            node: Any = instance
+            for part in path:
+                node = _step(node, part)
+            if node is not None:
+                records.append((path, json_path, node, _copy.deepcopy(unknown)))
+        if records:
+            key = id(instance)
+            _UNKNOWN[key] = (_weakref.ref(instance, _forget(key)), records)
+    return _typing.cast(_M, instance)
+
+
+def _validation_error(
+    cls: type[Any], data: _Mapping[str, Any], errors: list[dict[str, Any]]
+) -> _errors.ModelValidationError:
+    meta = data.get("metadata")
+    meta = meta if isinstance(meta, _Mapping) else {}
+    kind = data.get("kind")
+    if not isinstance(kind, str) or not kind:
+        try:
+            kind = kind_info(cls).kind
+        except TypeError:
+            kind = ""
+    problems = [(_format_loc(tuple(e.get("loc", ()))), str(e.get("msg", ""))) for e in errors]
+    return _errors.ModelValidationError(
+        kind=kind,
+        namespace=meta.get("namespace") or None,
+        name=meta.get("name") or None,
+        model=cls.__name__,
+        problems=problems,
+    )
+
+
+def _rfc3339(value: _dt.datetime) -> str:
+    # metav1.Time / MicroTime: RFC 3339 in UTC with a "Z". A naive datetime is taken as UTC
+    # (the API server rejects a timestamp without an offset).
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    value = value.astimezone(_dt.timezone.utc)
+    text = value.replace(tzinfo=None).isoformat()
+    return text + "Z"
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, _dt.datetime):
+        return _rfc3339(value)
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, _enum.Enum):
+        return _jsonable(value.value)
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value)
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """The API's JSON dict for a model instance: camelCase keys, ``None`` fields left out.
+
+    Datetimes become RFC 3339 strings in UTC; ``apiVersion``/``kind`` are filled from the class
+    (:func:`kind_info`) when unset; keys the server sent that the model does not know (see
+    :func:`from_dict`) come back where their sub-object still is. A mapping is returned as a
+    plain dict (copied only if it is not one).
+
+    Example::
+
+        >>> from kubernetes.client.models import V1ConfigMap, V1ObjectMeta
+        >>> to_dict(V1ConfigMap(metadata=V1ObjectMeta(name="x"), data={"k": "v"}))
+        {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'k': 'v'}, 'metadata': {'name': 'x'}}
+    """
+    if isinstance(obj, dict):
+        return obj
+    if isinstance(obj, _Mapping):
+        return dict(obj)
+    cls = type(obj)
+    if not is_model_class(cls):
+        raise TypeError(f"to_dict needs a pydantic model instance or a dict, got {cls.__name__}")
+    dumped = _jsonable(obj.model_dump(by_alias=True, exclude_none=True, mode="python"))
+    entry = _UNKNOWN.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        for path, json_path, node, unknown in entry[1]:
+            current: Any = obj
+            for part in path:
+                current = _step(current, part)
+            if current is not node:
+                continue  # replaced or moved: its unknown keys do not belong here any more
+            target: Any = dumped
+            for part in json_path:
+                target = _step(target, part)
+            if isinstance(target, dict):
+                for key, value in unknown.items():
+                    target.setdefault(key, _copy.deepcopy(value))
+    try:
+        info: KindInfo | None = kind_info(cls)
+    except TypeError:
+        info = None
+    if info is not None and ("apiVersion" not in dumped or "kind" not in dumped):
+        head: dict[str, Any] = {"apiVersion": info.api_version, "kind": info.kind}
+        head.update(dumped)
+        return head
+    return _typing.cast("dict[str, Any]", dumped)
