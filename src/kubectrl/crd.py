@@ -1,0 +1,504 @@
+"""CustomResourceDefinitions generated from :class:`~kubectrl.resources.CustomResource` models.
+
+:func:`generate` builds an ``apiextensions.k8s.io/v1`` CRD with a *structural* OpenAPI v3 schema
+per version (what controller-tools' ``controller-gen crd`` does for Go types): no ``$ref``, no
+``anyOf`` for optionals (optional means "not in ``required``"), ``nullable`` only where the
+:class:`~kubectrl.resources.Nullable` marker asks for it, ``metadata`` left to the server, every
+object typed with its properties. :func:`to_yaml` writes it with a stable key order so a committed
+file can be compared with the generator's output. ``python -m kubectrl crd module:Foo`` is the CLI.
+
+What a CRD schema cannot say is refused with :class:`UnsupportedModelError`, naming the model and
+the field and what to use instead.
+
+Example::
+
+    >>> from typing import Annotated
+    >>> from pydantic import Field
+    >>> from kubectrl.resources import CustomResource, ResourceModel
+    >>> class WidgetSpec(ResourceModel):
+    ...     size: Annotated[int, Field(ge=1)] = 1
+    >>> class Widget(CustomResource, group="example.com", version="v1", kind="Widget"):
+    ...     spec: WidgetSpec
+    >>> crd = generate(Widget)
+    >>> crd["metadata"]["name"]
+    'widgets.example.com'
+    >>> crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    {'type': 'object', 'properties': {'size': {'type': 'integer', 'minimum': 1, 'default': 1}}}
+"""
+
+import dataclasses
+import datetime
+import enum
+import types
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, Union
+
+import annotated_types
+import yaml
+from pydantic import BaseModel, TypeAdapter
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from kubectrl.errors import KubectrlError
+from kubectrl.resources import (
+    CustomResource,
+    EmbeddedResource,
+    Format,
+    ListType,
+    MapType,
+    Nullable,
+    PreserveUnknownFields,
+    ResourceDeclaration,
+    Rule,
+    _IntOrStringMarker,
+)
+
+__all__ = ["UnsupportedModelError", "generate", "schema", "to_yaml"]
+
+
+class UnsupportedModelError(KubectrlError, ValueError):
+    """A model (or the set of models given) cannot be expressed as a CRD.
+
+    The message names the model and the field (``Foo.spec.items[]``) and says what to use
+    instead.
+    """
+
+
+_MISSING: Any = PydanticUndefined
+
+
+@dataclasses.dataclass
+class _Walk:
+    """Where the walk is: the top model (for messages) and the models being expanded."""
+
+    root: str
+    stack: list[type[BaseModel]] = dataclasses.field(default_factory=list)
+
+    def fail(self, path: str, problem: str) -> UnsupportedModelError:
+        where = f"{self.root}.{path}" if path else self.root
+        return UnsupportedModelError(f"{where}: {problem}")
+
+
+def _unwrap(annotation: Any, metadata: list[Any]) -> Any:
+    """Strip ``Annotated`` layers, collecting their metadata (outermost first)."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        args = typing.get_args(annotation)
+        annotation = args[0]
+        metadata.extend(args[1:])
+    return annotation
+
+
+def _flatten(metadata: Sequence[Any]) -> Iterator[Any]:
+    for item in metadata:
+        if isinstance(item, FieldInfo):
+            yield from _flatten(item.metadata)
+        elif isinstance(item, annotated_types.GroupedMetadata):
+            yield from _flatten(list(item))
+        else:
+            yield item
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (Union, types.UnionType)
+
+
+_SCALARS: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    bool: {"type": "boolean"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    datetime.datetime: {"type": "string", "format": "date-time"},
+    datetime.date: {"type": "string", "format": "date"},
+}
+
+_INSTEAD_OF_UNION = (
+    "a CRD schema has no untagged unions; use one model with an optional field per variant "
+    "(plus a CEL Rule that exactly one is set), or IntOrString for int | str"
+)
+
+
+def _enum_schema(walk: _Walk, path: str, values: Sequence[Any]) -> dict[str, Any]:
+    kinds = {type(v) for v in values}
+    if kinds <= {str}:
+        return {"type": "string", "enum": list(values)}
+    if kinds <= {int}:
+        return {"type": "integer", "enum": list(values)}
+    if kinds <= {int, float}:
+        return {"type": "number", "enum": list(values)}
+    if kinds <= {bool}:
+        return {"type": "boolean", "enum": list(values)}
+    raise walk.fail(path, f"enum values of mixed or unsupported types {values!r}; use one type")
+
+
+def _type_schema(walk: _Walk, path: str, annotation: Any, metadata: list[Any]) -> dict[str, Any]:
+    """The schema of one type; ``metadata`` gathers Annotated metadata found on the way."""
+    annotation = _unwrap(annotation, metadata)
+    if _is_union(annotation):
+        members = [m for m in typing.get_args(annotation) if m is not type(None)]
+        if any(isinstance(m, _IntOrStringMarker) for m in _flatten(metadata)):
+            # controller-tools' known type for IntOrString (pkg/crd/known_types.go).
+            return {
+                "anyOf": [{"type": "integer"}, {"type": "string"}],
+                "x-kubernetes-int-or-string": True,
+            }
+        if len(members) != 1:
+            raise walk.fail(path, f"union {annotation!r}: {_INSTEAD_OF_UNION}")
+        # Optional[X]: optionality is "not required", not a schema of its own.
+        return _type_schema(walk, path, members[0], metadata)
+    origin = typing.get_origin(annotation)
+    if annotation is Any:
+        return {"x-kubernetes-preserve-unknown-fields": True}
+    if annotation in _SCALARS:
+        return dict(_SCALARS[annotation])
+    if origin is Literal:
+        return _enum_schema(walk, path, typing.get_args(annotation))
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return _enum_schema(walk, path, [member.value for member in annotation])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _model_schema(walk, path, annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, Sequence) or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        return {"type": "array", "items": _schema_of(walk, f"{path}[]", args[0], [])}
+    if origin in (set, frozenset):
+        items = _schema_of(walk, f"{path}[]", args[0], [])
+        if items.get("type") not in ("string", "integer", "number", "boolean"):
+            raise walk.fail(
+                path,
+                "a set holds scalars only (a CRD list-type 'set'); for objects use a list with "
+                "ListType('map', keys=(...))",
+            )
+        return {"type": "array", "items": items, "x-kubernetes-list-type": "set"}
+    if origin is tuple:
+        raise walk.fail(
+            path, "fixed-length tuples have no CRD schema; use a model with named fields"
+        )
+    if origin in (dict, Mapping):
+        key, value = args
+        if _unwrap(key, []) is not str:
+            raise walk.fail(path, f"map keys must be str (JSON object keys), not {key!r}")
+        if _unwrap(value, []) is Any:
+            return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        return {
+            "type": "object",
+            "additionalProperties": _schema_of(walk, f"{path}{{}}", value, []),
+        }
+    if annotation in (dict, list):
+        raise walk.fail(path, f"bare {annotation.__name__}: give the item type")
+    raise walk.fail(
+        path,
+        f"type {getattr(annotation, '__name__', annotation)!r} has no CRD schema; use str, int, "
+        "float, bool, datetime, a Literal or Enum, a ResourceModel, list[X], dict[str, X] or Any",
+    )
+
+
+def _schema_of(walk: _Walk, path: str, annotation: Any, metadata: list[Any]) -> dict[str, Any]:
+    """The schema of a type with its constraints and markers applied."""
+    metadata = list(metadata)
+    schema = _type_schema(walk, path, annotation, metadata)
+    _apply_metadata(walk, path, schema, metadata)
+    return schema
+
+
+def _apply_metadata(walk: _Walk, path: str, schema: dict[str, Any], metadata: list[Any]) -> None:
+    """Apply constraints and markers to ``schema`` (controller-tools pkg/crd/markers)."""
+    kind = schema.get("type")
+    validations: list[dict[str, str]] = []
+    for item in _flatten(metadata):
+        if isinstance(item, annotated_types.Ge):
+            schema["minimum"] = item.ge
+        elif isinstance(item, annotated_types.Gt):
+            # OpenAPI v3.0 (what CRDs speak): exclusiveMinimum is a flag on minimum.
+            schema["minimum"] = item.gt
+            schema["exclusiveMinimum"] = True
+        elif isinstance(item, annotated_types.Le):
+            schema["maximum"] = item.le
+        elif isinstance(item, annotated_types.Lt):
+            schema["maximum"] = item.lt
+            schema["exclusiveMaximum"] = True
+        elif isinstance(item, annotated_types.MultipleOf):
+            schema["multipleOf"] = item.multiple_of
+        elif isinstance(item, (annotated_types.MinLen, annotated_types.MaxLen)):
+            bound = "min" if isinstance(item, annotated_types.MinLen) else "max"
+            value = item.min_length if isinstance(item, annotated_types.MinLen) else item.max_length
+            noun = {"string": "Length", "array": "Items", "object": "Properties"}.get(kind or "")
+            if noun is None:
+                raise walk.fail(path, f"{bound}_length applies to str, list or dict fields only")
+            schema[f"{bound}{noun}"] = value
+        elif getattr(item, "pattern", None) is not None:
+            if kind != "string":
+                raise walk.fail(path, "pattern applies to str fields only")
+            schema["pattern"] = str(item.pattern)
+        elif isinstance(item, Format):
+            schema["format"] = item.format
+        elif isinstance(item, Nullable):
+            schema["nullable"] = True
+        elif isinstance(item, PreserveUnknownFields):
+            schema["x-kubernetes-preserve-unknown-fields"] = True
+        elif isinstance(item, EmbeddedResource):
+            if kind != "object":
+                raise walk.fail(path, "EmbeddedResource applies to a model or dict field only")
+            schema.pop("additionalProperties", None)
+            schema["x-kubernetes-embedded-resource"] = True
+            if "properties" not in schema:
+                schema["x-kubernetes-preserve-unknown-fields"] = True
+        elif isinstance(item, ListType):
+            if kind != "array":
+                raise walk.fail(path, "ListType applies to list fields only")
+            schema["x-kubernetes-list-type"] = item.type
+            if item.keys:
+                _check_map_keys(walk, path, schema, item.keys)
+                schema["x-kubernetes-list-map-keys"] = list(item.keys)
+        elif isinstance(item, MapType):
+            if kind != "object":
+                raise walk.fail(path, "MapType applies to model or dict fields only")
+            schema["x-kubernetes-map-type"] = item.type
+        elif isinstance(item, Rule):
+            validations.append(item.to_schema())
+    if validations:
+        schema["x-kubernetes-validations"] = (
+            schema.get("x-kubernetes-validations", []) + validations
+        )
+
+
+def _check_map_keys(walk: _Walk, path: str, schema: dict[str, Any], keys: Sequence[str]) -> None:
+    items = schema["items"]
+    required = set(items.get("required", ()))
+    defaulted = {k for k, v in items.get("properties", {}).items() if "default" in v}
+    for key in keys:
+        if key not in items.get("properties", {}):
+            raise walk.fail(path, f"list map key {key!r} is not a field of the item model")
+        if key not in required and key not in defaulted:
+            # The server requires map keys to be required or defaulted.
+            raise walk.fail(
+                path, f"list map key {key!r} must be a required field or have a default"
+            )
+
+
+def _field_schema(walk: _Walk, path: str, field: FieldInfo) -> dict[str, Any]:
+    schema = _schema_of(walk, path, field.annotation, list(field.metadata))
+    if field.description:
+        # The field's own description wins over its model's docstring.
+        schema.pop("description", None)
+        schema = {"description": field.description.strip(), **schema}
+    default = field.get_default(call_default_factory=True) if not field.is_required() else _MISSING
+    if default is not _MISSING and default is not None:
+        try:
+            value = TypeAdapter[Any](typing.cast(Any, field.annotation)).dump_python(
+                default, mode="json", by_alias=True, exclude_none=True
+            )
+        except Exception as exc:  # pydantic raises several types for an unserialisable default
+            raise walk.fail(path, f"default {default!r} cannot be serialised: {exc}") from exc
+        schema["default"] = value
+    return schema
+
+
+def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, Any]:
+    if model in walk.stack:
+        chain = " -> ".join(m.__name__ for m in [*walk.stack, model])
+        raise walk.fail(
+            path,
+            f"recursive type ({chain}): a CRD schema cannot refer to itself; bound the depth with "
+            "separate models or mark the field Annotated[dict[str, Any], PreserveUnknownFields()]",
+        )
+    if not model.__pydantic_complete__:
+        # A forward reference (a class defined after the one naming it) is resolved here.
+        try:
+            model.model_rebuild(raise_errors=True)
+        except Exception as exc:  # pydantic's PydanticUndefinedAnnotation and NameError
+            raise walk.fail(path, f"{model.__name__} is not fully defined: {exc}") from exc
+    walk.stack.append(model)
+    try:
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for name, field in model.model_fields.items():
+            wire = field.alias or name
+            properties[wire] = _field_schema(walk, f"{path}.{name}" if path else name, field)
+            if field.is_required():
+                required.append(wire)
+    finally:
+        walk.stack.pop()
+    schema: dict[str, Any] = {}
+    doc = model.__dict__.get("__doc__")
+    if doc and model not in (CustomResource,):
+        schema["description"] = _clean_doc(doc)
+    schema["type"] = "object"
+    if properties:
+        schema["properties"] = properties
+    if required:
+        schema["required"] = required
+    own_rules: tuple[Rule, ...] = getattr(model, "__kubectrl_rules__", ())
+    if own_rules:
+        schema["x-kubernetes-validations"] = [r.to_schema() for r in own_rules]
+    return schema
+
+
+def _clean_doc(doc: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(doc)
+
+
+_TYPE_META_DESCRIPTIONS = {
+    "apiVersion": "APIVersion defines the versioned schema of this representation of an object.",
+    "kind": "Kind is a string value representing the REST resource this object represents.",
+}
+
+
+def schema(model: type[CustomResource]) -> dict[str, Any]:
+    """The structural ``openAPIV3Schema`` of one custom resource model.
+
+    Example::
+
+        >>> from kubectrl.resources import CustomResource
+        >>> class Empty(CustomResource, group="example.com", version="v1", kind="Empty"):
+        ...     '''An object with nothing in it.'''
+        >>> schema(Empty)["properties"]["metadata"]
+        {'type': 'object'}
+    """
+    declaration = _declaration(model)
+    walk = _Walk(model.__qualname__)
+    top = _model_schema(walk, "", model)
+    properties = top.setdefault("properties", {})
+    # apiVersion/kind are plain strings and metadata is the server's (controller-tools does the
+    # same): a schema for metadata may only restrict name and generateName.
+    for wire in ("apiVersion", "kind"):
+        properties[wire] = {"description": _TYPE_META_DESCRIPTIONS[wire], "type": "string"}
+    properties["metadata"] = {"type": "object"}
+    top["required"] = [r for r in top.get("required", []) if r not in _TYPE_META_DESCRIPTIONS]
+    if not top["required"]:
+        del top["required"]
+    del declaration
+    return top
+
+
+def _declaration(model: Any) -> ResourceDeclaration:
+    declaration = getattr(model, "__kubectrl_resource__", None)
+    if not (isinstance(model, type) and issubclass(model, CustomResource)) or declaration is None:
+        raise UnsupportedModelError(
+            f"{getattr(model, '__qualname__', model)!r} is not a CustomResource subclass declaring "
+            "group, version and kind"
+        )
+    assert isinstance(declaration, ResourceDeclaration)
+    return declaration
+
+
+def generate(
+    *models: type[CustomResource], storage: type[CustomResource] | str | None = None
+) -> dict[str, Any]:
+    """The ``apiextensions.k8s.io/v1`` CRD for one kind, one version per model.
+
+    All models must declare the same group, kind, plural and scope and different versions.
+    Exactly one version is stored: ``storage`` (a model or a version name) if given, else the one
+    model declaring ``storage=True``, else the only model. Short names and categories are the
+    union over the models, in order.
+    """
+    if not models:
+        raise UnsupportedModelError("generate() needs at least one CustomResource model")
+    declarations = [_declaration(m) for m in models]
+    first = declarations[0]
+    names = ", ".join(m.__qualname__ for m in models)
+    for model, decl in zip(models, declarations, strict=True):
+        for attr in ("group", "kind", "plural", "scope"):
+            if getattr(decl, attr) != getattr(first, attr):
+                raise UnsupportedModelError(
+                    f"{model.__qualname__}: {attr} {getattr(decl, attr)!r} differs from "
+                    f"{models[0].__qualname__}'s {getattr(first, attr)!r}; one CRD serves one kind"
+                )
+    versions = [d.version for d in declarations]
+    if len(set(versions)) != len(versions):
+        raise UnsupportedModelError(f"{names}: each model must declare a different version")
+    stored = _storage_version(models, declarations, storage)
+    entries = []
+    for model, decl in zip(models, declarations, strict=True):
+        entry: dict[str, Any] = {"name": decl.version, "served": decl.served}
+        entry["storage"] = decl.version == stored
+        if decl.deprecated:
+            entry["deprecated"] = True
+            if decl.deprecation_warning:
+                entry["deprecationWarning"] = decl.deprecation_warning
+        entry["schema"] = {"openAPIV3Schema": schema(model)}
+        subresources: dict[str, Any] = {}
+        has_status = "status" in model.model_fields
+        if decl.status_subresource or (decl.status_subresource is None and has_status):
+            subresources["status"] = {}
+        if decl.scale is not None:
+            subresources["scale"] = decl.scale.to_schema()
+        if subresources:
+            entry["subresources"] = subresources
+        if decl.printer_columns:
+            entry["additionalPrinterColumns"] = [c.to_schema() for c in decl.printer_columns]
+        entries.append(entry)
+    # Newest first is kubectl's display order, but the CRD keeps the order given: deterministic.
+    names_block: dict[str, Any] = {
+        "kind": first.kind,
+        "listKind": f"{first.kind}List",
+        "plural": first.plural,
+        "singular": first.singular,
+    }
+    short_names = _union(d.short_names for d in declarations)
+    categories = _union(d.categories for d in declarations)
+    if short_names:
+        names_block["shortNames"] = short_names
+    if categories:
+        names_block["categories"] = categories
+    spec: dict[str, Any] = {
+        "group": first.group,
+        "names": names_block,
+        "scope": first.scope,
+        "versions": entries,
+    }
+    if len(entries) > 1:
+        spec["conversion"] = {"strategy": "None"}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{first.plural}.{first.group}"},
+        "spec": spec,
+    }
+
+
+def _union(groups: Iterator[tuple[str, ...]]) -> list[str]:
+    out: list[str] = []
+    for group in groups:
+        out.extend(name for name in group if name not in out)
+    return out
+
+
+def _storage_version(
+    models: Sequence[type[CustomResource]],
+    declarations: Sequence[ResourceDeclaration],
+    storage: type[CustomResource] | str | None,
+) -> str:
+    names = ", ".join(m.__qualname__ for m in models)
+    if storage is not None:
+        wanted = storage if isinstance(storage, str) else _declaration(storage).version
+        if wanted not in [d.version for d in declarations]:
+            raise UnsupportedModelError(f"storage version {wanted!r} is not one of {names}")
+        return wanted
+    marked = [d.version for d in declarations if d.storage]
+    if len(marked) == 1:
+        return marked[0]
+    if len(marked) > 1:
+        raise UnsupportedModelError(
+            f"{names}: several versions declare storage=True ({', '.join(marked)}); "
+            "exactly one version is stored"
+        )
+    if len(declarations) == 1 and declarations[0].storage is None:
+        return declarations[0].version
+    raise UnsupportedModelError(
+        f"{names}: no storage version; declare storage=True on one model or pass "
+        "generate(..., storage=Model)"
+    )
+
+
+def to_yaml(crd: Mapping[str, Any]) -> str:
+    """The CRD as YAML, keys in the order :func:`generate` builds them (deterministic).
+
+    Example::
+
+        >>> print(to_yaml({"apiVersion": "apiextensions.k8s.io/v1", "kind": "X"}), end="")
+        apiVersion: apiextensions.k8s.io/v1
+        kind: X
+    """
+    return yaml.safe_dump(dict(crd), sort_keys=False, default_flow_style=False, width=100)
