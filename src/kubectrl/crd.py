@@ -74,10 +74,18 @@ class _Walk:
 
     root: str
     stack: list[type[BaseModel]] = dataclasses.field(default_factory=list)
+    field: str = ""  # "Model.field" of the field being expanded, named in messages
 
     def fail(self, path: str, problem: str) -> UnsupportedModelError:
         where = f"{self.root}.{path}" if path else self.root
+        if path and self.field:
+            where += f" (field {self.field})"
         return UnsupportedModelError(f"{where}: {problem}")
+
+
+def _name(cls: type[Any]) -> str:
+    # A class defined in a function is named as written, without "<locals>".
+    return cls.__qualname__.rsplit("<locals>.", 1)[-1]
 
 
 def _unwrap(annotation: Any, metadata: list[Any]) -> Any:
@@ -295,7 +303,8 @@ def _field_schema(walk: _Walk, path: str, field: FieldInfo) -> dict[str, Any]:
 
 def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, Any]:
     if model in walk.stack:
-        chain = " -> ".join(m.__name__ for m in [*walk.stack, model])
+        cycle = walk.stack[walk.stack.index(model) :]
+        chain = " -> ".join(m.__name__ for m in [*cycle, model])
         raise walk.fail(
             path,
             f"recursive type ({chain}): a CRD schema cannot refer to itself; bound the depth with "
@@ -313,7 +322,9 @@ def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, A
         required: list[str] = []
         for name, field in model.model_fields.items():
             wire = field.alias or name
+            outer, walk.field = walk.field, f"{_name(model)}.{name}"
             properties[wire] = _field_schema(walk, f"{path}.{name}" if path else name, field)
+            walk.field = outer
             if field.is_required():
                 required.append(wire)
     finally:
@@ -357,7 +368,7 @@ def schema(model: type[CustomResource]) -> dict[str, Any]:
         {'type': 'object'}
     """
     declaration = _declaration(model)
-    walk = _Walk(model.__qualname__)
+    walk = _Walk(_name(model))
     top = _model_schema(walk, "", model)
     properties = top.setdefault("properties", {})
     # apiVersion/kind are plain strings and metadata is the server's (controller-tools does the
@@ -397,13 +408,13 @@ def generate(
         raise UnsupportedModelError("generate() needs at least one CustomResource model")
     declarations = [_declaration(m) for m in models]
     first = declarations[0]
-    names = ", ".join(m.__qualname__ for m in models)
+    names = ", ".join(_name(m) for m in models)
     for model, decl in zip(models, declarations, strict=True):
         for attr in ("group", "kind", "plural", "scope"):
             if getattr(decl, attr) != getattr(first, attr):
                 raise UnsupportedModelError(
-                    f"{model.__qualname__}: {attr} {getattr(decl, attr)!r} differs from "
-                    f"{models[0].__qualname__}'s {getattr(first, attr)!r}; one CRD serves one kind"
+                    f"{_name(model)}: {attr} {getattr(decl, attr)!r} differs from "
+                    f"{_name(models[0])}'s {getattr(first, attr)!r}; one CRD serves one kind"
                 )
     versions = [d.version for d in declarations]
     if len(set(versions)) != len(versions):
@@ -470,7 +481,7 @@ def _storage_version(
     declarations: Sequence[ResourceDeclaration],
     storage: type[CustomResource] | str | None,
 ) -> str:
-    names = ", ".join(m.__qualname__ for m in models)
+    names = ", ".join(_name(m) for m in models)
     if storage is not None:
         wanted = storage if isinstance(storage, str) else _declaration(storage).version
         if wanted not in [d.version for d in declarations]:

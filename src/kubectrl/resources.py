@@ -425,9 +425,10 @@ class CustomResource(ResourceModel):
         storage: bool | None = None,
         deprecated: bool = False,
         deprecation_warning: str = "",
-        **kwargs: Any,
     ) -> None:
-        super().__init_subclass__(**kwargs)
+        # No **kwargs: pydantic consumes its own class arguments (frozen=..., etc.) before this
+        # is called, so a misspelt argument is a TypeError here and a mypy error for users.
+        super().__init_subclass__()
         given = (group, version, kind)
         if all(part is None for part in given):
             return  # an abstract base, or a subclass keeping its parent's kind
