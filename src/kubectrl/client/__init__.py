@@ -2,8 +2,9 @@
 
 :class:`AsyncClient` is the asyncio API; :class:`Client` is a blocking facade with the same
 methods and behaviour. Configuration comes from :func:`load_config` (kubeconfig or in-cluster)
-as an immutable :class:`ClientConfig`. Objects in and out are plain dicts. Errors are the typed
-tree of :mod:`kubectrl.errors`.
+as an immutable :class:`ClientConfig`. Objects in and out are plain dicts, or instances of a
+model class when the kind is named by one (``await client.get(V1Deployment, "web",
+namespace="a")``). Errors are the typed tree of :mod:`kubectrl.errors`.
 
 Example::
 
@@ -16,7 +17,14 @@ Example::
 from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
-from kubectrl.client._async_client import AsyncClient, PatchType, Preconditions, ResourceRef
+from kubectrl.client._async_client import (
+    AsyncClient,
+    KindRef,
+    ModelList,
+    PatchType,
+    Preconditions,
+    ResourceRef,
+)
 from kubectrl.client._auth import KubeAuth
 from kubectrl.client._config import (
     ClientConfig,
@@ -50,7 +58,9 @@ __all__ = [
     "Client",
     "ClientConfig",
     "EventType",
+    "KindRef",
     "KubeAuth",
+    "ModelList",
     "PatchType",
     "Preconditions",
     "RESTMapper",

@@ -2,7 +2,10 @@
 
 Every request goes through the same path: resolve the resource (RESTMapper), take a rate-limit
 token, send, turn a failure ``Status`` into a typed error, retry when :class:`RetryPolicy` allows.
-Objects are plain dicts in and out; ``kubernetes`` model instances are accepted as inputs.
+Objects are plain dicts in and out when a kind is named by a tuple, a GVK or a GVR; when it is
+named by a model class (``V1Deployment``, a custom resource class), results are instances of that
+class, built by :func:`kubectrl.kinds.from_dict`. Model instances are accepted as bodies
+everywhere and serialized by :func:`kubectrl.kinds.to_dict` (unknown server fields kept).
 
 Ordinary requests share one connection pool (``ClientConfig.max_connections``); watches and
 followed logs use a second, unbounded pool, so any number of long-lived watches never starves
@@ -12,16 +15,18 @@ ordinary requests of connections.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
 
 import httpx
 
+from kubectrl import kinds as _kinds
 from kubectrl._clock import Clock, RealClock
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
@@ -37,14 +42,77 @@ from kubectrl.errors import (
 from kubectrl.labels import LabelSelectorLike, selector_string
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of, metadata_of
 
-__all__ = ["AsyncClient", "PatchType", "Preconditions", "ResourceRef"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["AsyncClient", "KindRef", "ModelList", "PatchType", "Preconditions", "ResourceRef"]
 
 log = logging.getLogger("kubectrl.client")
 
 T = TypeVar("T")
+#: A model class's instances (``kubernetes.client.models`` classes are pydantic models).
+M = TypeVar("M", bound="BaseModel")
 
 #: What names a resource: an :class:`APIResource`, a GVK, a GVR, or ``(apiVersion, kind)``.
 ResourceRef = Union[APIResource, GroupVersionKind, GroupVersionResource, "tuple[str, str]"]
+#: A :data:`ResourceRef` or a model class (``V1Deployment``, a custom resource class).
+KindRef = Union[ResourceRef, "type[BaseModel]"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelList(Generic[M]):
+    """A list (or one page of one) of typed objects: what ``list`` returns for a model class.
+
+    ``metadata`` is the list's (``resourceVersion``, ``continue``); ``api_version``/``kind`` the
+    list type's (``v1``, ``ConfigMapList``).
+
+    Example::
+
+        >>> page = ModelList(items=[], metadata={"resourceVersion": "42"})
+        >>> page.resource_version, page.continue_
+        ('42', '')
+    """
+
+    items: list[M]
+    metadata: dict[str, Any]
+    api_version: str = ""
+    kind: str = ""
+
+    @property
+    def resource_version(self) -> str:
+        """``metadata.resourceVersion``: watch from here to see later changes."""
+        return str(self.metadata.get("resourceVersion") or "")
+
+    @property
+    def continue_(self) -> str:
+        """``metadata.continue`` (``""`` on the last page)."""
+        return str(self.metadata.get("continue") or "")
+
+
+def _model_of(resource: Any) -> type[Any] | None:
+    # A kind named by a class (tuples, GVKs, GVRs and APIResources are instances).
+    return resource if isinstance(resource, type) else None
+
+
+def _typed(model: type[M], data: dict[str, Any]) -> M:
+    return _kinds.from_dict(model, data)
+
+
+def _typed_list(model: type[M], page: dict[str, Any]) -> ModelList[M]:
+    return ModelList(
+        items=[_kinds.from_dict(model, item) for item in page.get("items") or ()],
+        metadata=dict(page.get("metadata") or {}),
+        api_version=str(page.get("apiVersion") or ""),
+        kind=str(page.get("kind") or ""),
+    )
+
+
+def _no_metadata_only(model: type[Any] | None, metadata_only: bool) -> None:
+    if model is not None and metadata_only:
+        raise ValueError(
+            f"metadata_only=True returns PartialObjectMetadata, not {model.__name__}: name the "
+            "kind by a tuple or GVK instead"
+        )
 
 
 class PatchType(str, enum.Enum):
@@ -290,8 +358,13 @@ class AsyncClient:
         data = json.loads(response.content) if response.content else {}
         return data if isinstance(data, dict) else {"value": data}
 
-    async def resource(self, resource: ResourceRef) -> APIResource:
+    async def resource(self, resource: KindRef) -> APIResource:
         """Resolve ``resource`` through discovery (cached; refreshed once on a miss).
+
+        A model class is resolved through its :func:`kubectrl.kinds.kind_info`, then discovery
+        like a GVK (so a CRD installed after the client started is found, and a kind the server
+        does not serve raises :class:`~kubectrl.errors.ResourceNotFoundError`, never a 404 that
+        would read as a missing object).
 
         Raises :class:`~kubectrl.errors.ResourceNotFoundError` if the server serves no such kind.
 
@@ -302,6 +375,8 @@ class AsyncClient:
         """
         if isinstance(resource, APIResource):
             return resource
+        if isinstance(resource, type):
+            return await self.mapper.for_kind(_kinds.kind_info(resource).gvk)
         if isinstance(resource, GroupVersionKind):
             return await self.mapper.for_kind(resource)
         if isinstance(resource, GroupVersionResource):
@@ -309,8 +384,8 @@ class AsyncClient:
         if isinstance(resource, tuple) and len(resource) == 2:
             return await self.mapper.for_kind(GroupVersionKind.from_api_version(*resource))
         raise TypeError(
-            "resource must be an APIResource, GroupVersionKind, GroupVersionResource or "
-            f"(apiVersion, kind) tuple, got {resource!r}"
+            "resource must be a model class, an APIResource, GroupVersionKind, "
+            f"GroupVersionResource or (apiVersion, kind) tuple, got {resource!r}"
         )
 
     @staticmethod
@@ -334,6 +409,18 @@ class AsyncClient:
 
     # ------------------------------------------------------------------ reads
 
+    @overload
+    async def get(
+        self,
+        resource: type[M],
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource_version: str | None = None,
+    ) -> M: ...
+
+    @overload
     async def get(
         self,
         resource: ResourceRef,
@@ -342,15 +429,34 @@ class AsyncClient:
         namespace: str | None = None,
         subresource: str = "",
         resource_version: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def get(
+        self,
+        resource: KindRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource_version: str | None = None,
+    ) -> Any:
         """Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).
 
-        Raises :class:`~kubectrl.errors.NotFoundError` when it does not exist.
+        With a model class, returns an instance of it (only the ``"status"`` subresource has the
+        object's shape; read others with a tuple kind). Raises
+        :class:`~kubectrl.errors.NotFoundError` when it does not exist and
+        :class:`~kubectrl.errors.ModelValidationError` when the object does not fit the model.
 
         Example::
 
             cm = await client.get(("v1", "ConfigMap"), "settings", namespace="default")
+            deployment = await client.get(V1Deployment, "web", namespace="default")
         """
+        model = _model_of(resource)
+        if model is not None and subresource not in ("", "status"):
+            raise ValueError(
+                f"subresource {subresource!r} is not a {model.__name__}: read it with a tuple kind"
+            )
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(
@@ -362,9 +468,27 @@ class AsyncClient:
             name=name,
             params={"resourceVersion": resource_version},
         )
-        return await self._json(response)
+        data = await self._json(response)
+        return _typed(model, data) if model is not None else data
 
-    async def list_pages(
+    @overload
+    def list_pages(
+        self,
+        resource: type[M],
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncIterator[ModelList[M]]: ...
+
+    @overload
+    def list_pages(
         self,
         resource: ResourceRef,
         *,
@@ -377,20 +501,80 @@ class AsyncClient:
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[dict[str, Any]]: ...
+
+    def list_pages(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncIterator[Any]:
         """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
 
         Every page of one listing comes from the same snapshot (the first page's
         resourceVersion). A continue token older than etcd's compaction raises
         :class:`~kubectrl.errors.ExpiredError`: start again with a full list. Items carry
         ``apiVersion`` and ``kind``. ``metadata_only=True`` asks for ``PartialObjectMetadata``
-        items (``meta.k8s.io/v1``): names, labels, owners, but no spec or status.
+        items (``meta.k8s.io/v1``): names, labels, owners, but no spec or status. With a model
+        class, each page is a :class:`ModelList` of instances of it (``metadata_only`` is then
+        refused: the items would not be that class).
 
         Example::
 
             async for page in client.list_pages(("v1", "ConfigMap"), namespace="ns", limit=500):
                 handle(page["items"])
         """
+        model = _model_of(resource)
+        _no_metadata_only(model, metadata_only)
+        pages = self._list_pages(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_=continue_,
+            resource_version=resource_version,
+            resource_version_match=resource_version_match,
+            timeout_seconds=timeout_seconds,
+            metadata_only=metadata_only,
+        )
+        if model is None:
+            return pages
+        return self._typed_pages(model, pages)
+
+    @staticmethod
+    async def _typed_pages(
+        model: type[M], pages: AsyncIterator[dict[str, Any]]
+    ) -> AsyncIterator[ModelList[M]]:
+        try:
+            async for page in pages:
+                yield _typed_list(model, page)
+        finally:
+            await pages.aclose()  # type: ignore[attr-defined]
+
+    async def _list_pages(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncIterator[dict[str, Any]]:
+        # list_pages as dicts (an async generator: nothing is sent before the first page is asked).
         res = await self.resource(resource)
         ns = self._namespace(res, namespace) if namespace else None
         token = continue_
@@ -424,6 +608,22 @@ class AsyncClient:
             if not token:
                 return
 
+    @overload
+    async def list(
+        self,
+        resource: type[M],
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> ModelList[M]: ...
+
+    @overload
     async def list(
         self,
         resource: ResourceRef,
@@ -436,8 +636,24 @@ class AsyncClient:
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def list(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> Any:
         """List objects, following pages of ``limit`` items, into one list object.
+
+        With a model class, returns a :class:`ModelList` of instances of it.
 
         Returns ``{"apiVersion", "kind": "<Kind>List", "metadata": {"resourceVersion"},
         "items": [...]}``; watch from ``metadata.resourceVersion`` to see later changes.
@@ -452,11 +668,15 @@ class AsyncClient:
 
             cms = await client.list(("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
             names = [cm["metadata"]["name"] for cm in cms["items"]]
+            typed = await client.list(V1ConfigMap, namespace="ns")
+            names = [cm.metadata.name for cm in typed.items]
         """
+        model = _model_of(resource)
+        _no_metadata_only(model, metadata_only)
         res = await self.resource(resource)
         items: list[dict[str, Any]] = []
         metadata: dict[str, Any] = {}
-        async for page in self.list_pages(
+        async for page in self._list_pages(
             res,
             namespace=namespace,
             label_selector=label_selector,
@@ -472,14 +692,27 @@ class AsyncClient:
                 metadata = {
                     k: v for k, v in (page.get("metadata") or {}).items() if k != "continue"
                 }
-        return {
+        whole = {
             "apiVersion": res.api_version,
             "kind": f"{res.kind}List",
             "metadata": metadata,
             "items": items,
         }
+        return _typed_list(model, whole) if model is not None else whole
 
-    async def list_items(
+    @overload
+    def list_items(
+        self,
+        resource: type[M],
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+    ) -> AsyncIterator[M]: ...
+
+    @overload
+    def list_items(
         self,
         resource: ResourceRef,
         *,
@@ -487,27 +720,44 @@ class AsyncClient:
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
         limit: int | None = 500,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def list_items(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+    ) -> AsyncIterator[Any]:
         """Yield objects one by one, fetching pages of ``limit`` (500, as client-go's pager).
+
+        With a model class, yields instances of it.
 
         Example::
 
             async for pod in client.list_items(("v1", "Pod"), namespace="ns"):
                 print(pod["metadata"]["name"])
         """
-        async for page in self.list_pages(
+        model = _model_of(resource)
+        pages = self._list_pages(
             resource,
             namespace=namespace,
             label_selector=label_selector,
             field_selector=field_selector,
             limit=limit,
-        ):
-            for item in page.get("items") or ():
-                yield item
+        )
+        try:
+            async for page in pages:
+                for item in page.get("items") or ():
+                    yield _typed(model, item) if model is not None else item
+        finally:
+            await pages.aclose()  # type: ignore[attr-defined]
 
     def watch(
         self,
-        resource: ResourceRef,
+        resource: KindRef,
         *,
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
@@ -530,6 +780,9 @@ class AsyncClient:
         "NotOlderThan"`` and bookmarks; its end is the bookmark with
         :attr:`WatchEvent.is_initial_events_end`. ``metadata_only=True`` streams
         ``PartialObjectMetadata`` objects.
+
+        A model class names the kind like a tuple does; event objects stay dicts (the cache and
+        the reflector work on dicts); :meth:`WatchEvent.as_model` builds the typed object.
 
         Opening the stream (connect and response headers) must finish within
         ``config.watch_open_timeout`` (45 s) or raises
@@ -652,16 +905,37 @@ class AsyncClient:
 
     # ------------------------------------------------------------------ writes
 
+    @overload
     async def create(
         self,
-        obj: Mapping[str, Any] | Any,
+        obj: M,
         *,
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> M: ...
+
+    @overload
+    async def create(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]: ...
+
+    async def create(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
         """Create ``obj`` (its ``apiVersion``/``kind`` pick the resource); return what the server
-        stored. Raises :class:`~kubectrl.errors.AlreadyExistsError` if the name is taken and
+        stored, as a dict for a dict and as an instance of ``obj``'s class for a model. Raises
+        :class:`~kubectrl.errors.AlreadyExistsError` if the name is taken and
         :class:`~kubectrl.errors.InvalidError` (with ``causes``) if validation fails.
 
         Example::
@@ -682,20 +956,55 @@ class AsyncClient:
             params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
             body=body,
         )
-        return await self._json(response)
+        return self._result(obj, await self._json(response))
 
+    @staticmethod
+    def _result(obj: Any, data: dict[str, Any]) -> Any:
+        # The answer to a body has the body's type: a model for a model, a dict for a mapping.
+        if isinstance(obj, Mapping) or not _kinds.is_model_class(type(obj)):
+            return data
+        return _kinds.from_dict(type(obj), data)
+
+    @overload
     async def update(
         self,
-        obj: Mapping[str, Any] | Any,
+        obj: M,
         *,
         namespace: str | None = None,
         subresource: str = "",
-        resource: ResourceRef | None = None,
+        resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """Replace ``obj`` (PUT). With ``metadata.resourceVersion`` set, a concurrent change makes
-        it fail with :class:`~kubectrl.errors.ConflictError` (optimistic locking).
+    ) -> M: ...
+
+    @overload
+    async def update(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource: KindRef | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]: ...
+
+    async def update(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource: KindRef | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Replace ``obj`` (PUT); returns the stored object, typed like ``obj``.
+
+        A model instance built by a typed read keeps the fields its class does not know, so the
+        update does not drop them (:func:`kubectrl.kinds.to_dict`). With
+        ``metadata.resourceVersion`` set, a concurrent change makes it fail with
+        :class:`~kubectrl.errors.ConflictError` (optimistic locking).
 
         ``subresource="status"`` writes only the status. For ``"scale"`` pass the parent's
         ``resource=`` (the body is an ``autoscaling/v1`` Scale).
@@ -721,14 +1030,39 @@ class AsyncClient:
             params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
             body=body,
         )
-        return await self._json(response)
+        data = await self._json(response)
+        return data if subresource not in ("", "status") else self._result(obj, data)
+
+    @overload
+    async def update_status(self, obj: M, *, namespace: str | None = None) -> M: ...
+
+    @overload
+    async def update_status(
+        self, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
 
     async def update_status(
-        self, obj: Mapping[str, Any] | Any, *, namespace: str | None = None
-    ) -> dict[str, Any]:
+        self, obj: Mapping[str, Any] | BaseModel, *, namespace: str | None = None
+    ) -> Any:
         """``update(obj, subresource="status")``. Example: ``await client.update_status(foo)``."""
         return await self.update(obj, namespace=namespace, subresource="status")
 
+    @overload
+    async def patch(
+        self,
+        resource: type[M],
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+
+    @overload
     async def patch(
         self,
         resource: ResourceRef,
@@ -741,9 +1075,27 @@ class AsyncClient:
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def patch(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
         """Patch an object: JSON patch (a list of operations), merge patch (default), strategic
         merge patch (built-in types only) or server-side apply (prefer :meth:`apply`).
+
+        ``patch`` may be a model instance (serialized by :func:`kubectrl.kinds.to_dict`). With a
+        model class as ``resource`` the result is an instance of it (``"status"`` or no
+        subresource; other subresources come back as dicts).
 
         Example::
 
@@ -773,19 +1125,48 @@ class AsyncClient:
             content_type=kind.value,
             idempotent=kind is PatchType.APPLY,
         )
-        return await self._json(response)
+        data = await self._json(response)
+        model = _model_of(resource)
+        if model is None or subresource not in ("", "status"):
+            return data
+        return _kinds.from_dict(model, data)
 
+    @overload
     async def apply(
         self,
-        obj: Mapping[str, Any] | Any,
+        obj: M,
         *,
         field_manager: str,
         force: bool = False,
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """Server-side apply ``obj`` as ``field_manager``; creates it if missing.
+    ) -> M: ...
+
+    @overload
+    async def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> dict[str, Any]: ...
+
+    async def apply(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Any:
+        """Server-side apply ``obj`` as ``field_manager``; creates it if missing. Returns the
+        object typed like ``obj`` (a model instance for a model).
 
         Fields owned by another manager with a different value raise
         :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
@@ -803,7 +1184,7 @@ class AsyncClient:
         name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("apply needs metadata.name")
-        return await self.patch(
+        applied = await self.patch(
             res,
             name,
             body,
@@ -814,16 +1195,17 @@ class AsyncClient:
             force=force,
             dry_run=dry_run,
         )
+        return applied if subresource not in ("", "status") else self._result(obj, applied)
 
     async def scale(
-        self, resource: ResourceRef, name: str, replicas: int, *, namespace: str | None = None
+        self, resource: KindRef, name: str, replicas: int, *, namespace: str | None = None
     ) -> dict[str, Any]:
         """Set ``spec.replicas`` through the ``scale`` subresource; returns the Scale.
 
         Example: ``await client.scale(("apps/v1", "Deployment"), "web", 3, namespace="ns")``.
         """
         return await self.patch(
-            resource,
+            await self.resource(resource),
             name,
             {"spec": {"replicas": replicas}},
             namespace=namespace,
@@ -832,7 +1214,7 @@ class AsyncClient:
 
     async def delete(
         self,
-        resource: ResourceRef,
+        resource: KindRef,
         name: str,
         *,
         namespace: str | None = None,
@@ -894,7 +1276,7 @@ class AsyncClient:
 
     async def delete_collection(
         self,
-        resource: ResourceRef,
+        resource: KindRef,
         *,
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,

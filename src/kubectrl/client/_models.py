@@ -1,17 +1,17 @@
-"""Interop with the ``kubernetes`` package's typed models (imported only when used).
+"""Interop with typed models: ``kubernetes.client.models`` classes and pydantic custom resources.
 
-Objects travel as plain dicts. Inputs may also be ``kubernetes.client`` model instances
-(``V1ConfigMap(...)``); they are serialized to the API's camelCase JSON. :func:`to_model` is the
-opt-in way back to a typed model, off the hot path (the official client's deserialization is slow:
-kubernetes-client/python #1921).
+Objects travel as plain dicts unless a verb is given a model class. Inputs may also be model
+instances (``V1ConfigMap(...)``); they are serialized to the API's camelCase JSON by
+:func:`kubectrl.kinds.to_dict`. :func:`to_model` turns a dict into a model when you did not ask
+the client for one (it imports the ``kubernetes`` package).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
+from kubectrl import kinds as _kinds
 from kubectrl.objects import split_api_version
 
 __all__ = ["is_model", "model_name_for", "to_dict", "to_model"]
@@ -26,17 +26,12 @@ def is_model(obj: object) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=1)
-def _api_client() -> Any:
-    from kubernetes.client import ApiClient
-
-    return ApiClient()
-
-
 def to_dict(obj: Mapping[str, Any] | Any) -> dict[str, Any]:
     """The JSON-ready dict for ``obj``: a dict as is (not copied), a model serialized.
 
-    Raises ``TypeError`` for anything else.
+    Models (``kubernetes.client.models`` classes and any pydantic model) go through
+    :func:`kubectrl.kinds.to_dict`: camelCase keys, ``None`` left out, ``apiVersion``/``kind``
+    from the class, unknown server fields kept. Raises ``TypeError`` for anything else.
 
     Example::
 
@@ -47,18 +42,16 @@ def to_dict(obj: Mapping[str, Any] | Any) -> dict[str, Any]:
         return obj
     if isinstance(obj, Mapping):
         return dict(obj)
-    if is_model(obj):
-        result = _api_client().sanitize_for_serialization(obj)
-        if not isinstance(result, dict):  # pragma: no cover - models serialize to dicts
-            raise TypeError(f"{type(obj).__name__} did not serialize to an object")
+    if _kinds.is_model_class(type(obj)):
+        result = _kinds.to_dict(obj)
         if "kind" not in result or "apiVersion" not in result:
-            # Models carry no API group, so we cannot guess apiVersion safely (apps/v1 vs v1).
+            # Nothing names its kind: the class has no KindInfo and the instance sets neither.
             raise ValueError(
                 f"{type(obj).__name__} instance needs api_version and kind set "
                 "(e.g. api_version='v1', kind='ConfigMap') to find its resource"
             )
         return result
-    raise TypeError(f"expected a dict or a kubernetes model instance, got {type(obj).__name__}")
+    raise TypeError(f"expected a dict or a model instance, got {type(obj).__name__}")
 
 
 def model_name_for(api_version: str, kind: str) -> str:
@@ -75,16 +68,20 @@ def model_name_for(api_version: str, kind: str) -> str:
 
 
 def to_model(obj: Mapping[str, Any], model: type[Any] | str | None = None) -> Any:
-    """Turn an object dict into a ``kubernetes.client`` model (opt-in, slow, imports the package).
+    """Turn an object dict into a model (:func:`kubectrl.kinds.from_dict`).
 
-    ``model`` is a class, a class name, or ``None`` to derive it from ``apiVersion``/``kind``.
-    Raises ``LookupError`` when the package has no such model (CRDs have none).
+    ``model`` is a class, a ``kubernetes.client`` class name, or ``None`` to derive it from
+    ``apiVersion``/``kind``. Raises ``LookupError`` when the package has no such model (CRDs have
+    none: pass your own class) and :class:`~kubectrl.errors.ModelValidationError` when ``obj``
+    does not validate.
 
     Example::
 
         cm = to_model(await client.get(("v1", "ConfigMap"), "x", namespace="ns"))
         print(cm.metadata.name)
     """
+    if isinstance(model, type):
+        return _kinds.from_dict(model, obj)
     import kubernetes.client
 
     if model is None:
@@ -92,9 +89,7 @@ def to_model(obj: Mapping[str, Any], model: type[Any] | str | None = None) -> An
         if not isinstance(api_version, str) or not isinstance(kind, str):
             raise LookupError("object has no apiVersion/kind: pass model= explicitly")
         model = model_name_for(api_version, kind)
-    name = model if isinstance(model, str) else model.__name__
-    if not hasattr(kubernetes.client, name):
-        raise LookupError(f"kubernetes.client has no model {name!r}")
-    # The package offers no public "deserialize a dict" call; this is the one its
-    # ApiClient.deserialize uses after decoding JSON.
-    return _api_client()._ApiClient__deserialize(dict(obj), name)
+    cls = getattr(kubernetes.client, model, None)
+    if not isinstance(cls, type):
+        raise LookupError(f"kubernetes.client has no model {model!r}")
+    return _kinds.from_dict(cls, obj)

@@ -12,12 +12,18 @@ about (it blocks that loop); use :class:`AsyncClient` there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from kubectrl._clock import Clock
-from kubectrl.client._async_client import AsyncClient
+from kubectrl.client._async_client import (
+    AsyncClient,
+    KindRef,
+    ModelList,
+    PatchType,
+    ResourceRef,
+)
 from kubectrl.client._blocking import (
     BlockingFacade,
     Portal,
@@ -29,10 +35,15 @@ from kubectrl.client._config import ClientConfig
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict_blocking
 from kubectrl.client._watch import WatchStream
 from kubectrl.client._watch_decoder import WatchEvent
+from kubectrl.labels import LabelSelectorLike
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["Client", "SyncWatchStream"]
 
 T = TypeVar("T")
+M = TypeVar("M", bound="BaseModel")
 
 
 async def _next_event(stream: WatchStream) -> WatchEvent:
@@ -143,22 +154,233 @@ class Client(BlockingFacade):
         return f"Client(server={self.config.server!r}, source={self.config.source!r})"
 
     resource = blocking(AsyncClient.resource)
-    get = blocking(AsyncClient.get)
-    list = blocking(AsyncClient.list)
-    list_pages = blocking_iterator(AsyncClient.list_pages)
-    list_items = blocking_iterator(AsyncClient.list_items)
     watch = blocking_wrapped(AsyncClient.watch, SyncWatchStream, returns="SyncWatchStream")
-    create = blocking(AsyncClient.create)
-    update = blocking(AsyncClient.update)
-    update_status = blocking(AsyncClient.update_status)
-    patch = blocking(AsyncClient.patch)
-    apply = blocking(AsyncClient.apply)
     scale = blocking(AsyncClient.scale)
     delete = blocking(AsyncClient.delete)
     delete_collection = blocking(AsyncClient.delete_collection)
     pod_log = blocking(AsyncClient.pod_log)
     follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
     server_version = blocking(AsyncClient.server_version)
+
+    # The typed verbs: at run time each is derived from AsyncClient's (one implementation, its
+    # signature and docstring). ParamSpec cannot carry @overload through that derivation, so for
+    # the type checker the overloads are spelled out here: a model class in -> an instance of it
+    # out, a tuple/GVK/GVR or a dict -> dicts. tests/typing checks these against real use.
+    if TYPE_CHECKING:
+
+        @overload
+        def get(
+            self,
+            resource: type[M],
+            name: str,
+            *,
+            namespace: str | None = None,
+            subresource: str = "",
+            resource_version: str | None = None,
+        ) -> M: ...
+        @overload
+        def get(
+            self,
+            resource: ResourceRef,
+            name: str,
+            *,
+            namespace: str | None = None,
+            subresource: str = "",
+            resource_version: str | None = None,
+        ) -> dict[str, Any]: ...
+        def get(self, resource: KindRef, name: str, **kwargs: Any) -> Any: ...
+        @overload
+        def list(
+            self,
+            resource: type[M],
+            *,
+            namespace: str | None = None,
+            label_selector: LabelSelectorLike = None,
+            field_selector: str | None = None,
+            limit: int | None = None,
+            resource_version: str | None = None,
+            resource_version_match: str | None = None,
+            timeout_seconds: int | None = None,
+            metadata_only: bool = False,
+        ) -> ModelList[M]: ...
+        @overload
+        def list(
+            self,
+            resource: ResourceRef,
+            *,
+            namespace: str | None = None,
+            label_selector: LabelSelectorLike = None,
+            field_selector: str | None = None,
+            limit: int | None = None,
+            resource_version: str | None = None,
+            resource_version_match: str | None = None,
+            timeout_seconds: int | None = None,
+            metadata_only: bool = False,
+        ) -> dict[str, Any]: ...
+        def list(self, resource: KindRef, **kwargs: Any) -> Any: ...
+        @overload
+        def list_pages(
+            self,
+            resource: type[M],
+            *,
+            namespace: str | None = None,
+            label_selector: LabelSelectorLike = None,
+            field_selector: str | None = None,
+            limit: int | None = None,
+            continue_: str | None = None,
+            resource_version: str | None = None,
+            resource_version_match: str | None = None,
+            timeout_seconds: int | None = None,
+            metadata_only: bool = False,
+        ) -> Iterator[ModelList[M]]: ...
+        @overload
+        def list_pages(
+            self,
+            resource: ResourceRef,
+            *,
+            namespace: str | None = None,
+            label_selector: LabelSelectorLike = None,
+            field_selector: str | None = None,
+            limit: int | None = None,
+            continue_: str | None = None,
+            resource_version: str | None = None,
+            resource_version_match: str | None = None,
+            timeout_seconds: int | None = None,
+            metadata_only: bool = False,
+        ) -> Iterator[dict[str, Any]]: ...
+        def list_pages(self, resource: KindRef, **kwargs: Any) -> Any: ...
+        @overload
+        def list_items(
+            self,
+            resource: type[M],
+            *,
+            namespace: str | None = None,
+            label_selector: LabelSelectorLike = None,
+            field_selector: str | None = None,
+            limit: int | None = 500,
+        ) -> Iterator[M]: ...
+        @overload
+        def list_items(
+            self,
+            resource: ResourceRef,
+            *,
+            namespace: str | None = None,
+            label_selector: LabelSelectorLike = None,
+            field_selector: str | None = None,
+            limit: int | None = 500,
+        ) -> Iterator[dict[str, Any]]: ...
+        def list_items(self, resource: KindRef, **kwargs: Any) -> Any: ...
+        @overload
+        def create(
+            self,
+            obj: M,
+            *,
+            namespace: str | None = None,
+            field_manager: str | None = None,
+            dry_run: bool = False,
+        ) -> M: ...
+        @overload
+        def create(
+            self,
+            obj: Mapping[str, Any],
+            *,
+            namespace: str | None = None,
+            field_manager: str | None = None,
+            dry_run: bool = False,
+        ) -> dict[str, Any]: ...
+        def create(self, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def update(
+            self,
+            obj: M,
+            *,
+            namespace: str | None = None,
+            subresource: str = "",
+            resource: KindRef | None = None,
+            field_manager: str | None = None,
+            dry_run: bool = False,
+        ) -> M: ...
+        @overload
+        def update(
+            self,
+            obj: Mapping[str, Any],
+            *,
+            namespace: str | None = None,
+            subresource: str = "",
+            resource: KindRef | None = None,
+            field_manager: str | None = None,
+            dry_run: bool = False,
+        ) -> dict[str, Any]: ...
+        def update(self, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def update_status(self, obj: M, *, namespace: str | None = None) -> M: ...
+        @overload
+        def update_status(
+            self, obj: Mapping[str, Any], *, namespace: str | None = None
+        ) -> dict[str, Any]: ...
+        def update_status(self, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def patch(
+            self,
+            resource: type[M],
+            name: str,
+            patch: Any,
+            *,
+            namespace: str | None = None,
+            patch_type: PatchType | str = PatchType.MERGE,
+            subresource: str = "",
+            field_manager: str | None = None,
+            force: bool | None = None,
+            dry_run: bool = False,
+        ) -> M: ...
+        @overload
+        def patch(
+            self,
+            resource: ResourceRef,
+            name: str,
+            patch: Any,
+            *,
+            namespace: str | None = None,
+            patch_type: PatchType | str = PatchType.MERGE,
+            subresource: str = "",
+            field_manager: str | None = None,
+            force: bool | None = None,
+            dry_run: bool = False,
+        ) -> dict[str, Any]: ...
+        def patch(self, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def apply(
+            self,
+            obj: M,
+            *,
+            field_manager: str,
+            force: bool = False,
+            namespace: str | None = None,
+            subresource: str = "",
+            dry_run: bool = False,
+        ) -> M: ...
+        @overload
+        def apply(
+            self,
+            obj: Mapping[str, Any],
+            *,
+            field_manager: str,
+            force: bool = False,
+            namespace: str | None = None,
+            subresource: str = "",
+            dry_run: bool = False,
+        ) -> dict[str, Any]: ...
+        def apply(self, obj: Any, **kwargs: Any) -> Any: ...
+    else:
+        get = blocking(AsyncClient.get)
+        list = blocking(AsyncClient.list)
+        list_pages = blocking_iterator(AsyncClient.list_pages)
+        list_items = blocking_iterator(AsyncClient.list_items)
+        create = blocking(AsyncClient.create)
+        update = blocking(AsyncClient.update)
+        update_status = blocking(AsyncClient.update_status)
+        patch = blocking(AsyncClient.patch)
+        apply = blocking(AsyncClient.apply)
 
     def retry_on_conflict(self, fn: Callable[[], T], *, backoff: Backoff = DEFAULT_RETRY) -> T:
         """Blocking :func:`retry_on_conflict`: call ``fn`` again while it raises Conflict.

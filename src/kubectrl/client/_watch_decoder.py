@@ -18,15 +18,19 @@ Guarantees:
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import enum
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+from kubectrl import kinds as _kinds
 from kubectrl.errors import MalformedStreamError, api_error_from_status
 
 __all__ = ["EventType", "WatchDecoder", "WatchEvent"]
+
+M = TypeVar("M")
 
 #: 32 MiB: far above etcd's 1.5 MiB object limit, low enough to stop runaway garbage.
 DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
@@ -61,6 +65,20 @@ class WatchEvent:
 
     type: EventType
     object: dict[str, Any]
+
+    def as_model(self, model: builtins.type[M]) -> M:
+        """The object as an instance of ``model`` (:func:`kubectrl.kinds.from_dict`; a new
+        instance per call, so the event's dict is never shared with it).
+
+        Example::
+
+            >>> from kubernetes.client.models import V1ConfigMap
+            >>> event = WatchEvent(EventType.ADDED, {"apiVersion": "v1", "kind": "ConfigMap",
+            ...                                     "metadata": {"name": "x"}})
+            >>> event.as_model(V1ConfigMap).metadata.name
+            'x'
+        """
+        return _kinds.from_dict(model, self.object)
 
     @property
     def resource_version(self) -> str:
