@@ -4,8 +4,12 @@
 2. install the Foo CRD,
 3. run the controller (a kubectrl Manager) in this process,
 4. apply ``artifacts/example-foo.yaml`` and show what ``kubectl`` would show,
-5. scale the Foo to 3 and show the Deployment follow,
-6. shut everything down.
+5. scale the Foo to 2 and at once to 3, while the controller is still syncing the first change,
+   and show the Deployment follow,
+6. ask for a Deployment name that someone else's Deployment already has: the controller leaves
+   it alone, records a Warning ``ErrResourceExists`` and retries with backoff (its log shows one
+   line per retry, never a traceback),
+7. shut everything down.
 
 Run: ``nox -s demo`` or ``python examples/sample_controller/demo.py``.
 """
@@ -124,6 +128,54 @@ async def show(client: AsyncClient) -> None:
     say()
 
 
+async def someone_elses_deployment(client: AsyncClient) -> None:
+    """A Foo asks for a Deployment name that a Deployment it does not control already has."""
+    say("# someone else's Deployment is called 'taken'; a Foo asks for that name")
+    say("$ kubectl create deployment taken --image=busybox")
+    await client.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "taken", "namespace": NAMESPACE},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "taken"}},
+                "template": {
+                    "metadata": {"labels": {"app": "taken"}},
+                    "spec": {"containers": [{"name": "busybox", "image": "busybox"}]},
+                },
+            },
+        }
+    )
+    say("deployment.apps/taken created")
+    say("$ kubectl apply -f intruder-foo.yaml   # spec.deploymentName: taken")
+    await client.create(
+        {
+            "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+            "kind": "Foo",
+            "metadata": {"name": "intruder", "namespace": NAMESPACE},
+            "spec": {"deploymentName": "taken", "replicas": 2},
+        }
+    )
+    say("foo.samplecontroller.k8s.io/intruder created")
+    say()
+
+    async def warned() -> bool:
+        events = await client.list(
+            ("v1", "Event"),
+            namespace=NAMESPACE,
+            field_selector="involvedObject.name=intruder,reason=ErrResourceExists",
+        )
+        return any(event.get("count", 1) >= 2 for event in events["items"])
+
+    await wait_for("the controller to warn about 'taken' (twice)", warned)
+    await show(client)
+    say("$ kubectl delete foo intruder")
+    await client.delete(FOO, "intruder", namespace=NAMESPACE)
+    say('foo.samplecontroller.k8s.io "intruder" deleted')
+    say()
+
+
 async def run_demo(kubeconfig: Path) -> None:
     args = parse_args(["--kubeconfig", str(kubeconfig)])
     manager = build_manager(args)
@@ -144,9 +196,16 @@ async def run_demo(kubeconfig: Path) -> None:
             await wait_for("the controller to sync example-foo", synced)
             await show(client)
 
-            say('$ kubectl patch foo example-foo --type merge -p \'{"spec":{"replicas":3}}\'')
-            await client.patch(FOO, "example-foo", {"spec": {"replicas": 3}}, namespace=NAMESPACE)
-            say("foo.samplecontroller.k8s.io/example-foo patched")
+            # Two edits back to back: the second lands while the controller syncs the first.
+            for replicas in (2, 3):
+                say(
+                    "$ kubectl patch foo example-foo --type merge "
+                    f'-p \'{{"spec":{{"replicas":{replicas}}}}}\''
+                )
+                await client.patch(
+                    FOO, "example-foo", {"spec": {"replicas": replicas}}, namespace=NAMESPACE
+                )
+                say("foo.samplecontroller.k8s.io/example-foo patched")
             say()
 
             async def scaled() -> bool:
@@ -155,6 +214,7 @@ async def run_demo(kubeconfig: Path) -> None:
 
             await wait_for("the Deployment to scale to 3", scaled)
             await show(client)
+            await someone_elses_deployment(client)
         finally:
             manager.stop()
             await runner
