@@ -6,6 +6,9 @@ underscore is private.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from kubectrl._clock import Clock, FakeClock, RealClock
 from kubectrl.cache import (
     CacheSyncError,
@@ -53,7 +56,59 @@ from kubectrl.workqueue import (
     default_controller_rate_limiter,
 )
 
+if TYPE_CHECKING:
+    from kubectrl.resources import (
+        CustomResource,
+        EmbeddedResource,
+        Format,
+        Int32,
+        Int64,
+        IntOrString,
+        ListType,
+        MapType,
+        Nullable,
+        PreserveUnknownFields,
+        PrinterColumn,
+        ResourceModel,
+        Rule,
+        Scale,
+        rules,
+    )
+
 __version__ = "0.1.0.dev0"
+
+# Custom resources are pydantic models: imported on first use, so `import kubectrl` does not pay
+# for pydantic (~0.1 s) when a program uses dicts only.
+_LAZY = {
+    name: "kubectrl.resources"
+    for name in (
+        "CustomResource",
+        "EmbeddedResource",
+        "Format",
+        "Int32",
+        "Int64",
+        "IntOrString",
+        "ListType",
+        "MapType",
+        "Nullable",
+        "PreserveUnknownFields",
+        "PrinterColumn",
+        "ResourceModel",
+        "Rule",
+        "Scale",
+        "rules",
+    )
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kubectrl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AsyncClient",
@@ -66,24 +121,35 @@ __all__ = [
     "Clock",
     "Controller",
     "ControllerOptions",
+    "CustomResource",
     "DeletedFinalStateUnknown",
+    "EmbeddedResource",
     "EventBroadcaster",
     "EventRecorder",
     "EventType",
     "FakeClock",
+    "Format",
     "GroupVersionKind",
     "GroupVersionResource",
     "Indexer",
     "Informer",
     "InformerFactory",
+    "Int32",
+    "Int64",
+    "IntOrString",
     "LeaderElectionConfig",
     "LeaderElector",
     "LeaseLock",
+    "ListType",
     "ListWatch",
     "Lister",
     "Manager",
     "ManagerOptions",
+    "MapType",
+    "Nullable",
     "ObjectKey",
+    "PreserveUnknownFields",
+    "PrinterColumn",
     "QueueShutDown",
     "RateLimiter",
     "RateLimitingQueue",
@@ -93,7 +159,10 @@ __all__ = [
     "Request",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "ResourceModel",
     "Result",
+    "Rule",
+    "Scale",
     "TerminalError",
     "WatchEvent",
     "default_controller_rate_limiter",
@@ -101,4 +170,5 @@ __all__ = [
     "load_kubeconfig",
     "reconcile_func",
     "retry_on_conflict",
+    "rules",
 ]

@@ -40,24 +40,14 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from kubectrl.errors import KubectrlError
-from kubectrl.resources import (
-    CustomResource,
-    EmbeddedResource,
-    Format,
-    ListType,
-    MapType,
-    Nullable,
-    PreserveUnknownFields,
-    ResourceDeclaration,
-    Rule,
-    _IntOrStringMarker,
-)
+from kubectrl import errors as _errors
+from kubectrl import resources as _resources
+from kubectrl.resources import _IntOrStringMarker
 
 __all__ = ["UnsupportedModelError", "generate", "schema", "to_yaml"]
 
 
-class UnsupportedModelError(KubectrlError, ValueError):
+class UnsupportedModelError(_errors.KubectrlError, ValueError):
     """A model (or the set of models given) cannot be expressed as a CRD.
 
     The message names the model and the field (``Foo.spec.items[]``) and says what to use
@@ -237,31 +227,31 @@ def _apply_metadata(walk: _Walk, path: str, schema: dict[str, Any], metadata: li
             if kind != "string":
                 raise walk.fail(path, "pattern applies to str fields only")
             schema["pattern"] = str(item.pattern)
-        elif isinstance(item, Format):
+        elif isinstance(item, _resources.Format):
             schema["format"] = item.format
-        elif isinstance(item, Nullable):
+        elif isinstance(item, _resources.Nullable):
             schema["nullable"] = True
-        elif isinstance(item, PreserveUnknownFields):
+        elif isinstance(item, _resources.PreserveUnknownFields):
             schema["x-kubernetes-preserve-unknown-fields"] = True
-        elif isinstance(item, EmbeddedResource):
+        elif isinstance(item, _resources.EmbeddedResource):
             if kind != "object":
                 raise walk.fail(path, "EmbeddedResource applies to a model or dict field only")
             schema.pop("additionalProperties", None)
             schema["x-kubernetes-embedded-resource"] = True
             if "properties" not in schema:
                 schema["x-kubernetes-preserve-unknown-fields"] = True
-        elif isinstance(item, ListType):
+        elif isinstance(item, _resources.ListType):
             if kind != "array":
                 raise walk.fail(path, "ListType applies to list fields only")
             schema["x-kubernetes-list-type"] = item.type
             if item.keys:
                 _check_map_keys(walk, path, schema, item.keys)
                 schema["x-kubernetes-list-map-keys"] = list(item.keys)
-        elif isinstance(item, MapType):
+        elif isinstance(item, _resources.MapType):
             if kind != "object":
                 raise walk.fail(path, "MapType applies to model or dict fields only")
             schema["x-kubernetes-map-type"] = item.type
-        elif isinstance(item, Rule):
+        elif isinstance(item, _resources.Rule):
             validations.append(item.to_schema())
     if validations:
         schema["x-kubernetes-validations"] = (
@@ -331,14 +321,14 @@ def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, A
         walk.stack.pop()
     schema: dict[str, Any] = {}
     doc = model.__dict__.get("__doc__")
-    if doc and model not in (CustomResource,):
+    if doc and model not in (_resources.CustomResource,):
         schema["description"] = _clean_doc(doc)
     schema["type"] = "object"
     if properties:
         schema["properties"] = properties
     if required:
         schema["required"] = required
-    own_rules: tuple[Rule, ...] = getattr(model, "__kubectrl_rules__", ())
+    own_rules: tuple[_resources.Rule, ...] = getattr(model, "__kubectrl_rules__", ())
     if own_rules:
         schema["x-kubernetes-validations"] = [r.to_schema() for r in own_rules]
     return schema
@@ -356,7 +346,7 @@ _TYPE_META_DESCRIPTIONS = {
 }
 
 
-def schema(model: type[CustomResource]) -> dict[str, Any]:
+def schema(model: type[_resources.CustomResource]) -> dict[str, Any]:
     """The structural ``openAPIV3Schema`` of one custom resource model.
 
     Example::
@@ -383,19 +373,23 @@ def schema(model: type[CustomResource]) -> dict[str, Any]:
     return top
 
 
-def _declaration(model: Any) -> ResourceDeclaration:
+def _declaration(model: Any) -> _resources.ResourceDeclaration:
     declaration = getattr(model, "__kubectrl_resource__", None)
-    if not (isinstance(model, type) and issubclass(model, CustomResource)) or declaration is None:
+    if (
+        not (isinstance(model, type) and issubclass(model, _resources.CustomResource))
+        or declaration is None
+    ):
         raise UnsupportedModelError(
             f"{getattr(model, '__qualname__', model)!r} is not a CustomResource subclass declaring "
             "group, version and kind"
         )
-    assert isinstance(declaration, ResourceDeclaration)
+    assert isinstance(declaration, _resources.ResourceDeclaration)
     return declaration
 
 
 def generate(
-    *models: type[CustomResource], storage: type[CustomResource] | str | None = None
+    *models: type[_resources.CustomResource],
+    storage: type[_resources.CustomResource] | str | None = None,
 ) -> dict[str, Any]:
     """The ``apiextensions.k8s.io/v1`` CRD for one kind, one version per model.
 
@@ -477,9 +471,9 @@ def _union(groups: Iterator[tuple[str, ...]]) -> list[str]:
 
 
 def _storage_version(
-    models: Sequence[type[CustomResource]],
-    declarations: Sequence[ResourceDeclaration],
-    storage: type[CustomResource] | str | None,
+    models: Sequence[type[_resources.CustomResource]],
+    declarations: Sequence[_resources.ResourceDeclaration],
+    storage: type[_resources.CustomResource] | str | None,
 ) -> str:
     names = ", ".join(_name(m) for m in models)
     if storage is not None:

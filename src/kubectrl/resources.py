@@ -45,7 +45,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from kubectrl.kinds import KindInfo
+from kubectrl import kinds as _kinds
 
 __all__ = [
     "CustomResource",
@@ -60,6 +60,7 @@ __all__ = [
     "ObjectMeta",
     "PreserveUnknownFields",
     "PrinterColumn",
+    "ResourceDeclaration",
     "ResourceModel",
     "Rule",
     "Scale",
@@ -350,7 +351,17 @@ class Scale:
 
 @dataclasses.dataclass(frozen=True)
 class ResourceDeclaration:
-    """Everything a :class:`CustomResource` subclass declared in its class arguments."""
+    """Everything a :class:`CustomResource` subclass declared in its class arguments.
+
+    Read it as ``Foo.__kubectrl_resource__`` (the CRD generator does).
+
+    Example::
+
+        >>> class Gizmo(CustomResource, group="example.com", version="v1", kind="Gizmo"):
+        ...     pass
+        >>> Gizmo.__kubectrl_resource__.plural, Gizmo.__kubectrl_resource__.storage
+        ('gizmos', None)
+    """
 
     group: str
     version: str
@@ -400,7 +411,7 @@ class CustomResource(ResourceModel):
         KindInfo(group='example.com', version='v1', kind='Bar', plural='bars', namespaced=False)
     """
 
-    __kubectrl_kind__: ClassVar[KindInfo]
+    __kubectrl_kind__: ClassVar[_kinds.KindInfo]
     __kubectrl_resource__: ClassVar[ResourceDeclaration]
 
     api_version: str = Field(default="", alias="apiVersion")
@@ -465,7 +476,7 @@ class CustomResource(ResourceModel):
             deprecated=deprecated,
             deprecation_warning=deprecation_warning,
         )
-        cls.__kubectrl_kind__ = KindInfo(
+        cls.__kubectrl_kind__ = _kinds.KindInfo(
             group=group,
             version=version,
             kind=kind,

@@ -10,11 +10,13 @@ PACKAGES = [
     "kubectrl",
     "kubectrl.cache",
     "kubectrl.client",
+    "kubectrl.crd",
     "kubectrl.envtest",
     "kubectrl.events",
     "kubectrl.kinds",
     "kubectrl.labels",
     "kubectrl.leaderelection",
+    "kubectrl.resources",
     "kubectrl.runtime",
     "kubectrl.workqueue",
 ]
