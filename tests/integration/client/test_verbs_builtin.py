@@ -168,8 +168,11 @@ async def test_models_in_and_out(client: AsyncClient, namespace: str) -> None:
             data={"x": "1"},
         )
     )
-    assert created["data"] == {"x": "1"}
-    model = to_model(created)
+    # A model in, the same class out.
+    assert isinstance(created, V1ConfigMap)
+    assert created.data == {"x": "1"}
+    raw = await client.get(CM, "model", namespace=namespace)
+    model = to_model(raw)
     assert isinstance(model, V1ConfigMap)
     assert model.metadata.name == "model"
 
