@@ -177,7 +177,8 @@ async def someone_elses_deployment(client: AsyncClient) -> None:
 
 
 async def run_demo(kubeconfig: Path) -> None:
-    args = parse_args(["--kubeconfig", str(kubeconfig)])
+    # No /metrics: the demo shows none, and a busy port 8080 must not stop it.
+    args = parse_args(["--kubeconfig", str(kubeconfig), "--metrics-bind-address", "0"])
     manager = build_manager(args)
     runner = asyncio.create_task(manager.start())
     async with AsyncClient(load_kubeconfig(kubeconfig)) as client:

@@ -49,7 +49,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="namespace of the Lease (default: the pod's namespace)",
     )
     parser.add_argument(
-        "--metrics-bind-address", default="0", help='Prometheus /metrics address ("0": off)'
+        "--metrics-bind-address",
+        default=ManagerOptions.metrics_bind_address,
+        help="Prometheus /metrics address (default %(default)s, the library's: loopback only; "
+        '"0": off; to serve the network, add --metrics-secure)',
+    )
+    parser.add_argument(
+        "--metrics-secure",
+        action="store_true",
+        help="serve /metrics over TLS, only to callers the cluster authenticates and authorizes "
+        "(TokenReview + SubjectAccessReview)",
+    )
+    parser.add_argument(
+        "--metrics-cert-dir",
+        default="",
+        help="with --metrics-secure: directory of tls.crt and tls.key (default: self-signed)",
     )
     parser.add_argument(
         "--health-probe-bind-address", default="0", help='/healthz and /readyz address ("0": off)'
@@ -82,6 +96,8 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
     config = load_kubeconfig(path, context=args.context) if path else load_config()
     options = ManagerOptions(
         metrics_bind_address=args.metrics_bind_address,
+        metrics_secure=args.metrics_secure,
+        metrics_cert_dir=args.metrics_cert_dir,
         health_probe_bind_address=args.health_probe_bind_address,
         leader_election=args.leader_elect,
         leader_election_id="sample-controller.samplecontroller.k8s.io",

@@ -101,7 +101,9 @@ def processes() -> Iterator[Callable[..., Process]]:
 
 
 def sample_controller_argv(kubeconfig: Path, *flags: str) -> list[str]:
-    return [sys.executable, str(EXAMPLE), "--kubeconfig", str(kubeconfig), *flags]
+    """The sample controller's command line; no /metrics (a port other tests may hold)."""
+    argv = [sys.executable, str(EXAMPLE), "--kubeconfig", str(kubeconfig)]
+    return [*argv, "--metrics-bind-address", "0", *flags]
 
 
 def reconcile_errors(lines: list[str]) -> collections.Counter[str]:
