@@ -51,6 +51,15 @@ class Range(ResourceModel):
     max: int = 10
 
 
+class EmbeddedConfigMap(ResourceModel):
+    """A ConfigMap carried inside the object (typed embedded resource)."""
+
+    api_version: str = "v1"
+    kind: str = "ConfigMap"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, str] = Field(default_factory=dict)
+
+
 class EverythingSpec(ResourceModel):
     """The desired state."""
 
@@ -78,6 +87,7 @@ class EverythingSpec(ResourceModel):
     selector: Annotated[dict[str, str], MapType("atomic")] = Field(default_factory=dict)
     max_unavailable: IntOrString = "25%"
     template: Annotated[dict[str, Any], EmbeddedResource()] | None = None
+    config: Annotated[EmbeddedConfigMap, EmbeddedResource()] | None = None
     extra: Annotated[dict[str, Any], PreserveUnknownFields()] | None = None
     anything: Any = None
     range: Range = Field(default_factory=Range)

@@ -94,6 +94,7 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("CEL rule on a field", {"odd": 2}, "spec.odd"),
     ("CEL rule on a model, field path", {"range": {"min": 5, "max": 1}}, "spec.range.min"),
     ("int-or-string", {"maxUnavailable": True}, "spec.maxUnavailable"),
+    ("embedded resource without kind", {"template": {"apiVersion": "v1"}}, "spec.template.kind"),
 ]
 
 
@@ -181,6 +182,13 @@ def test_every_construct_round_trips(http: httpx.Client, namespace: str) -> None
                 "metadata": {"name": "t"},
                 "data": {"k": "v"},
             },
+            "config": {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "c", "labels": {"a": "b"}},
+                "data": {"k": "v"},
+                "dropped": "not in the model's schema",
+            },
             "extra": {"free": {"form": [1, 2]}},
             "anything": [1, "two"],
             "started": "2026-01-02T03:04:05Z",
@@ -192,6 +200,13 @@ def test_every_construct_round_trips(http: httpx.Client, namespace: str) -> None
     for key in ("ports", "maxUnavailable", "extra", "anything", "started"):
         assert spec[key] == body["spec"][key], key
     assert spec["template"]["data"] == {"k": "v"}
+    # A typed embedded resource keeps its declared fields and metadata; the rest is pruned.
+    assert spec["config"] == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"a": "b"}},
+        "data": {"k": "v"},
+    }
     typed = Everything.model_validate(response.json())
     assert typed.spec.max_unavailable == 2
     assert typed.spec.ports[0].port == 80
