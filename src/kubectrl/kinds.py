@@ -222,6 +222,23 @@ def _plan(cls: type[Any]) -> _Plan:
     return plan
 
 
+_FORBIDS: dict[type[Any], bool] = {}
+
+
+def _forbids_everywhere(cls: type[Any]) -> bool:
+    """Whether ``cls`` and every model reachable through its fields have ``extra="forbid"``."""
+    known = _FORBIDS.get(cls)
+    if known is not None:
+        return known
+    _FORBIDS[cls] = True  # provisional, for recursive models
+    config = getattr(cls, "model_config", {}) or {}
+    result = config.get("extra") == "forbid" and all(
+        _forbids_everywhere(model) for _, _, model in _plan(cls).nested.values()
+    )
+    _FORBIDS[cls] = result
+    return result
+
+
 # One unknown-key record: where the sub-instance sits (field names / indices / keys from the
 # top-level instance), where its dict sits in the JSON (aliases), the sub-instance, its unknowns.
 _Record = tuple[tuple[Any, ...], tuple[Any, ...], Any, dict[str, Any]]
@@ -320,7 +337,7 @@ def from_dict(cls: type[_M], data: _Mapping[str, Any]) -> _M:
         >>> to_dict(cm)["futureField"]
         1
     """
-    if not is_model_class(cls):
+    if cls not in _PLANS and not is_model_class(cls):
         raise TypeError(f"from_dict needs a pydantic model class, got {cls!r}")
     if not isinstance(data, dict):
         if not isinstance(data, _Mapping):
@@ -329,14 +346,24 @@ def from_dict(cls: type[_M], data: _Mapping[str, Any]) -> _M:
             )
         data = dict(data)
     found: _Found = []
-    pruned = _prune(cls, data, (), (), found)
-    try:
-        instance = cls.model_validate(pruned)  # type: ignore[attr-defined]
-    except Exception as err:  # pydantic.ValidationError, imported lazily
-        errors = getattr(err, "errors", None)
-        if errors is None:
-            raise
-        raise _validation_error(cls, data, errors()) from None
+    instance: Any = None
+    if _forbids_everywhere(cls):
+        # Fast path: where every model refuses unknown keys, a dict that validates as is had
+        # none, and pydantic's own walk is several times cheaper than pruning in Python.
+        try:
+            instance = cls.model_validate(data)  # type: ignore[attr-defined]
+        except Exception as err:  # pydantic.ValidationError, imported lazily
+            if getattr(err, "errors", None) is None:
+                raise
+    if instance is None:
+        pruned = _prune(cls, data, (), (), found)
+        try:
+            instance = cls.model_validate(pruned)  # type: ignore[attr-defined]
+        except Exception as err:  # pydantic.ValidationError, imported lazily
+            errors = getattr(err, "errors", None)
+            if errors is None:
+                raise
+            raise _validation_error(cls, data, errors()) from None
     if found:
         records: list[_Record] = []
         for path, json_path, unknown in found:

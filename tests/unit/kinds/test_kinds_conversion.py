@@ -203,3 +203,30 @@ def test_from_dict_rejects_what_is_not_a_model_or_a_dict() -> None:
         from_dict(V1ConfigMap, [])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="pydantic model instance"):
         to_dict(object())
+
+
+class Open(BaseModel):
+    """A model that keeps unknown keys itself (``extra="allow"``)."""
+
+    __kubectrl_kind__ = KindInfo("example.com", "v1", "Open", "opens", False)
+    model_config = ConfigDict(extra="allow")
+
+    spec: dict[str, Any] | None = None
+
+
+def test_a_model_that_allows_extra_keys_keeps_them_through_pydantic() -> None:
+    opened = from_dict(Open, {"spec": {"a": 1}, "other": {"b": 2}})
+    assert to_dict(opened) == {
+        "apiVersion": "example.com/v1",
+        "kind": "Open",
+        "spec": {"a": 1},
+        "other": {"b": 2},
+    }
+
+
+def test_unknown_and_invalid_together_report_only_the_invalid_field() -> None:
+    data = deployment(futureContainerField=1)
+    data["spec"]["replicas"] = "many"
+    with pytest.raises(ModelValidationError) as info:
+        from_dict(V1Deployment, data)
+    assert info.value.fields == ("spec.replicas",)
