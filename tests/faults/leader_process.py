@@ -21,17 +21,18 @@ import time
 
 from kubectrl.runtime import Builder, Manager, ManagerOptions, Request
 
-IDENTITY = os.environ["IDENTITY"]
-NAMESPACE = os.environ["NAMESPACE"]
-LOG_FD = os.open(os.environ["LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 CM = ("v1", "ConfigMap")
 
 
-def record(event: str, name: str = "-") -> None:
-    os.write(LOG_FD, f"{event} {IDENTITY} {name} {time.time():.6f}\n".encode())
-
-
 def main() -> int:
+    # Read at run time, not import time: pytest's --doctest-modules imports this file.
+    identity = os.environ["IDENTITY"]
+    namespace = os.environ["NAMESPACE"]
+    log_fd = os.open(os.environ["LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def record(event: str, name: str = "-") -> None:
+        os.write(log_fd, f"{event} {identity} {name} {time.time():.6f}\n".encode())
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     manager = Manager(
@@ -39,11 +40,11 @@ def main() -> int:
         options=ManagerOptions(
             metrics_bind_address="0",
             health_probe_bind_address="0",
-            cache_namespace=NAMESPACE,
+            cache_namespace=namespace,
             leader_election=True,
             leader_election_id="fault-leader",
-            leader_election_namespace=NAMESPACE,
-            identity=IDENTITY,
+            leader_election_namespace=namespace,
+            identity=identity,
             lease_duration=4,
             renew_deadline=3,
             retry_period=1,
@@ -52,15 +53,15 @@ def main() -> int:
 
     async def reconcile(request: Request) -> None:
         record("begin", request.name)
-        cm = await manager.client.get(CM, request.name, namespace=NAMESPACE)
-        if (cm["metadata"].get("annotations") or {}).get("reconciled-by") == IDENTITY:
+        cm = await manager.client.get(CM, request.name, namespace=namespace)
+        if (cm["metadata"].get("annotations") or {}).get("reconciled-by") == identity:
             return
         record("write", request.name)
         await manager.client.patch(
             CM,
             request.name,
-            {"metadata": {"annotations": {"reconciled-by": IDENTITY}}},
-            namespace=NAMESPACE,
+            {"metadata": {"annotations": {"reconciled-by": identity}}},
+            namespace=namespace,
         )
 
     Builder(manager).for_(CM).complete(reconcile)
