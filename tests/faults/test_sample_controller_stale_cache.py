@@ -12,10 +12,11 @@ controller's cache of it stays stale for as long as the test needs, deterministi
   Deployment's availability changes. The status write from the stale Foo must not fail with
   ``Conflict`` until the watch catches up: the controller patches ``status.availableReplicas``.
 
-controller-runtime users do the same (its FAQ and the cache-lag issue kubernetes-sigs/
-controller-runtime#1464: read your own writes from the API reader, patch instead of update);
-the Go original (kubernetes/sample-controller ``controller.go``, ``syncHandler``) would fail and
-retry with backoff in both cases.
+controller-runtime users do the same (kubernetes-sigs/controller-runtime#1464 and #3320: the
+cached client does not read its own writes; read from the API reader, patch instead of
+update). The Go original (kubernetes/sample-controller ``controller.go``: ``syncHandler``
+returns the create's error, ``updateFooStatus`` calls ``UpdateStatus`` on a copy of the cached
+Foo; ``processNextWorkItem`` then ``AddRateLimited``) fails and retries with backoff in both.
 """
 
 from __future__ import annotations
