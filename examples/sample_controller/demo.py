@@ -4,7 +4,7 @@
 2. install the Foo CRD,
 3. run the controller (a kubectrl Manager) in this process,
 4. apply ``artifacts/example-foo.yaml`` and show what ``kubectl`` would show,
-5. scale the Foo to 2 and at once to 3, while the controller is still syncing the first change,
+5. scale the Foo to 2 and at once to 3 (usually while the controller still syncs the first change)
    and show the Deployment follow,
 6. ask for a Deployment name that someone else's Deployment already has: the controller leaves
    it alone, records a Warning ``ErrResourceExists`` and retries with backoff (its log shows one
@@ -197,7 +197,7 @@ async def run_demo(kubeconfig: Path) -> None:
             await wait_for("the controller to sync example-foo", synced)
             await show(client)
 
-            # Two edits back to back: the second lands while the controller syncs the first.
+            # Two edits back to back: the second usually lands while the controller syncs the first.
             for replicas in (2, 3):
                 say(
                     "$ kubectl patch foo example-foo --type merge "
