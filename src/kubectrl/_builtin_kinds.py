@@ -2,8 +2,8 @@
 
 Class name -> ``(group, version, kind, plural, namespaced)`` for every resource the
 pinned API server v1.36.3 serves that has a model class. Regenerate with
-``python -m kubectrl.client._kind_table KUBECONFIG`` (then ``ruff format`` it); an integration
-test keeps it equal to the server's discovery.
+``python -m kubectrl.client._kind_table KUBECONFIG``; an integration test keeps it
+equal to the server's discovery.
 """
 
 from __future__ import annotations

@@ -81,16 +81,20 @@ async def discover_table(client: AsyncClient) -> dict[str, Row]:
     return dict(sorted(table.items()))
 
 
+def _quote(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
 def render_table(table: dict[str, Row], *, server_version: str = "") -> str:
-    """The source of ``kubectrl/_builtin_kinds.py`` for ``table``."""
+    """The source of ``kubectrl/_builtin_kinds.py`` for ``table`` (already ruff-formatted)."""
     lines = [
         '"""Built-in kinds of the ``kubernetes.client.models`` classes (generated, do not edit).',
         "",
         "Class name -> ``(group, version, kind, plural, namespaced)`` for every resource the",
         f"pinned API server{' ' + server_version if server_version else ''} serves that has a "
         "model class. Regenerate with",
-        "``python -m kubectrl.client._kind_table KUBECONFIG`` (then ``ruff format`` it); an",
-        "integration test keeps it equal to the server's discovery.",
+        "``python -m kubectrl.client._kind_table KUBECONFIG``; an integration test keeps it",
+        "equal to the server's discovery.",
         '"""',
         "",
         "from __future__ import annotations",
@@ -98,7 +102,14 @@ def render_table(table: dict[str, Row], *, server_version: str = "") -> str:
         "BUILTIN_KINDS: dict[str, tuple[str, str, str, str, bool]] = {",
     ]
     for name, row in table.items():
-        lines.append(f"    {name!r}: {row!r},".replace("'", '"'))
+        # The layout ruff format gives (100 columns): one line, or one element per line.
+        line = f"    {_quote(name)}: ({', '.join(_quote(v) for v in row)}),"
+        if len(line) <= 100:
+            lines.append(line)
+        else:
+            lines.append(f"    {_quote(name)}: (")
+            lines.extend(f"        {_quote(v)}," for v in row)
+            lines.append("    ),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -8,10 +8,13 @@ table holds nothing else. On a mismatch the test prints the correct table (the o
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 from kubernetes.client import models
 
-from kubectrl import kinds
+from kubectrl import _builtin_kinds, kinds
 from kubectrl._builtin_kinds import BUILTIN_KINDS
 from kubectrl.client import AsyncClient
 from kubectrl.client._kind_table import discover_table, render_table
@@ -22,13 +25,15 @@ pytestmark = pytest.mark.integration
 async def test_builtin_kinds_table_matches_discovery(client: AsyncClient) -> None:
     discovered = await discover_table(client)
     version = (await client.server_version()).get("gitVersion", "")
-    if discovered != BUILTIN_KINDS:
+    rendered = render_table(discovered, server_version=str(version))
+    committed = await asyncio.to_thread(Path(_builtin_kinds.__file__).read_text)
+    if discovered != BUILTIN_KINDS or rendered != committed:
         missing = sorted(set(discovered) - set(BUILTIN_KINDS))
         extra = sorted(set(BUILTIN_KINDS) - set(discovered))
         changed = sorted(
             n for n in set(discovered) & set(BUILTIN_KINDS) if discovered[n] != BUILTIN_KINDS[n]
         )
-        print(render_table(discovered, server_version=str(version)))
+        print(rendered)
         pytest.fail(
             f"src/kubectrl/_builtin_kinds.py differs from the server's discovery: missing "
             f"{missing}, extra {extra}, changed {changed}; the correct table is printed above"

@@ -230,3 +230,14 @@ def test_unknown_and_invalid_together_report_only_the_invalid_field() -> None:
     with pytest.raises(ModelValidationError) as info:
         from_dict(V1Deployment, data)
     assert info.value.fields == ("spec.replicas",)
+
+
+def test_the_committed_table_is_the_generators_output() -> None:
+    from pathlib import Path
+
+    from kubectrl import _builtin_kinds
+    from kubectrl.client._kind_table import render_table
+
+    text = Path(_builtin_kinds.__file__).read_text()
+    version = text.split("pinned API server ", 1)[1].split(" ", 1)[0]
+    assert render_table(_builtin_kinds.BUILTIN_KINDS, server_version=version) == text
