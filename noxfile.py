@@ -32,7 +32,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the library."""
+    """mypy --strict on the library and on the typing tests (tests/typing)."""
     session.install("-e", ".[dev]")
     session.run("mypy")
 
