@@ -466,17 +466,21 @@ class ControlPlane:
 
         self._wait(self._apiserver, "/readyz", ready)
 
-    def restart_apiserver(self) -> None:
+    def restart_apiserver(self, *, grace: float = 5.0) -> None:
         """Stop kube-apiserver and start it again on the same port, certificates and etcd.
 
         Returns when ``/readyz`` answers 200 again. Open watches and connections are cut, as
         they are when a real apiserver rolls; kubeconfigs stay valid. For tests of how clients
         and informers survive a server restart.
+
+        The old process gets SIGTERM and ``grace`` seconds (default 5) before SIGKILL: with
+        watches open, kube-apiserver drains them for longer than a test wants to wait (over
+        20 s measured), and a client must survive either ending.
         """
         self._require_started()
         assert self._apiserver is not None
         old = self._apiserver
-        old.stop(self.stop_timeout)
+        old.stop(min(grace, self.stop_timeout))
         self._apiserver = self._spawn(old.name, old.argv)
         try:
             self._wait_apiserver_ready()
