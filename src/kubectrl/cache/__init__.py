@@ -50,7 +50,13 @@ from kubectrl.cache._handlers import (
 )
 from kubectrl.cache._informer import CacheSyncError, Informer, strip_managed_fields
 from kubectrl.cache._lister import Lister, NamespaceLister
-from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch, describe_resource
+from kubectrl.cache._listwatch import (
+    ListerWatcher,
+    ListOptions,
+    ListWatch,
+    describe_resource,
+    resource_ref,
+)
 from kubectrl.cache._reflector import Reflector, ReflectorSink
 from kubectrl.cache._selector import parse_label_selector
 from kubectrl.cache._store import (
@@ -95,6 +101,7 @@ __all__ = [
     "describe_resource",
     "namespace_index_func",
     "parse_label_selector",
+    "resource_ref",
     "step",
     "strip_managed_fields",
 ]

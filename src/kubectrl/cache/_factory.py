@@ -19,10 +19,10 @@ from typing import NamedTuple
 from kubectrl._clock import Clock, RealClock
 from kubectrl.cache._decisions import ReflectorOptions
 from kubectrl.cache._informer import CacheSyncError, Informer, Transform
-from kubectrl.cache._listwatch import ListOptions, ListWatch
+from kubectrl.cache._listwatch import ListOptions, ListWatch, resource_ref
 from kubectrl.cache._reflector import WatchErrorHandler
 from kubectrl.cache._store import IndexFunc
-from kubectrl.client import APIResource, AsyncClient, ResourceRef
+from kubectrl.client import APIResource, AsyncClient, KindRef, ResourceRef
 from kubectrl.labels import LabelSelectorLike, Requirement, parse
 from kubectrl.objects import GroupVersionKind, GroupVersionResource
 
@@ -59,8 +59,8 @@ Spelling = GroupVersionKind | GroupVersionResource
 
 
 def _spelling(resource: ResourceRef) -> Spelling:
-    # The name a request gives, made comparable without asking the server: a kind's two
-    # spellings (tuple and GroupVersionKind) are one GroupVersionKind.
+    # The name a request gives, made comparable without asking the server: a kind's three
+    # spellings (model class, tuple and GroupVersionKind) are one GroupVersionKind.
     if isinstance(resource, APIResource):
         return resource.gvr
     if isinstance(resource, (GroupVersionKind, GroupVersionResource)):
@@ -85,7 +85,8 @@ class InformerFactory:
     metadata-only).
 
     Guarantees: asking twice for the same key returns the same :class:`Informer`, whatever the
-    spelling of the kind (``("apps/v1", "Deployment")``, a ``GroupVersionKind``, a
+    spelling of the kind (a model class such as ``V1Deployment``, ``("apps/v1", "Deployment")``,
+    a ``GroupVersionKind``, a
     ``GroupVersionResource``, an ``APIResource``) and of the label selector (any
     :data:`kubectrl.labels.LabelSelectorLike`); ``start`` starts every informer not yet
     started (call it again after asking for more); ``wait_for_cache_sync`` waits for all of
@@ -140,7 +141,7 @@ class InformerFactory:
 
     async def get_informer(
         self,
-        resource: ResourceRef,
+        resource: KindRef,
         *,
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
@@ -160,6 +161,7 @@ class InformerFactory:
             deployments = await factory.get_informer(GroupVersionResource("apps", "v1",
                                                                           "deployments"))
         """
+        resource = resource_ref(resource)
         spelling = _spelling(resource)
         if (type(spelling), spelling) not in self._resolved:
             api = await self.client.resource(resource)
@@ -176,7 +178,7 @@ class InformerFactory:
 
     def informer(
         self,
-        resource: ResourceRef,
+        resource: KindRef,
         *,
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
@@ -198,6 +200,7 @@ class InformerFactory:
                                    label_selector={"app": "web"})
         """
         namespace = namespace if namespace is not None else self.namespace
+        resource = resource_ref(resource)
         spelling = _spelling(resource)
         if isinstance(resource, APIResource):
             self._remember(spelling, resource)

@@ -14,17 +14,53 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kubectrl.client import APIResource, AsyncClient, ResourceRef, WatchEvent, WatchStream
+from kubectrl import kinds as _kinds
+from kubectrl.client import (
+    APIResource,
+    AsyncClient,
+    KindRef,
+    ResourceRef,
+    WatchEvent,
+    WatchStream,
+)
 from kubectrl.labels import LabelSelectorLike, selector_string
 from kubectrl.objects import GroupVersionKind, GroupVersionResource
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["ListOptions", "ListWatch", "ListerWatcher", "WatchHandle", "describe_resource"]
+__all__ = [
+    "ListOptions",
+    "ListWatch",
+    "ListerWatcher",
+    "WatchHandle",
+    "describe_resource",
+    "resource_ref",
+]
 
 
-def describe_resource(resource: ResourceRef) -> str:
+def resource_ref(kind: KindRef) -> ResourceRef:
+    """The :data:`~kubectrl.client.ResourceRef` of ``kind``: a model class becomes its
+    :class:`~kubectrl.objects.GroupVersionKind` (:func:`kubectrl.kinds.kind_info`), anything
+    else is returned as is.
+
+    The cache keeps raw dicts whatever names the kind, so it works on the kind's plain spelling;
+    typed views are built on read by the cache-backed client.
+
+    Example::
+
+        >>> from kubernetes.client.models import V1Deployment
+        >>> resource_ref(V1Deployment)
+        GroupVersionKind(group='apps', version='v1', kind='Deployment')
+        >>> resource_ref(("v1", "ConfigMap"))
+        ('v1', 'ConfigMap')
+    """
+    if isinstance(kind, type):
+        return _kinds.kind_info(kind).gvk
+    return kind
+
+
+def describe_resource(resource: KindRef) -> str:
     """How logs and errors name a resource, whatever way it was spelled.
 
     A kind reads ``Kind (apiVersion)``; a resource given by its plural only (a
@@ -38,6 +74,7 @@ def describe_resource(resource: ResourceRef) -> str:
         >>> describe_resource(GroupVersionResource("apps", "v1", "deployments"))
         'deployments (apps/v1)'
     """
+    resource = resource_ref(resource)
     if isinstance(resource, (APIResource, GroupVersionKind)):
         return f"{resource.kind} ({resource.api_version})"
     if isinstance(resource, GroupVersionResource):
@@ -120,6 +157,8 @@ class ListWatch:
 
     Caveats: the selectors are fixed for its lifetime (one informer per selector set).
 
+    The kind may be named by a model class (``V1ConfigMap``); the items are dicts all the same.
+
     Example::
 
         lw = ListWatch(client, ("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
@@ -129,7 +168,7 @@ class ListWatch:
     def __init__(
         self,
         client: AsyncClient,
-        resource: ResourceRef,
+        resource: KindRef,
         *,
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
@@ -138,7 +177,8 @@ class ListWatch:
         metadata_only: bool = False,
     ) -> None:
         self.client = client
-        self.resource = resource
+        # A model class is listed and watched by its GVK: the store keeps the server's dicts.
+        self.resource: ResourceRef = resource_ref(resource)
         self.namespace = namespace or None
         #: The selector as the server takes it (``None``: everything).
         self.label_selector = selector_string(label_selector)

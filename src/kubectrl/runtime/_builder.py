@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from kubectrl.client import ResourceRef
+from kubectrl.client import KindRef
 from kubectrl.runtime._controller import Controller, ControllerOptions
 from kubectrl.runtime._handler import (
     EventHandlerLike,
@@ -35,7 +35,7 @@ __all__ = ["Builder"]
 
 @dataclasses.dataclass
 class _Watch:
-    kind: ResourceRef | None
+    kind: KindRef | None
     handler: EventHandlerLike | None
     predicates: list[PredicateLike]
     source: Source | None = None
@@ -86,7 +86,7 @@ class Builder:
         self._name = ""
         self._built = False
 
-    def for_(self, kind: ResourceRef, *, predicates: Iterable[PredicateLike] = ()) -> Builder:
+    def for_(self, kind: KindRef, *, predicates: Iterable[PredicateLike] = ()) -> Builder:
         """Reconcile ``kind``: its events enqueue the object itself."""
         if self._for is not None:
             raise ValueError("for_() may only be called once (one controller reconciles one kind)")
@@ -95,7 +95,7 @@ class Builder:
 
     def owns(
         self,
-        kind: ResourceRef,
+        kind: KindRef,
         *,
         predicates: Iterable[PredicateLike] = (),
         controller_only: bool = True,
@@ -108,20 +108,21 @@ class Builder:
 
     def watches(
         self,
-        kind_or_source: ResourceRef | Source,
+        kind_or_source: KindRef | Source,
         handler: EventHandlerLike | None = None,
         *,
         predicates: Iterable[PredicateLike] = (),
     ) -> Builder:
         """Watch a kind (events through ``handler``) or add a ready-made source as is."""
-        if isinstance(kind_or_source, Source) and not isinstance(kind_or_source, tuple):
+        if isinstance(kind_or_source, Source) and not isinstance(kind_or_source, (tuple, type)):
             if handler is not None or predicates:
                 raise ValueError("a ready-made source carries its own handler and predicates")
             self._watches.append(_Watch(None, None, [], source=kind_or_source))
             return self
         if handler is None:
             raise ValueError("watches(kind, handler) needs a handler")
-        self._watches.append(_Watch(kind_or_source, handler, list(predicates)))
+        kind = cast("KindRef", kind_or_source)
+        self._watches.append(_Watch(kind, handler, list(predicates)))
         return self
 
     def with_event_filter(self, predicate: PredicateLike) -> Builder:

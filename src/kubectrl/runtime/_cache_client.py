@@ -10,6 +10,14 @@ per second cheap for the API server. The price is the cache lag (controller-runt
 right after a write, a read may still return the old object. Reconcilers must be idempotent
 anyway; use :attr:`CachedClient.reader` when a read really must be live.
 
+Kinds may be named by model classes (``V1Deployment``, a custom resource class): a read then
+returns a fresh instance of the class built from the cached dict on every call (the cache keeps
+the server's dicts; typed views are never shared, so mutating one changes neither the cache nor
+another reader's view), and writes accept model instances and answer with the same class. A
+cached object that does not validate as the class raises
+:class:`~kubectrl.errors.ModelValidationError` naming it, its kind and the fields at fault, to
+that read only: the informer, and other reads, go on.
+
 Sync (``def``) reconcilers run in threads and cannot ``await``: they use
 :class:`BlockingCachedClient` (``manager.blocking_client``), the same methods run on the
 manager's event loop, each call waiting for its result.
@@ -27,19 +35,34 @@ import asyncio
 import copy
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from kubectrl import kinds as _kinds
 from kubectrl.cache import Informer, InformerFactory, describe_resource
-from kubectrl.client import APIResource, AsyncClient, Client, ResourceRef
+from kubectrl.client import (
+    APIResource,
+    AsyncClient,
+    Client,
+    KindRef,
+    ModelList,
+    PatchType,
+    ResourceRef,
+)
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
 from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.objects import ObjectKey, api_version_of, gvk_of, key_of, metadata_of
 from kubectrl.runtime._controllerutil import merge_patch_diff
 from kubectrl.runtime._kind_source import normalize_resource
+from kubectrl.runtime._typed import model_view, object_dict
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["BlockingCachedClient", "BlockingStatusWriter", "CachedClient", "StatusWriter"]
 
 T = TypeVar("T")
+#: A model class's instances.
+M = TypeVar("M", bound="BaseModel")
 
 
 class StatusWriter:
@@ -54,35 +77,91 @@ class StatusWriter:
     def __init__(self, client: CachedClient) -> None:
         self._client = client
 
-    async def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """PUT the status (optimistic lock on ``metadata.resourceVersion``)."""
-        self._client.check_fence("update status of", _describe(obj))
-        return await self._client.reader.update(obj, subresource="status", **kwargs)
+    @overload
+    async def update(self, /, obj: M, *, namespace: str | None = None) -> M: ...
 
+    @overload
+    async def update(
+        self, /, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def update(
+        self, /, obj: Mapping[str, Any] | BaseModel, *, namespace: str | None = None
+    ) -> Any:
+        """PUT the status (optimistic lock on ``metadata.resourceVersion``); the stored object
+        comes back typed like ``obj`` (a model instance for a model)."""
+        self._client.check_fence("update status of", _describe(obj))
+        return await self._client.reader.update(obj, subresource="status", namespace=namespace)
+
+    @overload
     async def patch(
-        self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
-    ) -> dict[str, Any]:
-        """Patch the status (merge patch unless ``patch_type=`` says otherwise)."""
+        self,
+        /,
+        resource: type[M],
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> M: ...
+
+    @overload
+    async def patch(
+        self,
+        /,
+        resource: ResourceRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any:
+        """Patch the status (merge patch unless ``patch_type=`` says otherwise); ``patch`` may be
+        a model instance, and a model class as ``resource`` returns an instance of it."""
         self._client.check_fence("patch status of", _describe_ref(resource, name, kwargs))
         return await self._client.reader.patch(
             resource, name, patch, subresource="status", **kwargs
         )
 
+    @overload
+    async def patch_merge_from(
+        self, original: M, modified: M, *, optimistic_lock: bool = False
+    ) -> M: ...
+
+    @overload
     async def patch_merge_from(
         self,
         original: Mapping[str, Any],
         modified: Mapping[str, Any],
         *,
         optimistic_lock: bool = False,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def patch_merge_from(
+        self, original: Any, modified: Any, *, optimistic_lock: bool = False
+    ) -> Any:
         """:meth:`CachedClient.patch_merge_from` on the status subresource."""
         return await self._client.patch_merge_from(
             original, modified, optimistic_lock=optimistic_lock, subresource="status"
         )
 
+    @overload
+    async def apply(self, obj: M, *, field_manager: str, force: bool = False) -> M: ...
+
+    @overload
     async def apply(
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def apply(
+        self, obj: Mapping[str, Any] | BaseModel, *, field_manager: str, force: bool = False
+    ) -> Any:
         """Server-side apply of the status subresource."""
         self._client.check_fence("apply status of", _describe(obj))
         return await self._client.reader.apply(
@@ -110,6 +189,12 @@ class CachedClient:
     the cache (``ValueError``; use :attr:`reader`). Writes sent through :attr:`reader` directly
     are not fenced.
 
+    A model class as the kind makes reads typed: ``get`` returns an instance of the class and
+    ``list`` a :class:`~kubectrl.client.ModelList` of them, each built afresh from the cached
+    dict (:func:`kubectrl.kinds.from_dict`); an object that does not validate raises
+    :class:`~kubectrl.errors.ModelValidationError` naming its namespace/name, kind and fields.
+    Writes take model instances and return the same class.
+
     Example::
 
         client = manager.client
@@ -117,6 +202,7 @@ class CachedClient:
         original = copy.deepcopy(cm)
         cm["data"]["mode"] = "fast"
         await client.patch_merge_from(original, cm, optimistic_lock=True)        # server
+        deployment = await client.get(V1Deployment, "web", namespace="ns")       # typed
     """
 
     def __init__(
@@ -170,7 +256,7 @@ class CachedClient:
 
     # ------------------------------------------------------------------ reads (cache)
 
-    async def informer_for(self, resource: ResourceRef) -> tuple[APIResource, Informer]:
+    async def informer_for(self, resource: KindRef) -> tuple[APIResource, Informer]:
         """The shared informer for ``resource``, started and synced.
 
         Example: ``res, informer = await client.informer_for(("v1", "ConfigMap"))``.
@@ -189,14 +275,23 @@ class CachedClient:
                 f"{namespace!r} (use client.reader)"
             )
 
+    @overload
+    async def get(self, resource: type[M], name: str, *, namespace: str | None = None) -> M: ...
+
+    @overload
     async def get(
         self, resource: ResourceRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]:
-        """A deep copy of the cached object; :class:`~kubectrl.errors.NotFoundError` if absent.
+    ) -> dict[str, Any]: ...
+
+    async def get(self, resource: KindRef, name: str, *, namespace: str | None = None) -> Any:
+        """A deep copy of the cached object, or for a model class a new instance of it;
+        :class:`~kubectrl.errors.NotFoundError` if absent,
+        :class:`~kubectrl.errors.ModelValidationError` if it does not fit the class.
 
         Example::
 
             cm = await client.get(("v1", "ConfigMap"), "settings", namespace="ns")
+            deployment = await client.get(V1Deployment, "web", namespace="ns")
         """
         res, informer = await self.informer_for(resource)
         if res.namespaced and not namespace:
@@ -204,8 +299,21 @@ class CachedClient:
         self._check_namespace(res, namespace)
         lister = informer.lister
         obj = lister.namespace(str(namespace)).get(name) if res.namespaced else lister.get(name)
+        if isinstance(resource, type):
+            return model_view(resource, obj, res.api_version, res.kind)
         return _typed(res, copy.deepcopy(obj))
 
+    @overload
+    async def list(
+        self,
+        resource: type[M],
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | None = None,
+    ) -> ModelList[M]: ...
+
+    @overload
     async def list(
         self,
         resource: ResourceRef,
@@ -213,15 +321,28 @@ class CachedClient:
         namespace: str | None = None,
         label_selector: str | Mapping[str, str] | None = None,
         field_selector: str | None = None,
-    ) -> dict[str, Any]:
-        """Cached objects as a list object (``items`` deep-copied, sorted by key).
+    ) -> dict[str, Any]: ...
+
+    async def list(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | None = None,
+    ) -> Any:
+        """Cached objects as a list object (``items`` deep-copied, sorted by key); for a model
+        class a :class:`~kubectrl.client.ModelList` of new instances.
 
         ``namespace=None`` lists every namespace the cache holds. ``label_selector`` is a
-        selector string (``"app=web,tier!=db"``) or a mapping of equalities.
+        selector string (``"app=web,tier!=db"``) or a mapping of equalities. One item that does
+        not fit the class fails the whole list with
+        :class:`~kubectrl.errors.ModelValidationError` naming that item.
 
         Example::
 
             secrets = await client.list(("v1", "Secret"), namespace="ns", label_selector="app=web")
+            pods = (await client.list(V1Pod, namespace="ns")).items
         """
         if field_selector:
             raise ValueError("field selectors are not served from the cache; use client.reader")
@@ -232,6 +353,13 @@ class CachedClient:
             items = lister.namespace(namespace).list(label_selector)
         else:
             items = lister.list(label_selector)
+        if isinstance(resource, type):
+            return ModelList(
+                items=[model_view(resource, obj, res.api_version, res.kind) for obj in items],
+                metadata={"resourceVersion": informer.last_sync_resource_version},
+                api_version=res.api_version,
+                kind=f"{res.kind}List",
+            )
         return {
             "apiVersion": res.api_version,
             "kind": f"{res.kind}List",
@@ -241,28 +369,58 @@ class CachedClient:
 
     # ------------------------------------------------------------------ writes (server)
 
-    async def create(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>`."""
+    @overload
+    async def create(self, /, obj: M, **kwargs: Any) -> M: ...
+
+    @overload
+    async def create(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+
+    async def create(self, /, obj: Mapping[str, Any] | BaseModel, **kwargs: Any) -> Any:
+        """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>` (typed like ``obj``)."""
         self.check_fence("create", _describe(obj))
         return await self._client.create(obj, **kwargs)
 
-    async def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    @overload
+    async def update(self, /, obj: M, **kwargs: Any) -> M: ...
+
+    @overload
+    async def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+
+    async def update(self, /, obj: Mapping[str, Any] | BaseModel, **kwargs: Any) -> Any:
         """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock)."""
         self.check_fence("update", _describe(obj))
         return await self._client.update(obj, **kwargs)
 
-    async def update_status(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    @overload
+    async def update_status(self, /, obj: M, **kwargs: Any) -> M: ...
+
+    @overload
+    async def update_status(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+
+    async def update_status(self, /, obj: Mapping[str, Any] | BaseModel, **kwargs: Any) -> Any:
         """``status().update(obj)``."""
         self.check_fence("update status of", _describe(obj))
         return await self._client.update_status(obj, **kwargs)
 
+    @overload
+    async def patch(self, /, resource: type[M], name: str, patch: Any, **kwargs: Any) -> M: ...
+
+    @overload
     async def patch(
         self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any:
         """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`."""
         self.check_fence("patch", _describe_ref(resource, name, kwargs))
         return await self._client.patch(resource, name, patch, **kwargs)
 
+    @overload
+    async def apply(
+        self, /, obj: M, *, field_manager: str, force: bool = False, **kwargs: Any
+    ) -> M: ...
+
+    @overload
     async def apply(
         self,
         /,
@@ -271,7 +429,17 @@ class CachedClient:
         field_manager: str,
         force: bool = False,
         **kwargs: Any,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def apply(
+        self,
+        /,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        field_manager: str,
+        force: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`).
 
         Example::
@@ -281,12 +449,12 @@ class CachedClient:
         self.check_fence("apply", _describe(obj))
         return await self._client.apply(obj, field_manager=field_manager, force=force, **kwargs)
 
-    async def delete(self, /, resource: ResourceRef, name: str, **kwargs: Any) -> dict[str, Any]:
+    async def delete(self, /, resource: KindRef, name: str, **kwargs: Any) -> dict[str, Any]:
         """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`."""
         self.check_fence("delete", _describe_ref(resource, name, kwargs))
         return await self._client.delete(resource, name, **kwargs)
 
-    async def resource(self, resource: ResourceRef) -> APIResource:
+    async def resource(self, resource: KindRef) -> APIResource:
         """Discovery (so controllerutil helpers accept this client)."""
         return await self._client.resource(resource)
 
@@ -297,6 +465,12 @@ class CachedClient:
         """
         return StatusWriter(self)
 
+    @overload
+    async def patch_merge_from(
+        self, original: M, modified: M, *, optimistic_lock: bool = False, subresource: str = ""
+    ) -> M: ...
+
+    @overload
     async def patch_merge_from(
         self,
         original: Mapping[str, Any],
@@ -304,8 +478,20 @@ class CachedClient:
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    async def patch_merge_from(
+        self,
+        original: Any,
+        modified: Any,
+        *,
+        optimistic_lock: bool = False,
+        subresource: str = "",
+    ) -> Any:
         """Send the JSON merge patch that turns ``original`` into ``modified`` (``MergeFrom``).
+
+        Both may be model instances (``original`` a copy taken before the change, e.g.
+        ``foo.model_copy(deep=True)``); the result then is an instance of ``modified``'s class.
 
         With ``optimistic_lock`` the patch carries ``original``'s ``metadata.resourceVersion``,
         so the server refuses it with :class:`~kubectrl.errors.ConflictError` if the object
@@ -319,35 +505,48 @@ class CachedClient:
             cm["data"]["mode"] = "fast"
             cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
         """
-        patch = merge_patch_diff(original, modified)
-        meta = metadata_of(modified)
+        model = type(modified) if _kinds.is_model_class(type(modified)) else None
+        original_dict, modified_dict = object_dict(original), object_dict(modified)
+        patch = merge_patch_diff(original_dict, modified_dict)
+        meta = metadata_of(modified_dict)
         if optimistic_lock:
-            version = metadata_of(original).get("resourceVersion")
+            version = metadata_of(original_dict).get("resourceVersion")
             if not version:
                 raise ValueError("optimistic_lock needs original.metadata.resourceVersion")
             patch.setdefault("metadata", {})["resourceVersion"] = str(version)
-        gvk = gvk_of(modified)
+        gvk = gvk_of(modified_dict)
         self.check_fence(
-            f"patch{' ' + subresource + ' of' if subresource else ''}", _describe(modified)
+            f"patch{' ' + subresource + ' of' if subresource else ''}", _describe(modified_dict)
         )
-        return await self._client.patch(
+        result = await self._client.patch(
             (gvk.api_version, gvk.kind),
             str(meta.get("name") or ""),
             patch,
             namespace=str(meta.get("namespace") or "") or None,
             subresource=subresource,
         )
+        return _kinds.from_dict(model, result) if model is not None else result
 
     def __repr__(self) -> str:
         return f"<CachedClient informers={len(self._factory.informers)}>"
 
 
-def _describe(obj: Mapping[str, Any]) -> str:
+def _describe(obj: Any) -> str:
     """``ConfigMap (v1) ns/name``: the object a write is about, for errors."""
+    if not isinstance(obj, Mapping):
+        # A model: its class names the kind, its metadata the object (no serialization).
+        meta = getattr(obj, "metadata", None)
+        key = ObjectKey(
+            str(getattr(meta, "namespace", None) or ""), str(getattr(meta, "name", None) or "")
+        )
+        try:
+            return f"{describe_resource(type(obj))} {key}"
+        except TypeError:
+            obj = object_dict(obj)
     return f"{describe_resource((api_version_of(obj), str(obj.get('kind', ''))))} {key_of(obj)}"
 
 
-def _describe_ref(resource: ResourceRef, name: str, kwargs: Mapping[str, Any]) -> str:
+def _describe_ref(resource: KindRef, name: str, kwargs: Mapping[str, Any]) -> str:
     return f"{describe_resource(resource)} {ObjectKey(str(kwargs.get('namespace') or ''), name)}"
 
 
@@ -405,10 +604,49 @@ class BlockingStatusWriter(BlockingFacade):
         self._portal = portal
         self._target = target
 
-    update = blocking(StatusWriter.update)
-    patch = blocking(StatusWriter.patch)
-    patch_merge_from = blocking(StatusWriter.patch_merge_from)
-    apply = blocking(StatusWriter.apply)
+    # Derived from StatusWriter's methods at run time; ParamSpec cannot carry their overloads,
+    # so the type checker sees them spelled out (model in -> model out, dict -> dict).
+    if TYPE_CHECKING:
+
+        @overload
+        def update(self, /, obj: M, *, namespace: str | None = None) -> M: ...
+        @overload
+        def update(
+            self, /, obj: Mapping[str, Any], *, namespace: str | None = None
+        ) -> dict[str, Any]: ...
+        def update(self, /, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def patch(self, /, resource: type[M], name: str, patch: Any, **kwargs: Any) -> M: ...
+        @overload
+        def patch(
+            self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
+        ) -> dict[str, Any]: ...
+        def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def patch_merge_from(
+            self, original: M, modified: M, *, optimistic_lock: bool = False
+        ) -> M: ...
+        @overload
+        def patch_merge_from(
+            self,
+            original: Mapping[str, Any],
+            modified: Mapping[str, Any],
+            *,
+            optimistic_lock: bool = False,
+        ) -> dict[str, Any]: ...
+        def patch_merge_from(self, original: Any, modified: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def apply(self, obj: M, *, field_manager: str, force: bool = False) -> M: ...
+        @overload
+        def apply(
+            self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False
+        ) -> dict[str, Any]: ...
+        def apply(self, obj: Any, **kwargs: Any) -> Any: ...
+    else:
+        update = blocking(StatusWriter.update)
+        patch = blocking(StatusWriter.patch)
+        patch_merge_from = blocking(StatusWriter.patch_merge_from)
+        apply = blocking(StatusWriter.apply)
 
 
 class _BoundClient(Client):
@@ -485,16 +723,105 @@ class BlockingCachedClient(BlockingFacade):
         """
         return BlockingStatusWriter(self._portal, self._target.status())
 
-    get = blocking(CachedClient.get)
-    list = blocking(CachedClient.list)
-    create = blocking(CachedClient.create)
-    update = blocking(CachedClient.update)
-    update_status = blocking(CachedClient.update_status)
-    patch = blocking(CachedClient.patch)
-    apply = blocking(CachedClient.apply)
     delete = blocking(CachedClient.delete)
     resource = blocking(CachedClient.resource)
-    patch_merge_from = blocking(CachedClient.patch_merge_from)
+
+    # The typed verbs are derived from CachedClient's at run time; ParamSpec cannot carry their
+    # overloads, so the type checker sees them spelled out: a model class or instance in -> an
+    # instance out, a tuple/GVK/GVR or a dict -> dicts (tests/typing checks real use).
+    if TYPE_CHECKING:
+
+        @overload
+        def get(self, resource: type[M], name: str, *, namespace: str | None = None) -> M: ...
+        @overload
+        def get(
+            self, resource: ResourceRef, name: str, *, namespace: str | None = None
+        ) -> dict[str, Any]: ...
+        def get(self, resource: KindRef, name: str, **kwargs: Any) -> Any: ...
+        @overload
+        def list(
+            self,
+            resource: type[M],
+            *,
+            namespace: str | None = None,
+            label_selector: str | Mapping[str, str] | None = None,
+            field_selector: str | None = None,
+        ) -> ModelList[M]: ...
+        @overload
+        def list(
+            self,
+            resource: ResourceRef,
+            *,
+            namespace: str | None = None,
+            label_selector: str | Mapping[str, str] | None = None,
+            field_selector: str | None = None,
+        ) -> dict[str, Any]: ...
+        def list(self, resource: KindRef, **kwargs: Any) -> Any: ...
+        @overload
+        def create(self, /, obj: M, **kwargs: Any) -> M: ...
+        @overload
+        def create(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+        def create(self, /, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def update(self, /, obj: M, **kwargs: Any) -> M: ...
+        @overload
+        def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+        def update(self, /, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def update_status(self, /, obj: M, **kwargs: Any) -> M: ...
+        @overload
+        def update_status(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+        def update_status(self, /, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def patch(self, /, resource: type[M], name: str, patch: Any, **kwargs: Any) -> M: ...
+        @overload
+        def patch(
+            self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
+        ) -> dict[str, Any]: ...
+        def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def apply(
+            self, /, obj: M, *, field_manager: str, force: bool = False, **kwargs: Any
+        ) -> M: ...
+        @overload
+        def apply(
+            self,
+            /,
+            obj: Mapping[str, Any],
+            *,
+            field_manager: str,
+            force: bool = False,
+            **kwargs: Any,
+        ) -> dict[str, Any]: ...
+        def apply(self, /, obj: Any, **kwargs: Any) -> Any: ...
+        @overload
+        def patch_merge_from(
+            self,
+            original: M,
+            modified: M,
+            *,
+            optimistic_lock: bool = False,
+            subresource: str = "",
+        ) -> M: ...
+        @overload
+        def patch_merge_from(
+            self,
+            original: Mapping[str, Any],
+            modified: Mapping[str, Any],
+            *,
+            optimistic_lock: bool = False,
+            subresource: str = "",
+        ) -> dict[str, Any]: ...
+        def patch_merge_from(self, original: Any, modified: Any, **kwargs: Any) -> Any: ...
+    else:
+        get = blocking(CachedClient.get)
+        list = blocking(CachedClient.list)
+        create = blocking(CachedClient.create)
+        update = blocking(CachedClient.update)
+        update_status = blocking(CachedClient.update_status)
+        patch = blocking(CachedClient.patch)
+        apply = blocking(CachedClient.apply)
+        patch_merge_from = blocking(CachedClient.patch_merge_from)
 
     def __repr__(self) -> str:
         return f"<BlockingCachedClient of {self._target!r}>"

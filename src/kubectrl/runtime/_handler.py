@@ -21,8 +21,9 @@ namespaces would be two keys, reconciled at once). Like controller-runtime's
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from kubectrl import kinds as _kinds
 from kubectrl.objects import metadata_of, split_api_version
 from kubectrl.runtime._event import (
     CreateEvent,
@@ -255,16 +256,18 @@ async def resolve_handler_scope(handler: object, resolve: ScopeResolver | None) 
 
 
 def enqueue_request_for_owner(
-    owner_api_version_or_group: str,
-    owner_kind: str,
+    owner_api_version_or_group: str | type[Any],
+    owner_kind: str = "",
     *,
     controller_only: bool = True,
     namespaced: bool | None = None,
 ) -> OwnerHandler:
     """Enqueue the owner of the given type (for updates, the owners of old and new).
 
-    The first argument is the owner's apiVersion (``"apps/v1"``, ``"v1"``) or its group
-    (``"apps"``, ``""`` for core); only group and kind are compared, so any served version
+    The owner type is a model class (``V1Deployment``, a custom resource class: group, version
+    and kind come from :func:`kubectrl.kinds.kind_info`, and so does the scope when the class
+    knows it), or the owner's apiVersion (``"apps/v1"``, ``"v1"``) or group (``"apps"``, ``""``
+    for core) followed by its kind; only group and kind are compared, so any served version
     matches. The owner kind's scope (``namespaced``) is looked up through discovery when the
     handler's :class:`~kubectrl.runtime.KindSource` starts, which needs the apiVersion form for
     a non-core group; or pass ``namespaced`` yourself. A cluster-scoped owner is enqueued as
@@ -273,7 +276,31 @@ def enqueue_request_for_owner(
     Example::
 
         handler = enqueue_request_for_owner("samplecontroller.k8s.io/v1alpha1", "Foo")
+
+        >>> from kubernetes.client.models import V1ReplicaSet
+        >>> handler = enqueue_request_for_owner(V1ReplicaSet)
+        >>> handler.group, handler.kind, handler.version, handler.namespaced
+        ('apps', 'ReplicaSet', 'v1', True)
     """
+    if isinstance(owner_api_version_or_group, type):
+        info = _kinds.kind_info(owner_api_version_or_group)
+        if owner_kind and owner_kind != info.kind:
+            raise ValueError(
+                f"enqueue_request_for_owner({owner_api_version_or_group.__name__}, "
+                f"{owner_kind!r}): the class names kind {info.kind!r}; leave the kind out"
+            )
+        return OwnerHandler(
+            info.group,
+            info.kind,
+            version=info.version,
+            controller_only=controller_only,
+            namespaced=namespaced if namespaced is not None else info.namespaced,
+        )
+    if not owner_kind:
+        raise ValueError(
+            f"enqueue_request_for_owner({owner_api_version_or_group!r}): pass the owner kind "
+            "too, or a model class"
+        )
     text = owner_api_version_or_group
     if "/" in text:
         group, version = split_api_version(text)

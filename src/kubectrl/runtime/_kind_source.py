@@ -23,8 +23,9 @@ from kubectrl.cache import (
     HandlerRegistration,
     Informer,
     InformerFactory,
+    resource_ref,
 )
-from kubectrl.client import ResourceRef
+from kubectrl.client import KindRef, ResourceRef
 from kubectrl.objects import GroupVersionKind, split_api_version
 from kubectrl.runtime._event import CreateEvent, DeleteEvent, UpdateEvent
 from kubectrl.runtime._handler import (
@@ -38,21 +39,27 @@ from kubectrl.runtime._source import Enqueue, dispatch
 __all__ = ["KindSource", "group_kind", "normalize_resource"]
 
 
-def normalize_resource(resource: ResourceRef) -> ResourceRef:
-    """``(apiVersion, kind)`` for a GroupVersionKind, so both spellings share one informer.
+def normalize_resource(resource: KindRef) -> ResourceRef:
+    """``(apiVersion, kind)`` for a GroupVersionKind or a model class, so every spelling of a
+    kind shares one informer.
 
     Example::
 
         >>> normalize_resource(GroupVersionKind("apps", "v1", "Deployment"))
         ('apps/v1', 'Deployment')
+        >>> from kubernetes.client.models import V1Deployment
+        >>> normalize_resource(V1Deployment)
+        ('apps/v1', 'Deployment')
     """
+    resource = resource_ref(resource)
     if isinstance(resource, GroupVersionKind):
         return (resource.api_version, resource.kind)
     return resource
 
 
-def group_kind(resource: ResourceRef) -> tuple[str, str]:
-    """The ``(group, kind)`` of an ``(apiVersion, kind)`` tuple or a GroupVersionKind.
+def group_kind(resource: KindRef) -> tuple[str, str]:
+    """The ``(group, kind)`` of an ``(apiVersion, kind)`` tuple, a GroupVersionKind or a model
+    class.
 
     Example::
 
@@ -86,6 +93,10 @@ class KindSource:
     :meth:`start` are not replayed as such; the handler receives the cached objects as initial
     adds instead.
 
+    ``kind`` may be a model class (``V1ConfigMap``, a custom resource class): events still carry
+    the cache's dicts (handlers and predicates run on every event, so no model is built for
+    them); the reconciler reads a typed object through the cache-backed client.
+
     Example::
 
         source = KindSource(factory, ("v1", "ConfigMap"), predicates=[generation_changed])
@@ -95,7 +106,7 @@ class KindSource:
     def __init__(
         self,
         factory: InformerFactory,
-        kind: ResourceRef,
+        kind: KindRef,
         *,
         handler: EventHandlerLike | None = None,
         predicates: Iterable[PredicateLike] = (),
