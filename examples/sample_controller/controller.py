@@ -1,5 +1,9 @@
 """The Foo reconciler: kubernetes/sample-controller's sync logic, written with kubectrl.
 
+It works on typed objects: the :class:`~api.Foo` model read from the shared cache, and the
+``kubernetes`` package's ``V1Deployment`` it builds, writes and reads back (mypy checks every
+field name; a typo such as ``foo.spec.replicaz`` is an error before anything runs).
+
 A ``Foo`` (``samplecontroller.k8s.io/v1alpha1``) asks for an nginx Deployment named
 ``spec.deploymentName`` with ``spec.replicas`` replicas; the controller creates and corrects that
 Deployment and copies its ``status.availableReplicas`` back into the Foo's status.
@@ -32,15 +36,23 @@ Where it departs from the original, to converge fast with a cache that lags its 
 from __future__ import annotations
 
 import logging
-from typing import Any
+
+from api import Foo
+from kubernetes.client.models import (
+    V1Container,
+    V1Deployment,
+    V1DeploymentSpec,
+    V1LabelSelector,
+    V1ObjectMeta,
+    V1OwnerReference,
+    V1PodSpec,
+    V1PodTemplateSpec,
+)
 
 from kubectrl.errors import AlreadyExistsError, KubectrlError, NotFoundError
 from kubectrl.events import NORMAL, WARNING, EventRecorder
-from kubectrl.objects import is_controlled_by
-from kubectrl.runtime import CachedClient, Reconciler, Request, set_controller_reference
-
-FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
-DEPLOYMENT = ("apps/v1", "Deployment")
+from kubectrl.kinds import kind_info, to_dict
+from kubectrl.runtime import CachedClient, Reconciler, Request
 
 #: The field manager the original passes on every write.
 FIELD_MANAGER = "sample-controller"
@@ -57,7 +69,13 @@ log = logging.getLogger("sample_controller")
 
 
 def go_quote(value: str) -> str:
-    """Go's ``%q`` for the plain names Kubernetes allows: a double-quoted string."""
+    """Go's ``%q`` for the plain names Kubernetes allows: a double-quoted string.
+
+    Example::
+
+        >>> go_quote("web")
+        '"web"'
+    """
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -69,29 +87,71 @@ class ResourceExistsError(KubectrlError):
     """
 
 
-def new_deployment(foo: dict[str, Any]) -> dict[str, Any]:
-    """The Deployment a Foo asks for, controlled by the Foo (``newDeployment`` in the original)."""
-    labels = {"app": "nginx", "controller": foo["metadata"]["name"]}
-    deployment: dict[str, Any] = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": foo["spec"]["deploymentName"],
-            "namespace": foo["metadata"]["namespace"],
-        },
-        "spec": {
-            "replicas": foo["spec"].get("replicas"),
-            "selector": {"matchLabels": dict(labels)},
-            "template": {
-                "metadata": {"labels": dict(labels)},
-                "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]},
-            },
-        },
-    }
-    if deployment["spec"]["replicas"] is None:
-        del deployment["spec"]["replicas"]  # the server defaults it to 1, as in Go
-    set_controller_reference(foo, deployment)
-    return deployment
+def controller_ref(foo: Foo) -> V1OwnerReference:
+    """The reference that makes ``foo`` the controller of an object (``metav1.NewControllerRef``).
+
+    Example::
+
+        >>> ref = controller_ref(Foo.model_validate({"metadata": {"name": "a", "uid": "u1"}}))
+        >>> ref.api_version, ref.kind, ref.name, ref.controller, ref.block_owner_deletion
+        ('samplecontroller.k8s.io/v1alpha1', 'Foo', 'a', True, True)
+    """
+    info = kind_info(Foo)
+    return V1OwnerReference(
+        api_version=info.api_version,
+        kind=info.kind,
+        name=foo.metadata.name or "",
+        uid=foo.metadata.uid or "",
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def is_controlled_by(deployment: V1Deployment, foo: Foo) -> bool:
+    """Whether ``foo`` (matched by uid) is the Deployment's controller (``metav1.IsControlledBy``).
+
+    Example::
+
+        >>> foo = Foo.model_validate({"metadata": {"name": "a", "uid": "u1"}})
+        >>> other = Foo.model_validate({"metadata": {"name": "b", "uid": "u2"}})
+        >>> is_controlled_by(new_deployment(foo, "web", "ns"), foo)
+        True
+        >>> is_controlled_by(new_deployment(other, "web", "ns"), foo)
+        False
+    """
+    refs = (deployment.metadata.owner_references if deployment.metadata else None) or []
+    controller = next((ref for ref in refs if ref.controller), None)
+    return controller is not None and bool(foo.metadata.uid) and controller.uid == foo.metadata.uid
+
+
+def new_deployment(foo: Foo, name: str, namespace: str) -> V1Deployment:
+    """The Deployment ``foo`` asks for, controlled by it (``newDeployment`` in the original).
+
+    Example::
+
+        >>> foo = Foo.model_validate({"metadata": {"name": "a", "uid": "u1"},
+        ...                           "spec": {"deploymentName": "web", "replicas": 3}})
+        >>> deployment = new_deployment(foo, "web", "ns")
+        >>> deployment.spec.replicas, deployment.spec.selector.match_labels
+        (3, {'app': 'nginx', 'controller': 'a'})
+    """
+    labels = {"app": "nginx", "controller": foo.metadata.name or ""}
+    return V1Deployment(
+        api_version="apps/v1",
+        kind="Deployment",
+        metadata=V1ObjectMeta(
+            name=name, namespace=namespace, owner_references=[controller_ref(foo)]
+        ),
+        spec=V1DeploymentSpec(
+            # None is left out of the request: the server defaults it to 1, as in Go.
+            replicas=foo.spec.replicas if foo.spec else None,
+            selector=V1LabelSelector(match_labels=dict(labels)),
+            template=V1PodTemplateSpec(
+                metadata=V1ObjectMeta(labels=dict(labels)),
+                spec=V1PodSpec(containers=[V1Container(name="nginx", image="nginx:latest")]),
+            ),
+        ),
+    )
 
 
 class FooReconciler(Reconciler):
@@ -105,45 +165,46 @@ class FooReconciler(Reconciler):
         self.recorder = recorder
 
     async def reconcile(self, request: Request) -> None:
+        namespace = request.namespace
         try:
-            foo = await self.client.get(FOO, request.name, namespace=request.namespace)
+            foo = await self.client.get(Foo, request.name, namespace=namespace)
         except NotFoundError:
             # The Foo was deleted; its Deployment goes with it through garbage collection.
             log.info("foo '%s/%s' in work queue no longer exists", request.namespace, request.name)
             return
 
-        deployment_name = (foo.get("spec") or {}).get("deploymentName") or ""
+        deployment_name = (foo.spec.deployment_name if foo.spec else None) or ""
         if not deployment_name:
             # Nothing can fix this until the Foo changes, so don't retry.
             log.error("%s/%s: deployment name must be specified", request.namespace, request.name)
             return
 
         try:
-            deployment = await self.client.get(
-                DEPLOYMENT, deployment_name, namespace=request.namespace
-            )
+            deployment = await self.client.get(V1Deployment, deployment_name, namespace=namespace)
         except NotFoundError:
-            deployment = await self.create_deployment(foo)
+            deployment = await self.create_deployment(foo, deployment_name, namespace)
 
         if not is_controlled_by(deployment, foo):
             message = MESSAGE_RESOURCE_EXISTS % go_quote(deployment_name)
-            self.recorder.event(foo, WARNING, ERR_RESOURCE_EXISTS, message)
+            self.record(foo, WARNING, ERR_RESOURCE_EXISTS, message)
             raise ResourceExistsError(message)
 
-        wanted = foo["spec"].get("replicas")
-        if wanted is not None and wanted != (deployment.get("spec") or {}).get("replicas"):
-            log.info(
-                "Foo %s replicas: %s, deployment replicas: %s",
-                request.name,
-                wanted,
-                deployment["spec"].get("replicas"),
+        wanted = foo.spec.replicas if foo.spec else None
+        current = deployment.spec.replicas if deployment.spec else None
+        if wanted is not None and wanted != current:
+            log.info("Foo %s replicas: %s, deployment replicas: %s", request.name, wanted, current)
+            deployment = await self.client.update(
+                new_deployment(foo, deployment_name, namespace), field_manager=FIELD_MANAGER
             )
-            deployment = await self.client.update(new_deployment(foo), field_manager=FIELD_MANAGER)
 
         await self.update_foo_status(foo, deployment)
-        self.recorder.event(foo, NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+        self.record(foo, NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
-    async def create_deployment(self, foo: dict[str, Any]) -> dict[str, Any]:
+    def record(self, foo: Foo, event_type: str, reason: str, message: str) -> None:
+        """Record an event about ``foo`` (the recorder takes the object's dict)."""
+        self.recorder.event(to_dict(foo), event_type, reason, message)
+
+    async def create_deployment(self, foo: Foo, name: str, namespace: str) -> V1Deployment:
         """Create the Foo's Deployment; if it exists already, read it from the API server.
 
         ``AlreadyExists`` here means the cache lags: the Deployment was created (usually by this
@@ -151,30 +212,27 @@ class FooReconciler(Reconciler):
         this sync go on at once; failing would send the key into backoff, and a key that failed
         repeatedly (say, while the API server was unreachable) waits long between retries.
         """
-        deployment = new_deployment(foo)
         try:
-            return await self.client.create(deployment, field_manager=FIELD_MANAGER)
-        except AlreadyExistsError:
-            meta = deployment["metadata"]
-            return await self.client.reader.get(
-                DEPLOYMENT, meta["name"], namespace=meta["namespace"]
+            return await self.client.create(
+                new_deployment(foo, name, namespace), field_manager=FIELD_MANAGER
             )
+        except AlreadyExistsError:
+            return await self.client.reader.get(V1Deployment, name, namespace=namespace)
 
-    async def update_foo_status(self, foo: dict[str, Any], deployment: dict[str, Any]) -> None:
+    async def update_foo_status(self, foo: Foo, deployment: V1Deployment) -> None:
         """Copy the Deployment's available replicas into the Foo's status subresource.
 
         A merge patch of that one field: it holds no resourceVersion, so a Foo read from a stale
         cache cannot make it fail with ``Conflict``, and it leaves other status fields alone.
         Skipped when the status already says so.
         """
-        available = (deployment.get("status") or {}).get("availableReplicas", 0)
-        if (foo.get("status") or {}).get("availableReplicas") == available:
+        available = (deployment.status.available_replicas if deployment.status else None) or 0
+        if foo.status is not None and foo.status.available_replicas == available:
             return
-        meta = foo["metadata"]
         await self.client.status().patch(
-            FOO,
-            meta["name"],
+            Foo,
+            foo.metadata.name or "",
             {"status": {"availableReplicas": available}},
-            namespace=meta["namespace"],
+            namespace=foo.metadata.namespace,
             field_manager=FIELD_MANAGER,
         )

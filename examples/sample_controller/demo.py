@@ -24,12 +24,13 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import yaml
-from controller import DEPLOYMENT, FOO
+from api import CRD_PATH, Foo
+from kubernetes.client.models import V1Deployment, V1ObjectMeta, V1PodSpec
 from main import ARTIFACTS, build_manager, parse_args
 
 from kubectrl.client import AsyncClient, load_kubeconfig
@@ -44,10 +45,9 @@ def say(text: str = "") -> None:
     print(text, flush=True)  # noqa: T201 - the demo talks to a person
 
 
-def age(obj: dict[str, Any]) -> str:
-    created = datetime.datetime.fromisoformat(
-        obj["metadata"]["creationTimestamp"].replace("Z", "+00:00")
-    )
+def age(created: datetime.datetime | None) -> str:
+    if created is None:
+        return ""
     seconds = int((datetime.datetime.now(datetime.timezone.utc) - created).total_seconds())
     return f"{max(seconds, 0)}s"
 
@@ -58,6 +58,11 @@ def table(rows: list[list[str]]) -> str:
         "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
+
+
+def blank_if_none(value: object) -> str:
+    """A table cell: ``""`` for a field that is not set, as kubectl shows it."""
+    return "" if value is None else str(value)
 
 
 async def wait_for(what: str, probe: Callable[[], Awaitable[T | None]], timeout: float = 60) -> T:
@@ -74,37 +79,45 @@ async def wait_for(what: str, probe: Callable[[], Awaitable[T | None]], timeout:
 
 
 async def show(client: AsyncClient) -> None:
-    foos = (await client.list(FOO, namespace=NAMESPACE))["items"]
+    # Typed reads: list(Foo) gives Foo models, list(V1Deployment) the kubernetes package's.
+    foos = (await client.list(Foo, namespace=NAMESPACE)).items
     say("$ kubectl get foos")
     rows = [["NAME", "DEPLOYMENT", "REPLICAS", "AVAILABLE", "AGE"]]
     for foo in foos:
+        spec, status = foo.spec, foo.status
         rows.append(
             [
-                foo["metadata"]["name"],
-                foo["spec"].get("deploymentName", ""),
-                str(foo["spec"].get("replicas", "")),
-                str((foo.get("status") or {}).get("availableReplicas", "")),
-                age(foo),
+                foo.metadata.name or "",
+                (spec.deployment_name if spec else None) or "",
+                blank_if_none(spec.replicas if spec else None),
+                blank_if_none(status.available_replicas if status else None),
+                age(foo.metadata.creation_timestamp),
             ]
         )
     say(table(rows))
     say()
     say("$ kubectl get deployments -o wide")
     rows = [["NAME", "READY", "AVAILABLE", "CONTAINERS", "IMAGES", "SELECTOR", "OWNER"]]
-    for dep in (await client.list(DEPLOYMENT, namespace=NAMESPACE))["items"]:
-        status = dep.get("status") or {}
-        owner = next(iter(dep["metadata"].get("ownerReferences") or []), {})
-        containers = dep["spec"]["template"]["spec"]["containers"]
-        selector = dep["spec"]["selector"]["matchLabels"]
+    for dep in (await client.list(V1Deployment, namespace=NAMESPACE)).items:
+        # The model says metadata and the pod spec may be absent; a stored Deployment has both.
+        meta, pod = (
+            dep.metadata or V1ObjectMeta(),
+            dep.spec.template.spec or V1PodSpec(containers=[]),
+        )
+        ready = (dep.status.ready_replicas if dep.status else None) or 0
+        available = (dep.status.available_replicas if dep.status else None) or 0
+        owner = next(iter(meta.owner_references or []), None)
+        containers = pod.containers
+        selector = dep.spec.selector.match_labels or {}
         rows.append(
             [
-                dep["metadata"]["name"],
-                f"{status.get('readyReplicas', 0)}/{dep['spec']['replicas']}",
-                str(status.get("availableReplicas", 0)),
-                ",".join(c["name"] for c in containers),
-                ",".join(c["image"] for c in containers),
+                meta.name or "",
+                f"{ready}/{dep.spec.replicas}",
+                str(available),
+                ",".join(c.name for c in containers),
+                ",".join(c.image or "" for c in containers),
                 ",".join(f"{k}={v}" for k, v in sorted(selector.items())),
-                f"{owner.get('kind', '')}/{owner.get('name', '')}",
+                f"{owner.kind}/{owner.name}" if owner else "/",
             ]
         )
     say(table(rows))
@@ -171,7 +184,7 @@ async def someone_elses_deployment(client: AsyncClient) -> None:
     await wait_for("the controller to warn about 'taken' (twice)", warned)
     await show(client)
     say("$ kubectl delete foo intruder")
-    await client.delete(FOO, "intruder", namespace=NAMESPACE)
+    await client.delete(Foo, "intruder", namespace=NAMESPACE)
     say('foo.samplecontroller.k8s.io "intruder" deleted')
     say()
 
@@ -191,8 +204,8 @@ async def run_demo(kubeconfig: Path) -> None:
             say()
 
             async def synced() -> bool:
-                foo = await client.get(FOO, "example-foo", namespace=NAMESPACE)
-                return "availableReplicas" in (foo.get("status") or {})
+                foo = await client.get(Foo, "example-foo", namespace=NAMESPACE)
+                return foo.status is not None and foo.status.available_replicas is not None
 
             await wait_for("the controller to sync example-foo", synced)
             await show(client)
@@ -204,14 +217,14 @@ async def run_demo(kubeconfig: Path) -> None:
                     f'-p \'{{"spec":{{"replicas":{replicas}}}}}\''
                 )
                 await client.patch(
-                    FOO, "example-foo", {"spec": {"replicas": replicas}}, namespace=NAMESPACE
+                    Foo, "example-foo", {"spec": {"replicas": replicas}}, namespace=NAMESPACE
                 )
                 say("foo.samplecontroller.k8s.io/example-foo patched")
             say()
 
             async def scaled() -> bool:
-                dep = await client.get(DEPLOYMENT, "example-foo", namespace=NAMESPACE)
-                return bool(dep["spec"]["replicas"] == 3)
+                dep = await client.get(V1Deployment, "example-foo", namespace=NAMESPACE)
+                return dep.spec is not None and dep.spec.replicas == 3
 
             await wait_for("the Deployment to scale to 3", scaled)
             await show(client)
@@ -233,7 +246,7 @@ def main() -> int:
     with ControlPlane() as control_plane:
         pids, work_dir = control_plane.pids, control_plane.work_dir
         say(f"# kube-apiserver at {control_plane.server}")
-        control_plane.install_crds([ARTIFACTS / "crd.yaml"])
+        control_plane.install_crds([CRD_PATH])
         say("# installed CRD foos.samplecontroller.k8s.io; starting the Foo controller")
         say()
         asyncio.run(run_demo(control_plane.kubeconfig.path))

@@ -16,7 +16,9 @@ import logging
 import sys
 from pathlib import Path
 
-from controller import CONTROLLER_AGENT_NAME, DEPLOYMENT, FOO, FooReconciler
+from api import CRD_PATH, Foo
+from controller import CONTROLLER_AGENT_NAME, FooReconciler
+from kubernetes.client.models import V1Deployment
 
 from kubectrl.client import load_config, load_kubeconfig
 from kubectrl.errors import ConfigError
@@ -110,10 +112,10 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
     recorder = manager.event_recorder(CONTROLLER_AGENT_NAME)
     (
         Builder(manager)
-        .for_(FOO)
+        .for_(Foo)
         # Deployment events enqueue the Foo that controls them. Resyncs re-deliver unchanged
         # objects; like the original, skip updates whose resourceVersion did not change.
-        .owns(DEPLOYMENT, predicates=[resource_version_changed])
+        .owns(V1Deployment, predicates=[resource_version_changed])
         .named("foo")
         .with_options(max_concurrent_reconciles=args.workers, rate_limiter=rate_limiter())
         .complete(FooReconciler(manager.client, recorder))
@@ -143,7 +145,7 @@ def run_local(args: argparse.Namespace) -> int:
     from kubectrl.envtest import ControlPlane
 
     with ControlPlane() as control_plane:
-        control_plane.install_crds([ARTIFACTS / "crd.yaml"])
+        control_plane.install_crds([CRD_PATH])
         logging.getLogger("sample_controller").info(
             "local control plane ready; export KUBECONFIG=%s", control_plane.kubeconfig.path
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import importlib.util
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -15,17 +16,22 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample_controller"
 REGENERATE = "python examples/sample_controller/api.py"
 
 
+def load(name: str, path: Path) -> ModuleType:
+    """Import ``path`` as module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # pydantic resolves the postponed annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def api() -> ModuleType:
     # Loaded under a name of its own: the example's directory is not a package, and its module
     # names (api, controller, main) are too common to put on sys.path inside the test process.
-    spec = importlib.util.spec_from_file_location("sample_controller_api", EXAMPLE / "api.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the postponed annotations through it
-    spec.loader.exec_module(module)
-    return module
+    return load("sample_controller_api", EXAMPLE / "api.py")
 
 
 def crd_drift_message(committed: str, generated: str) -> str:
@@ -120,8 +126,25 @@ def test_the_models_read_what_the_controller_reads(api: ModuleType) -> None:
     assert api.Foo.model_validate({"metadata": {"name": "b"}}).spec is None
 
 
-def test_the_module_examples_run(api: ModuleType) -> None:
+@pytest.fixture(scope="module")
+def controller(api: ModuleType) -> Iterator[ModuleType]:
+    # controller.py imports its models as ``api``: let that name be the module loaded above
+    # while it is imported, so both see the same Foo class.
+    saved = sys.modules.get("api")
+    sys.modules["api"] = api
+    try:
+        yield load("sample_controller_controller", EXAMPLE / "controller.py")
+    finally:
+        if saved is None:
+            del sys.modules["api"]
+        else:
+            sys.modules["api"] = saved
+
+
+@pytest.mark.parametrize("name", ["api", "controller"])
+def test_the_module_examples_run(name: str, request: pytest.FixtureRequest) -> None:
     # examples/ is outside pytest's doctest collection (testpaths); run its docstrings here.
-    result = doctest.testmod(api, optionflags=doctest.ELLIPSIS)
+    module = request.getfixturevalue(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
