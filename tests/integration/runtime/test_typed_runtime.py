@@ -24,13 +24,23 @@ from typing import Any
 
 import pytest
 from kubernetes.client.models import V1ConfigMap, V1ObjectMeta
+from pydantic import ConfigDict
 
 from kubectrl import crd as crd_module
 from kubectrl.client import AsyncClient, ClientConfig, load_kubeconfig
 from kubectrl.envtest import ControlPlane
 from kubectrl.errors import ModelValidationError, NotFoundError
 from kubectrl.resources import CustomResource, ObjectMeta, ResourceModel
-from kubectrl.runtime import Builder, Manager, ManagerOptions, Request, set_controller_reference
+from kubectrl.runtime import (
+    Builder,
+    Manager,
+    ManagerOptions,
+    OperationResult,
+    Request,
+    create_or_patch,
+    create_or_update,
+    set_controller_reference,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -72,10 +82,37 @@ class Gadget(CustomResource, group=GROUP, version="v1", kind="Gadget"):
     spec: GadgetSpec
 
 
+class ThingSpec(ResourceModel):
+    size: int = 1
+    color: str = ""
+
+
+class ThingStatus(ResourceModel):
+    ready: bool | None = None
+
+
+class Thing(CustomResource, group=GROUP, version="v1", kind="Thing"):
+    """What the CRD is generated from (a newer version of the API, say)."""
+
+    spec: ThingSpec
+    status: ThingStatus | None = None
+
+
+class SlimThingSpec(ResourceModel):
+    # An older model: it does not know spec.color and does not keep unknown keys itself.
+    model_config = ConfigDict(extra="ignore")
+    size: int = 1
+
+
+class SlimThing(CustomResource, group=GROUP, version="v1", kind="Thing"):
+    spec: SlimThingSpec = SlimThingSpec()
+    status: ThingStatus | None = None
+
+
 @pytest.fixture(scope="module")
 def crds(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = tmp_path_factory.mktemp("typed-crds")
-    for name, model in (("widgets", Widget), ("gadgets", LooseGadget)):
+    for name, model in (("widgets", Widget), ("gadgets", LooseGadget), ("things", Thing)):
         path = folder / f"{name}.yaml"
         path.write_text(crd_module.to_yaml(crd_module.generate(model)), encoding="utf-8")
     control_plane.install_crds([folder])
@@ -326,6 +363,54 @@ async def test_cached_reads_are_fresh_instances_and_share_one_informer(
         assert await factory.get_informer(gvk, namespace=namespace) is by_class
     finally:
         await stop(manager, task)
+
+
+async def test_create_or_update_and_patch_with_models_keep_fields_the_model_does_not_know(
+    api: AsyncClient, namespace: str
+) -> None:
+    """create_or_update/create_or_patch on a model instance: mutate changes that instance, the
+    result is reported as controller-runtime does (controllerutil.go: CreateOrUpdate,
+    CreateOrPatch), and spec.color, unknown to the model, survives every write."""
+
+    def slim(name: str) -> SlimThing:
+        return SlimThing(metadata=ObjectMeta(name=name, namespace=namespace))
+
+    def size(value: int) -> Callable[[SlimThing], None]:
+        def mutate(thing: SlimThing) -> None:
+            thing.spec.size = value
+
+        return mutate
+
+    obj = slim("t1")
+    assert await create_or_update(api, obj, size(2)) is OperationResult.CREATED
+    assert obj.metadata.uid  # obj now holds what the server stored
+    await api.patch(Thing, "t1", {"spec": {"color": "red"}}, namespace=namespace)
+
+    assert await create_or_update(api, slim("t1"), size(2)) is OperationResult.UNCHANGED
+    obj = slim("t1")
+    assert await create_or_update(api, obj, size(3)) is OperationResult.UPDATED
+    assert obj.spec.size == 3
+    stored = await api.get(Thing, "t1", namespace=namespace)
+    assert (stored.spec.size, stored.spec.color) == (3, "red")
+
+    def ready(thing: SlimThing) -> None:
+        thing.status = ThingStatus(ready=True)
+
+    obj = slim("t1")
+    assert await create_or_patch(api, obj, ready) is OperationResult.UPDATED_STATUS_ONLY
+    assert obj.status is not None
+    assert obj.status.ready is True
+
+    def both(thing: SlimThing) -> None:
+        thing.spec.size = 4
+        thing.status = ThingStatus(ready=False)
+
+    assert await create_or_patch(api, slim("t1"), both) is OperationResult.UPDATED_STATUS
+    assert await create_or_patch(api, slim("t1"), size(4)) is OperationResult.UNCHANGED
+    stored = await api.get(Thing, "t1", namespace=namespace)
+    assert (stored.spec.size, stored.spec.color) == (4, "red")
+    assert stored.status is not None
+    assert stored.status.ready is False
 
 
 async def _exists(read: Awaitable[Any]) -> bool:
