@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +64,24 @@ def test_committed_crd_equals_the_generated_one(api: ModuleType) -> None:
     committed = api.CRD_PATH.read_text(encoding="utf-8")
     generated = api.crd_yaml()
     assert committed == generated, crd_drift_message(committed, generated)
+
+
+def test_the_cli_prints_the_same_crd_but_the_approval_annotation(api: ModuleType) -> None:
+    """``python -m kubectrl crd api:Foo`` (controller-gen's role) generates the committed file,
+    except for the ``api-approved.kubernetes.io`` annotation the CLI cannot declare."""
+    result = subprocess.run(
+        [sys.executable, "-m", "kubectrl", "crd", "api:Foo"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    key, value = api.API_APPROVED
+    annotation = f"  annotations:\n    {key}: {value}\n"
+    committed = api.CRD_PATH.read_text(encoding="utf-8")
+    assert annotation in committed
+    assert result.stdout == committed.replace(annotation, "", 1)
 
 
 def test_drift_message_says_how_to_regenerate() -> None:
