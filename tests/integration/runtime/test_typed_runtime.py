@@ -357,6 +357,15 @@ async def test_cached_reads_are_fresh_instances_and_share_one_informer(
         assert (await client.get(V1ConfigMap, "shared", namespace=namespace)).data == {"k": "v"}
         raw = await client.get(("v1", "ConfigMap"), "shared", namespace=namespace)
         assert raw["data"] == {"k": "v"}
+        # The blocking client (sync reconcilers) reads typed objects the same way.
+        blocking = manager.blocking_client
+        from_thread = await asyncio.to_thread(
+            lambda: blocking.get(V1ConfigMap, "shared", namespace=namespace)
+        )
+        assert isinstance(from_thread, V1ConfigMap)
+        assert from_thread.data == {"k": "v"}
+        listed = await asyncio.to_thread(lambda: blocking.list(V1ConfigMap, namespace=namespace))
+        assert "shared" in [c.metadata.name for c in listed.items if c.metadata]
         by_class = await factory.get_informer(V1ConfigMap, namespace=namespace)
         assert await factory.get_informer(("v1", "ConfigMap"), namespace=namespace) is by_class
         gvk = GroupVersionKind("", "v1", "ConfigMap")
