@@ -6,6 +6,8 @@ instance built from the cached dict (``kubectrl.runtime._typed.model_view``: the
 model would otherwise share objects with the cache, then ``kubectrl.kinds.from_dict``). The
 lookup costs the same either way, so this measures the part that differs, per object, for a
 ConfigMap and a Deployment shaped like the API server returns them (``managedFields`` included).
+For scale, the last column is the cost of turning the model back into the API's dict
+(``kubectrl.kinds.to_dict``), which every write of a model pays.
 
 Prints a table (µs per object, median of several runs); no pass/fail. Run with ``nox -s bench``
 or ``python benchmarks/bench_typed.py``.
@@ -25,6 +27,7 @@ from typing import Any
 
 from kubernetes.client.models import V1ConfigMap, V1Deployment
 
+from kubectrl.kinds import to_dict
 from kubectrl.runtime._typed import model_view
 
 STAMP = "2026-01-01T00:00:00Z"
@@ -143,12 +146,19 @@ def main() -> None:
             args.number,
             args.runs,
         )
-        rows.append((name, as_dict, typed))
+        view = model_view(cls, obj, api_version, kind)
+        write = per_object(lambda v=view: to_dict(v), args.number, args.runs)
+        rows.append((name, as_dict, typed, write))
 
     print(f"cached get, µs per object (median of {args.runs} runs x {args.number} reads)")
-    print(f"{'kind':<12} {'dict (deepcopy)':>16} {'typed (model)':>14} {'typed/dict':>11}")
-    for name, as_dict, typed in rows:
-        print(f"{name:<12} {as_dict:>16.1f} {typed:>14.1f} {typed / as_dict:>10.2f}x")
+    print(
+        f"{'kind':<12} {'dict (deepcopy)':>16} {'typed (model)':>14} {'typed/dict':>11}"
+        f" {'model->dict (write)':>20}"
+    )
+    for name, as_dict, typed, write in rows:
+        print(
+            f"{name:<12} {as_dict:>16.1f} {typed:>14.1f} {typed / as_dict:>10.2f}x {write:>20.1f}"
+        )
 
 
 if __name__ == "__main__":

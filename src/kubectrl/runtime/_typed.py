@@ -4,20 +4,21 @@ The cache keeps the server's dicts, shared by every reader. A typed read builds 
 instance from the cached dict each time (:func:`model_view`), so no two readers ever share a
 mutable view and the cache is never changed through one.
 
-Whether the dict must be deep-copied first depends on the model: pydantic builds new containers
-for every field it validates into a typed shape (``dict[str, str]``, ``list[V1Container]``, a
-nested model), but keeps the very object it was given for a field typed ``Any`` (or a bare
-``dict``/``list``, or ``object``), which would then be the cache's own. So a model whose tree has
-no such field is validated straight from the cached dict (pydantic copies as it validates), and
-one that has any is validated from a copy (of JSON-shaped data: dicts, lists and scalars, about
-2.5 times cheaper than ``copy.deepcopy``). The answer is computed once per class. Every built-in
-kind has such a field (``metadata.managedFields[].fieldsV1`` is ``Any``), so built-in kinds are
-copied.
+Whether the dict must be copied first depends on the model: pydantic builds new containers for
+every field it validates into a typed shape (``dict[str, str]``, ``list[V1Container]``, a nested
+model), but keeps the very object it was given for a field typed ``Any`` (or a bare
+``dict``/``list``, or ``object``), which would then be the cache's own. So the cached dict is
+validated as is, except along the paths that lead to such fields: there new dicts are made, and
+the kept values themselves are copied (JSON-shaped data: dicts, lists and scalars). The paths
+are worked out once per class from its field annotations. For a built-in kind that is only
+``metadata.managedFields[].fieldsV1`` (typed ``Any``); a custom resource also copies the keys
+its models do not declare (``extra="allow"`` keeps them as given).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 import enum
 import types
@@ -44,49 +45,124 @@ _IMMUTABLE: tuple[type, ...] = (
     _dt.time,
     _dt.timedelta,
 )
-_SHARES: dict[type[Any], bool] = {}
+_SEQUENCES = (list, set, frozenset, tuple)
 
 
-def _annotation_shares(annotation: Any, seen: set[type[Any]]) -> bool:
+@dataclasses.dataclass(frozen=True)
+class _CopyPlan:
+    """Where, in a dict validated as one model, pydantic would keep objects of the input."""
+
+    #: Keys whose values are kept as given (``Any``, bare containers): copied whole.
+    whole: frozenset[str]
+    #: ``(key, shape, model)``: descend into the value (one model, a list or a dict of them).
+    nested: tuple[tuple[str, str, type[Any]], ...]
+    #: For ``extra="allow"`` models, the keys the model knows: any other key is kept as given.
+    allow_known: frozenset[str] | None
+
+
+_PASS = "pass"  # noqa: S105 - a marker, not a password
+_WHOLE = "whole"
+_COPY_PLANS: dict[type[Any], _CopyPlan | None] = {}
+
+
+def _keys(name: str, info: Any) -> set[str]:
+    # Every key the field may be read from (a superset is harmless: more is copied).
+    keys = {name}
+    for alias in (info.alias, info.serialization_alias):
+        if isinstance(alias, str):
+            keys.add(alias)
+    choices = info.validation_alias
+    if isinstance(choices, str):
+        keys.add(choices)
+    elif choices is not None:
+        keys.update(c for c in getattr(choices, "choices", ()) if isinstance(c, str))
+    return keys
+
+
+def _classify(annotation: Any, stack: tuple[type[Any], ...]) -> Any:
+    """``_PASS`` (pydantic copies it), ``_WHOLE`` (copy it) or ``(shape, model)``."""
     if annotation is Any or annotation is object:
-        return True
+        return _WHOLE
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        return _annotation_shares(args[0], seen)
+        return _classify(args[0], stack)
     if origin is typing.Literal:
-        return False
-    if origin is not None:
-        union = origin is typing.Union or origin is getattr(types, "UnionType", None)
-        if union or origin in (list, dict, set, frozenset, tuple):
-            # Parameterized containers and unions: new containers; look at the members.
-            if not args:
-                return True
-            return any(_annotation_shares(a, seen) for a in args if a is not Ellipsis)
-        return True
-    if annotation in (list, dict, set, tuple):
-        return True  # bare containers validate their items as Any
+        return _PASS
+    if origin is typing.Union or origin is getattr(types, "UnionType", None):
+        members = [_classify(a, stack) for a in args if a is not type(None)]
+        if len(members) == 1:
+            return members[0]
+        return _PASS if all(m == _PASS for m in members) else _WHOLE
+    if origin in _SEQUENCES or origin is dict:
+        if not args:
+            return _WHOLE
+        item = _classify(args[-1] if origin is dict else args[0], stack)
+        if item == _PASS:
+            return _PASS
+        if isinstance(item, tuple) and item[0] == "one" and origin in (list, dict):
+            return ("list" if origin is list else "dict", item[1])
+        return _WHOLE
+    if origin is not None or annotation in (*_SEQUENCES, dict):
+        return _WHOLE
     if isinstance(annotation, type):
         if _kinds.is_model_class(annotation):
-            return _model_shares(annotation, seen)
+            if annotation in stack:
+                return _WHOLE  # a recursive model: copy it whole rather than reason about it
+            return _PASS if _copy_plan(annotation, stack) is None else ("one", annotation)
         if issubclass(annotation, (enum.Enum, *_IMMUTABLE)):
-            return False
-    return True  # anything else: assume pydantic may keep the input object
+            return _PASS
+    return _WHOLE  # anything else: assume pydantic may keep the input object
 
 
-def _model_shares(cls: type[Any], seen: set[type[Any]]) -> bool:
-    known = _SHARES.get(cls)
-    if known is not None:
-        return known
-    if cls in seen:
-        return False  # a recursive model: decided by its other fields
-    seen.add(cls)
+def _copy_plan(cls: type[Any], stack: tuple[type[Any], ...] = ()) -> _CopyPlan | None:
+    if cls in _COPY_PLANS:
+        return _COPY_PLANS[cls]
+    stack = (*stack, cls)
+    whole: set[str] = set()
+    nested: list[tuple[str, str, type[Any]]] = []
+    known: set[str] = set()
+    for name, info in cls.model_fields.items():
+        keys = _keys(name, info)
+        known.update(keys)
+        how = _classify(info.annotation, stack)
+        if how == _WHOLE:
+            whole.update(keys)
+        elif how != _PASS:
+            nested.extend((key, how[0], how[1]) for key in keys)
     config = getattr(cls, "model_config", {}) or {}
-    result = config.get("extra") == "allow" or any(
-        _annotation_shares(field.annotation, seen) for field in cls.model_fields.values()
-    )
-    _SHARES[cls] = result
-    return result
+    allow = frozenset(known) if config.get("extra") == "allow" else None
+    plan = None
+    if whole or nested or allow is not None:
+        plan = _CopyPlan(frozenset(whole), tuple(nested), allow)
+    _COPY_PLANS[cls] = plan  # answers given under recursion are conservative (copy whole)
+    return plan
+
+
+def _copied(cls: type[Any], data: Any) -> Any:
+    """``data`` with new containers exactly where validation as ``cls`` would keep the input's."""
+    plan = _copy_plan(cls)
+    if plan is None or not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for key in plan.whole:
+        if key in out:
+            out[key] = json_copy(out[key])
+    for key, shape, model in plan.nested:
+        value = out.get(key)
+        if value is None:
+            continue
+        if shape == "one":
+            out[key] = _copied(model, value)
+        elif shape == "list" and isinstance(value, list):
+            out[key] = [_copied(model, v) for v in value]
+        elif shape == "dict" and isinstance(value, dict):
+            out[key] = {k: _copied(model, v) for k, v in value.items()}
+    if plan.allow_known is not None:
+        for key, value in data.items():
+            if key not in plan.allow_known:
+                out[key] = json_copy(value)
+    return out
 
 
 def validation_shares_input(cls: type[Any]) -> bool:
@@ -105,7 +181,7 @@ def validation_shares_input(cls: type[Any]) -> bool:
         >>> validation_shares_input(Tight), validation_shares_input(Loose)
         (False, True)
     """
-    return _model_shares(cls, set())
+    return _copy_plan(cls) is not None
 
 
 def model_view(cls: type[M], obj: Mapping[str, Any], api_version: str, kind: str) -> M:
@@ -124,9 +200,7 @@ def model_view(cls: type[M], obj: Mapping[str, Any], api_version: str, kind: str
         >>> cached["data"]["k"], cm.kind
         ('v', 'ConfigMap')
     """
-    data: Mapping[str, Any] = obj
-    if validation_shares_input(cls):
-        data = json_copy(obj)
+    data: Mapping[str, Any] = _copied(cls, obj) if validation_shares_input(cls) else obj
     if "apiVersion" not in data or "kind" not in data:
         data = {"apiVersion": api_version, "kind": kind, **data}
     return _kinds.from_dict(cls, data)

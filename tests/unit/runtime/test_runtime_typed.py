@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from kubernetes.client.models import (
     V1ConfigMap,
+    V1Deployment,
     V1ObjectMeta,
     V1OwnerReference,
     V1Secret,
@@ -125,6 +126,56 @@ def test_a_typed_view_shares_nothing_mutable_with_the_cache() -> None:
     first.metadata.name = "renamed"
     assert cached == cached_blob()
     assert second.spec.blob == {"nested": {"list": [1, 2]}}
+
+
+def test_only_the_paths_to_kept_objects_are_copied_and_the_view_shares_none_of_them() -> None:
+    cached = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "web",
+            "namespace": "a",
+            "labels": {"app": "web"},
+            "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {"f:replicas": {}}}}],
+        },
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}},
+    }
+    view = model_view(V1Deployment, cached, "apps/v1", "Deployment")
+    assert view.metadata is not None
+    assert view.metadata.managed_fields is not None
+    fields = view.metadata.managed_fields[0].fields_v1
+    assert isinstance(fields, dict)
+    fields["f:spec"]["f:replicas"]["changed"] = True  # typed Any: kept as given by pydantic
+    assert view.metadata.labels is not None
+    view.metadata.labels["app"] = "changed"
+    assert cached["metadata"]["managedFields"][0]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert cached["metadata"]["labels"] == {"app": "web"}
+
+
+def test_unknown_keys_of_a_custom_resource_are_copied_at_every_level() -> None:
+    cached = cached_blob(later={"added": ["by", "a newer CRD"]})
+    cached["metadata"]["futureMeta"] = {"x": [1]}
+    view = model_view(Blob, cached, "unit.kubectrl.dev/v1", "Blob")
+    assert view.spec.model_extra is not None
+    view.spec.model_extra["later"]["added"].append("!")
+    assert view.metadata.model_extra is not None
+    view.metadata.model_extra["futureMeta"]["x"].append(2)
+    assert cached == {
+        **cached_blob(later={"added": ["by", "a newer CRD"]}),
+        "metadata": {"name": "b", "uid": "u-b", "futureMeta": {"x": [1]}},
+    }
+
+
+def test_a_recursive_model_is_copied_whole_where_it_recurses() -> None:
+    class Node(BaseModel):
+        name: str = ""
+        children: list[Node] = Field(default_factory=list)
+        note: Any = None
+
+    cached = {"name": "root", "children": [{"name": "leaf", "note": {"k": [1]}}]}
+    view = model_view(Node, cached, "", "")
+    view.children[0].note["k"].append(2)
+    assert cached["children"][0]["note"] == {"k": [1]}
 
 
 def test_a_typed_view_fills_apiversion_and_kind_missing_from_list_items() -> None:
