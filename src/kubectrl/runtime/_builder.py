@@ -60,6 +60,11 @@ class Builder:
       or an options object.
     - ``named(name)``: the controller's name (default: the ``for_`` kind, lower-cased).
 
+    A kind is an ``(apiVersion, kind)`` tuple, a GVK, or a model class (``V1ConfigMap``, a
+    custom resource class); a class names the same informer as its tuple. Events carry the
+    cache's dicts either way; the reconciler reads typed objects with
+    ``manager.client.get(Widget, ...)``.
+
     ``complete(reconciler)`` builds the controller, adds it to the manager and returns it.
     ``reconciler`` may be a :class:`~kubectrl.runtime.Reconciler`, an object with ``reconcile``
     or a plain (async) function of a :class:`~kubectrl.runtime.Request`.
@@ -74,6 +79,7 @@ class Builder:
             .with_options(max_concurrent_reconciles=2)
             .complete(reconcile)
         )
+        Builder(manager).for_(Foo).owns(V1Deployment).complete(FooReconciler())
     """
 
     def __init__(self, manager: Manager) -> None:
