@@ -44,15 +44,14 @@ from kubernetes.client.models import (
     V1DeploymentSpec,
     V1LabelSelector,
     V1ObjectMeta,
-    V1OwnerReference,
     V1PodSpec,
     V1PodTemplateSpec,
 )
 
 from kubectrl.errors import AlreadyExistsError, KubectrlError, NotFoundError
 from kubectrl.events import NORMAL, WARNING, EventRecorder
-from kubectrl.kinds import kind_info, to_dict
-from kubectrl.runtime import CachedClient, Reconciler, Request
+from kubectrl.kinds import to_dict
+from kubectrl.runtime import CachedClient, Reconciler, Request, set_controller_reference
 
 #: The field manager the original passes on every write.
 FIELD_MANAGER = "sample-controller"
@@ -87,26 +86,6 @@ class ResourceExistsError(KubectrlError):
     """
 
 
-def controller_ref(foo: Foo) -> V1OwnerReference:
-    """The reference that makes ``foo`` the controller of an object (``metav1.NewControllerRef``).
-
-    Example::
-
-        >>> ref = controller_ref(Foo.model_validate({"metadata": {"name": "a", "uid": "u1"}}))
-        >>> ref.api_version, ref.kind, ref.name, ref.controller, ref.block_owner_deletion
-        ('samplecontroller.k8s.io/v1alpha1', 'Foo', 'a', True, True)
-    """
-    info = kind_info(Foo)
-    return V1OwnerReference(
-        api_version=info.api_version,
-        kind=info.kind,
-        name=foo.metadata.name or "",
-        uid=foo.metadata.uid or "",
-        controller=True,
-        block_owner_deletion=True,
-    )
-
-
 def is_controlled_by(deployment: V1Deployment, foo: Foo) -> bool:
     """Whether ``foo`` (matched by uid) is the Deployment's controller (``metav1.IsControlledBy``).
 
@@ -134,14 +113,15 @@ def new_deployment(foo: Foo, name: str, namespace: str) -> V1Deployment:
         >>> deployment = new_deployment(foo, "web", "ns")
         >>> deployment.spec.replicas, deployment.spec.selector.match_labels
         (3, {'app': 'nginx', 'controller': 'a'})
+        >>> (owner,) = deployment.metadata.owner_references
+        >>> owner.kind, owner.name, owner.uid, owner.controller, owner.block_owner_deletion
+        ('Foo', 'a', 'u1', True, True)
     """
     labels = {"app": "nginx", "controller": foo.metadata.name or ""}
-    return V1Deployment(
+    deployment = V1Deployment(
         api_version="apps/v1",
         kind="Deployment",
-        metadata=V1ObjectMeta(
-            name=name, namespace=namespace, owner_references=[controller_ref(foo)]
-        ),
+        metadata=V1ObjectMeta(name=name, namespace=namespace),
         spec=V1DeploymentSpec(
             # None is left out of the request: the server defaults it to 1, as in Go.
             replicas=foo.spec.replicas if foo.spec else None,
@@ -152,6 +132,10 @@ def new_deployment(foo: Foo, name: str, namespace: str) -> V1Deployment:
             ),
         ),
     )
+    # Go's newDeployment puts metav1.NewControllerRef(foo, ...) in the literal; the library's
+    # helper writes the same reference (controller and blockOwnerDeletion set) into the model.
+    set_controller_reference(foo, deployment)
+    return deployment
 
 
 class FooReconciler(Reconciler):
