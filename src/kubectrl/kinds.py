@@ -44,7 +44,14 @@ from kubectrl import _builtin_kinds
 from kubectrl import errors as _errors
 from kubectrl import objects as _objects
 
-__all__ = ["KindInfo", "from_dict", "is_model_class", "kind_info", "to_dict"]
+__all__ = [
+    "KindInfo",
+    "adopt_unknown_fields",
+    "from_dict",
+    "is_model_class",
+    "kind_info",
+    "to_dict",
+]
 
 _M = TypeVar("_M")
 
@@ -376,6 +383,37 @@ def from_dict(cls: type[_M], data: _Mapping[str, Any]) -> _M:
             key = id(instance)
             _UNKNOWN[key] = (_weakref.ref(instance, _forget(key)), records)
     return _typing.cast(_M, instance)
+
+
+def adopt_unknown_fields(target: Any, source: Any) -> None:
+    """Make ``target`` write back the unknown server fields recorded for ``source``.
+
+    For code that moves a freshly read instance's fields into an instance the caller holds
+    (``target.__dict__.update(source.__dict__)``, as ``create_or_update`` does), so that a later
+    :func:`to_dict` of ``target`` still carries the fields its model does not know. The records
+    follow the nested instances by identity, so they apply only where ``target`` holds the very
+    sub-objects ``source`` had.
+
+    Example::
+
+        >>> from kubernetes.client.models import V1ConfigMap
+        >>> read = from_dict(V1ConfigMap, {"metadata": {"name": "x"}, "futureField": 1})
+        >>> mine = V1ConfigMap()
+        >>> mine.__dict__.update(read.__dict__)
+        >>> adopt_unknown_fields(mine, read)
+        >>> to_dict(mine)["futureField"]
+        1
+    """
+    entry = _UNKNOWN.get(id(source))
+    key = id(target)
+    if entry is None or entry[0]() is not source:
+        _UNKNOWN.pop(key, None)
+        return
+    records = [
+        (path, json_path, target if node is source else node, unknown)
+        for path, json_path, node, unknown in entry[1]
+    ]
+    _UNKNOWN[key] = (_weakref.ref(target, _forget(key)), records)
 
 
 def _validation_error(

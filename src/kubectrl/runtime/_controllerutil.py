@@ -417,6 +417,7 @@ def _assign(target: Any, source: Any) -> None:
     object.__setattr__(target, "__pydantic_fields_set__", set(source.model_fields_set))
     extra = getattr(source, "__pydantic_extra__", None)
     object.__setattr__(target, "__pydantic_extra__", dict(extra) if extra is not None else None)
+    _kinds.adopt_unknown_fields(target, source)
 
 
 def _unknown(raw: Mapping[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:

@@ -401,6 +401,10 @@ async def test_create_or_update_and_patch_with_models_keep_fields_the_model_does
     assert obj.spec.size == 3
     stored = await api.get(Thing, "t1", namespace=namespace)
     assert (stored.spec.size, stored.spec.color) == (3, "red")
+    # The instance create_or_update filled in carries spec.color on to the caller's next write.
+    await api.update(obj)
+    stored = await api.get(Thing, "t1", namespace=namespace)
+    assert stored.spec.color == "red"
 
     def ready(thing: SlimThing) -> None:
         thing.status = ThingStatus(ready=True)
