@@ -455,10 +455,17 @@ def generate(
     }
     if len(entries) > 1:
         spec["conversion"] = {"strategy": "None"}
+    metadata: dict[str, Any] = {"name": f"{first.plural}.{first.group}"}
+    for field, key in (("crd_annotations", "annotations"), ("crd_labels", "labels")):
+        merged: dict[str, str] = {}
+        for decl in declarations:
+            merged.update(getattr(decl, field))
+        if merged:
+            metadata[key] = dict(sorted(merged.items()))
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{first.plural}.{first.group}"},
+        "metadata": metadata,
         "spec": spec,
     }
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -378,6 +378,8 @@ class ResourceDeclaration:
     storage: bool | None
     deprecated: bool
     deprecation_warning: str
+    crd_annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    crd_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 class CustomResource(ResourceModel):
@@ -395,6 +397,10 @@ class CustomResource(ResourceModel):
     * ``served`` (default ``True``), ``storage`` (default ``None``: storage when it is the only
       version given to :func:`kubectrl.crd.generate`), ``deprecated`` and
       ``deprecation_warning``: per version, for several versions of one kind.
+    * ``crd_annotations``, ``crd_labels``: put on the generated CRD's own ``metadata``
+      (controller-tools' ``+kubebuilder:metadata`` marker), e.g. the
+      ``api-approved.kubernetes.io`` annotation the API server requires for groups under
+      ``k8s.io``; merged over every version's model.
 
     A subclass without class arguments keeps its parent's kind. ``apiVersion`` and ``kind`` are
     filled from the class when missing on input; ``metadata`` defaults to an empty
@@ -436,6 +442,8 @@ class CustomResource(ResourceModel):
         storage: bool | None = None,
         deprecated: bool = False,
         deprecation_warning: str = "",
+        crd_annotations: Mapping[str, str] | None = None,
+        crd_labels: Mapping[str, str] | None = None,
     ) -> None:
         # No **kwargs: pydantic consumes its own class arguments (frozen=..., etc.) before this
         # is called, so a misspelt argument is a TypeError here and a mypy error for users.
@@ -475,6 +483,8 @@ class CustomResource(ResourceModel):
             storage=storage,
             deprecated=deprecated,
             deprecation_warning=deprecation_warning,
+            crd_annotations=dict(crd_annotations or {}),
+            crd_labels=dict(crd_labels or {}),
         )
         cls.__kubectrl_kind__ = _kinds.KindInfo(
             group=group,

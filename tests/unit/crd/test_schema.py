@@ -486,3 +486,28 @@ def test_structural_no_ref_no_anyof_for_optionals_every_node_typed() -> None:
                 "x-kubernetes-preserve-unknown-fields"
             ), node
         assert "nullable" not in node
+
+
+def test_crd_annotations_and_labels_go_on_the_crd_metadata() -> None:
+    """controller-tools' ``+kubebuilder:metadata`` marker (pkg/crd/markers/crd.go, ``Metadata``)
+    puts annotations and labels on the CRD itself; the API server demands the
+    ``api-approved.kubernetes.io`` annotation for groups under ``k8s.io``."""
+    from kubectrl.crd import generate
+    from kubectrl.resources import CustomResource
+
+    class Approved(
+        CustomResource,
+        group="approved.k8s.io",
+        version="v1",
+        kind="Approved",
+        crd_annotations={"api-approved.kubernetes.io": "unapproved, testing only"},
+        crd_labels={"team": "a"},
+    ):
+        pass
+
+    metadata = generate(Approved)["metadata"]
+    assert metadata == {
+        "name": "approveds.approved.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": "unapproved, testing only"},
+        "labels": {"team": "a"},
+    }
