@@ -50,7 +50,6 @@ from kubernetes.client.models import (
 
 from kubectrl.errors import AlreadyExistsError, KubectrlError, NotFoundError
 from kubectrl.events import NORMAL, WARNING, EventRecorder
-from kubectrl.kinds import to_dict
 from kubectrl.runtime import CachedClient, Reconciler, Request, set_controller_reference
 
 #: The field manager the original passes on every write.
@@ -186,7 +185,7 @@ class FooReconciler(Reconciler):
 
     def record(self, foo: Foo, event_type: str, reason: str, message: str) -> None:
         """Record an event about ``foo`` (the recorder takes the object's dict)."""
-        self.recorder.event(to_dict(foo), event_type, reason, message)
+        self.recorder.event(foo, event_type, reason, message)
 
     async def create_deployment(self, foo: Foo, name: str, namespace: str) -> V1Deployment:
         """Create the Foo's Deployment; if it exists already, read it from the API server.

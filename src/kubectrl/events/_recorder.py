@@ -6,9 +6,12 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kubectrl import kinds
 from kubectrl.events._correlator import format_time
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from kubectrl.events._broadcaster import EventBroadcaster
 
 __all__ = ["NORMAL", "WARNING", "EventRecorder"]
@@ -88,13 +91,18 @@ class EventRecorder:
         """``source.component`` and ``reportingComponent`` of the events."""
         return self._component
 
-    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
-        """Record an event of ``type`` (``"Normal"`` or ``"Warning"``) about ``obj``."""
+    def event(
+        self, obj: Mapping[str, Any] | BaseModel, type: str, reason: str, message: str
+    ) -> None:
+        """Record an event of ``type`` (``"Normal"`` or ``"Warning"``) about ``obj``.
+
+        ``obj`` is an object dict or a typed model (``V1Deployment``, a custom resource).
+        """
         self._generate(obj, type, reason, message)
 
     def eventf(
         self,
-        obj: Mapping[str, Any],
+        obj: Mapping[str, Any] | BaseModel,
         type: str,
         reason: str,
         message_format: str,
@@ -105,7 +113,7 @@ class EventRecorder:
 
     def _generate(
         self,
-        obj: Mapping[str, Any],
+        obj: Mapping[str, Any] | BaseModel,
         event_type: str,
         reason: str,
         message: str,
@@ -118,7 +126,7 @@ class EventRecorder:
                 extra={"type": event_type, "reason": reason},
             )
             return
-        ref = object_reference(obj)
+        ref = object_reference(obj if isinstance(obj, Mapping) else kinds.to_dict(obj))
         if not ref["name"] or not ref["kind"]:
             log.error(
                 "cannot record event %s: the object has no kind or name",

@@ -102,6 +102,25 @@ async def test_event_fields(sink: Sink, clock: FakeClock) -> None:
     await b.shutdown()
 
 
+async def test_a_typed_model_is_the_involved_object(sink: Sink, clock: FakeClock) -> None:
+    from kubernetes.client.models import V1ConfigMap, V1ObjectMeta
+
+    b = make(sink, clock)
+    b.start()
+    cm = V1ConfigMap(metadata=V1ObjectMeta(name="cm", namespace="ns", uid="u1"))
+    b.new_recorder("ctrl").event(cm, NORMAL, "Seen", "typed")
+    await b.wait_idle()
+    (event,) = sink.events.values()
+    assert event["involvedObject"] == {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "name": "cm",
+        "namespace": "ns",
+        "uid": "u1",
+    }
+    await b.shutdown()
+
+
 async def test_cluster_scoped_objects_get_events_in_default(sink: Sink, clock: FakeClock) -> None:
     b = make(sink, clock)
     b.start()
