@@ -30,11 +30,11 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
+from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
 from kubectrl.errors import KubectrlError
@@ -268,7 +268,13 @@ class Manager:
     ``config`` is a :class:`~kubectrl.client.ClientConfig`, a kubeconfig path, or ``None``
     (:func:`~kubectrl.client.load_config`: ``KUBECONFIG``, in-cluster, ``~/.kube/config``).
     ``registry`` is the Prometheus registry every controller, workqueue and the elector report
-    to (a fresh one by default, served on ``/metrics``).
+    to (a fresh one by default, served on ``/metrics``). ``clock`` (default the machine's) is the
+    time every part the manager builds waits on: the informers (resyncs, relists' backoff,
+    sync timeouts), the event broadcaster, the leader elector and the shutdown's deadlines;
+    controllers run on it too when given ``clock=manager.clock`` (:attr:`clock`), so
+    ``requeue_after`` and the failure backoff run on it. A
+    :class:`~kubectrl._clock.FakeClock` there lets a test move time by hand instead of sleeping
+    (see :func:`kubectrl.testing.run_manager`).
 
     Guarantees: runnables start in controller-runtime's order (see the module docs) and stop in
     reverse; controllers start only after every cache synced and, with leader election, only on
@@ -293,8 +299,10 @@ class Manager:
         *,
         options: ManagerOptions | None = None,
         registry: CollectorRegistry | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._options = options if options is not None else ManagerOptions()
+        self._clock: Clock = clock if clock is not None else RealClock()
         if config is None:
             config = load_config()
         elif not isinstance(config, ClientConfig):
@@ -305,6 +313,7 @@ class Manager:
             self._api,
             namespace=self._options.cache_namespace,
             resync_period=self._options.sync_period,
+            clock=self._clock,
         )
         self._client = CachedClient(
             self._api, self._factory, sync_timeout=self._options.cache_sync_timeout
@@ -342,6 +351,22 @@ class Manager:
     def options(self) -> ManagerOptions:
         """The options in use."""
         return self._options
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the manager's parts wait on (give it to controllers built by hand).
+
+        Example::
+
+            >>> from kubectrl._clock import FakeClock
+            >>> from kubectrl.client import ClientConfig
+            >>> clock = FakeClock()
+            >>> config = ClientConfig(server="https://example.invalid")
+            >>> options = ManagerOptions(metrics_bind_address="0")
+            >>> Manager(config, options=options, clock=clock).clock is clock
+            True
+        """
+        return self._clock
 
     @property
     def client(self) -> CachedClient:
@@ -446,7 +471,7 @@ class Manager:
             recorder.event(foo, "Normal", "Synced", "Foo synced successfully")
         """
         if self._broadcaster is None:
-            self._broadcaster = EventBroadcaster(ClientEventSink(self._api))
+            self._broadcaster = EventBroadcaster(ClientEventSink(self._api), clock=self._clock)
             self.add(
                 _BroadcasterRunnable(self._broadcaster, self._options.event_flush_timeout),
                 need_leader_election=False,
@@ -601,6 +626,7 @@ class Manager:
             self._options.leader_election_config(),
             on_started_leading=self._start_leader_runnables,
             registry=self._registry,
+            clock=self._clock,
         )
         self._client.set_leader_fence(self._write_fence)
         self._elector_task = asyncio.ensure_future(self._elector.run())
@@ -665,25 +691,25 @@ class Manager:
         lost = self._lost
         # A lost lease: another replica may lead already, so do not let reconciles finish.
         budget = 0.0 if lost else self._options.graceful_shutdown_timeout
-        deadline = time.monotonic() + budget
+        deadline = self._clock.now() + budget
         if self._in_run:
             self._start_watchdog(budget + SHUTDOWN_MARGIN)
         log.info("Stopping and waiting for leader election runnables", extra={"timeout": budget})
         await asyncio.gather(
-            *(h.stop(_left(deadline)) for h in self._handles if h.need_leader_election)
+            *(h.stop(self._left(deadline)) for h in self._handles if h.need_leader_election)
         )
         # Leader-only work has stopped: release the lease now, before anything that may take
         # long (flushing events to a server that is gone), so a successor takes over at once.
         if self._elector is not None and self._elector_task is not None:
             self._elector.stop()  # releases the lease when configured; bounded by renew_deadline
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait({self._elector_task}, timeout=max(_left(deadline), 5.0))
+                await asyncio.wait({self._elector_task}, timeout=max(self._left(deadline), 5.0))
             if not self._elector_task.done():
                 self._elector_task.cancel()
                 await asyncio.gather(self._elector_task, return_exceptions=True)
         log.info("Stopping and waiting for non leader election runnables")
         await asyncio.gather(
-            *(h.stop(_left(deadline)) for h in self._handles if not h.need_leader_election)
+            *(h.stop(self._left(deadline)) for h in self._handles if not h.need_leader_election)
         )
         # Abandoned sync reconciles (stuck past the grace period) may not use the loop any more.
         self._blocking_client.unbind_loop()
@@ -694,6 +720,10 @@ class Manager:
         await self._metrics_server.stop()
         await self._api.aclose()
         log.info("Wait completed, proceeding to shutdown the manager")
+
+    def _left(self, deadline: float) -> float:
+        """Seconds from now to ``deadline`` on the manager's clock (never negative)."""
+        return max(deadline - self._clock.now(), 0.0)
 
     def _new_metrics_server(self) -> HTTPServer:
         options = self._options
@@ -795,10 +825,6 @@ class Manager:
             f"<Manager runnables={len(self._handles)} synced={self._caches_synced} "
             f"leader={self._leading_started}>"
         )
-
-
-def _left(deadline: float) -> float:
-    return max(deadline - time.monotonic(), 0.0)
 
 
 def _is_loopback(host: str) -> bool:
