@@ -1,0 +1,187 @@
+"""Helpers for controller tests: :func:`eventually` and :func:`run_manager`.
+
+``eventually`` waits for a condition without a fixed sleep and, when it never holds, fails with
+the last thing it saw. ``run_manager`` runs a :class:`~kubectrl.runtime.Manager` for the body of
+an ``async with``: started and synced on entry, stopped (its errors raised) on exit. Built with a
+:class:`~kubectrl._clock.FakeClock` (``Manager(config, clock=clock)``), its requeues and backoff
+wait on that clock, so a test moves time with ``clock.advance(30)`` instead of sleeping.
+
+Neither imports the runtime: they work on anything with the Manager's ``start``/``stop``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import reprlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol, TypeVar, cast
+
+from kubectrl._clock import Clock, FakeClock
+
+__all__ = ["eventually", "run_manager"]
+
+T = TypeVar("T")
+M = TypeVar("M", bound="_ManagerLike")
+
+#: The default of :func:`eventually`'s ``timeout``, seconds.
+DEFAULT_TIMEOUT = 5.0
+#: The default of :func:`eventually`'s ``interval``, seconds.
+DEFAULT_INTERVAL = 0.01
+#: With a :class:`FakeClock`, the real pause between two tries (lets other tasks, the fake API's
+#: watch streams and worker threads, make progress before the clock moves).
+_FAKE_CLOCK_YIELD = 0.001
+
+_repr = reprlib.Repr()
+_repr.maxstring = 400
+_repr.maxother = 400
+_repr.maxdict = 20
+_repr.maxlist = 20
+_repr.maxlevel = 4
+
+
+class _ManagerLike(Protocol):
+    @property
+    def caches_synced(self) -> bool: ...
+
+    def is_leader(self) -> bool: ...
+
+    async def start(self, *, handle_signals: bool = False) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+async def eventually(
+    predicate: Callable[[], T | Awaitable[T]],
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    clock: Clock | None = None,
+    describe: str | None = None,
+) -> T:
+    """Call (and await, if it returns an awaitable) ``predicate`` until it returns something truthy.
+
+    Returns that value. An exception from ``predicate`` (an ``assert`` inside it, a
+    ``NotFoundError``) counts as "not yet" and is remembered. When ``timeout`` seconds pass
+    without success, raises :class:`AssertionError` naming ``describe`` (default: the predicate's
+    name) and showing the last value returned, or the last exception raised (also chained as
+    ``__cause__``).
+
+    ``timeout`` and ``interval`` are seconds of ``clock`` (default: the machine's). With a
+    :class:`~kubectrl._clock.FakeClock`, each failed try yields to the event loop for a moment
+    and then *advances* the fake clock by ``interval``: timers due on it (a
+    ``requeue_after``, a backoff) fire along the way, and the timeout is fake time. To check
+    that something does *not* happen before a moment, advance the clock by hand instead.
+
+    Example::
+
+        >>> import asyncio
+        >>> async def demo() -> int:
+        ...     tries = []
+        ...     def third_time() -> int:
+        ...         tries.append(1)
+        ...         return len(tries) if len(tries) >= 3 else 0
+        ...     return await eventually(third_time, 1.0, interval=0.001)
+        >>> asyncio.run(demo())
+        3
+        >>> async def never() -> None:
+        ...     await eventually(lambda: {"ready": False}["ready"], 0.02, describe="ready")
+        >>> asyncio.run(never())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        AssertionError: eventually: ready still false after 0.02 s (... tries); last value: False
+    """
+    if timeout < 0:
+        raise ValueError(f"eventually: timeout must be >= 0, got {timeout}")
+    if interval <= 0:
+        raise ValueError(f"eventually: interval must be > 0, got {interval}")
+    what = describe or _name(predicate)
+    fake = clock if isinstance(clock, FakeClock) else None
+    now = clock.now if clock is not None else asyncio.get_running_loop().time
+    deadline = now() + timeout
+    tries = 0
+    last_value: object = None
+    last_error: BaseException | None = None
+    while True:
+        tries += 1
+        try:
+            result = predicate()
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as err:  # "not yet"; reported on timeout
+            last_error, last_value = err, None
+        else:
+            if result:
+                return cast("T", result)
+            last_error, last_value = None, result
+        if now() >= deadline:
+            break
+        if fake is not None:
+            await asyncio.sleep(_FAKE_CLOCK_YIELD)
+            fake.advance(min(interval, max(deadline - fake.now(), 0.0)))
+        elif clock is not None:
+            await clock.sleep(min(interval, max(deadline - now(), 0.0)))
+        else:
+            await asyncio.sleep(min(interval, max(deadline - now(), 0.0)))
+    if last_error is not None:
+        message = (
+            f"eventually: {what} still false after {timeout:g} s ({tries} tries); "
+            f"last raised: {type(last_error).__name__}: {last_error}"
+        )
+        raise AssertionError(message) from last_error
+    raise AssertionError(
+        f"eventually: {what} still false after {timeout:g} s ({tries} tries); "
+        f"last value: {_repr.repr(last_value)}"
+    )
+
+
+@contextlib.asynccontextmanager
+async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
+    """Run ``manager`` for the body of an ``async with``: started, synced and leading on entry.
+
+    Entry returns once the manager's caches synced and its controllers started (with leader
+    election: once it leads), waiting at most ``timeout`` real seconds (then
+    :class:`AssertionError` naming what was still missing, after stopping the manager). A
+    manager that fails to start raises its error. Exit stops it gracefully and raises what
+    :meth:`~kubectrl.runtime.Manager.start` raised, if anything.
+
+    Example::
+
+        clock = FakeClock()
+        manager = Manager(api.config(), options=ManagerOptions(metrics_bind_address="0"),
+                          clock=clock)
+        Builder(manager).for_(("v1", "ConfigMap")).complete(reconcile)
+        async with run_manager(manager):
+            await api_client.create(config_map)
+            await eventually(lambda: calls, describe="a reconcile")
+    """
+    task: asyncio.Task[None] = asyncio.ensure_future(manager.start())
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not (manager.caches_synced and manager.is_leader()):
+            if task.done():
+                task.result()  # raises the manager's error
+                raise AssertionError("run_manager: the manager stopped before it was running")
+            if loop.time() >= deadline:
+                missing = "its caches to sync" if not manager.caches_synced else "leadership"
+                raise AssertionError(
+                    f"run_manager: still waiting for {missing} after {timeout:g} s "
+                    f"(is every kind the controllers watch served? {manager!r})"
+                )
+            await asyncio.sleep(_FAKE_CLOCK_YIELD)
+        yield manager
+    except BaseException:
+        # The body (or the wait) failed: stop, and let the body's error be the one reported.
+        manager.stop()
+        with contextlib.suppress(BaseException):
+            await task
+        raise
+    manager.stop()
+    await task
+
+
+def _name(predicate: Callable[..., Any]) -> str:
+    name = getattr(predicate, "__qualname__", None) or type(predicate).__name__
+    return str(name)
