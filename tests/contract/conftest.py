@@ -1,0 +1,157 @@
+"""The contract suite: every case runs against the real kube-apiserver and against FakeAPI.
+
+The ``target`` fixture is parametrised over ``["real", "fake"]``:
+
+* ``real``: the local control plane of the pytest plugin (etcd + kube-apiserver, no
+  kube-controller-manager). One namespace is shared by the cases of a module (names are unique
+  per case); the CRD these cases use is installed once per session.
+* ``fake``: a fresh :class:`kubectrl.testing.FakeAPI` per case.
+
+Marks (registered here, one-line reasons: the docs' known-differences table is generated from
+them):
+
+* ``known_difference("reason")``: the fake does not implement the behaviour. On the fake the
+  case must fail with a clear ``NotImplementedError`` (``kubectrl.testing.UnsupportedFeatureError``
+  is one) naming the feature; silently doing something else fails the case.
+* ``fake_only("reason")``: the test environment cannot show the behaviour (the envtest control
+  plane runs no controllers, so no garbage collector); the real parametrisation is skipped. A
+  difference of the test environment, not of the fake.
+* ``fake_xfail("reason")``: a fake bug still open; the fake parametrisation is
+  ``xfail(strict=True)``.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import AsyncIterator, Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from contract_helpers import Target, unique
+
+from kubectrl.client import AsyncClient, load_kubeconfig
+
+if TYPE_CHECKING:
+    from kubectrl.envtest import ControlPlane
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "known_difference(reason): FakeAPI does not implement this; on the fake the case must "
+        "raise a clear NotImplementedError naming the feature",
+    )
+    config.addinivalue_line(
+        "markers",
+        "fake_only(reason): the envtest control plane cannot show this behaviour (no "
+        "controllers run); the real parametrisation is skipped",
+    )
+    config.addinivalue_line(
+        "markers", "fake_xfail(reason): a FakeAPI bug still open; xfail(strict=True) on the fake"
+    )
+
+
+def _target_param(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("target") if callspec is not None else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _target_param(item) != "fake":
+            continue
+        mark = item.get_closest_marker("fake_xfail")
+        if mark is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"FakeAPI: {mark.args[0]}"))
+
+
+def _unsupported_types() -> tuple[type[BaseException], ...]:
+    try:
+        from kubectrl.testing import UnsupportedFeatureError  # type: ignore[attr-defined]
+    except ImportError:
+        return (NotImplementedError,)
+    return (NotImplementedError, UnsupportedFeatureError)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    mark = item.get_closest_marker("known_difference")
+    if mark is None or _target_param(item) != "fake":
+        return (yield)
+    reason = mark.args[0]
+    try:
+        yield
+    except _unsupported_types() as exc:
+        if not str(exc).strip():
+            pytest.fail(
+                f"known difference ({reason}): the fake raised {type(exc).__name__} without "
+                "naming the feature",
+                pytrace=False,
+            )
+        return None
+    pytest.fail(
+        f"known difference ({reason}): the fake was expected to raise NotImplementedError "
+        "naming the feature, but the case ran without it",
+        pytrace=False,
+    )
+
+
+# ---------------------------------------------------------------------------------- fixtures
+
+_REAL_CRDS: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module")
+def real_module_namespace(
+    control_plane: ControlPlane, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """One namespace shared by a module's real-server cases (names in it are unique)."""
+    stem = re.sub(r"[^a-z0-9]+", "-", request.module.__name__.split(".")[-1].lower())
+    name = f"{stem[:40].strip('-')}-{secrets.token_hex(3)}"
+    with control_plane.http_client() as http:
+        response = http.post(
+            "/api/v1/namespaces",
+            json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+        )
+        if response.status_code != 201:
+            pytest.fail(f"creating namespace {name}: HTTP {response.status_code} {response.text}")
+    yield name
+    with control_plane.http_client() as http:
+        http.delete(f"/api/v1/namespaces/{name}")
+
+
+@pytest.fixture(params=[pytest.param("real", marks=pytest.mark.integration), "fake"])
+async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Target]:
+    """The API server under contract, ``real`` or ``fake``."""
+    if request.param == "real":
+        mark = request.node.get_closest_marker("fake_only")
+        if mark is not None:
+            pytest.skip(f"test environment: {mark.args[0]}")
+        control_plane: ControlPlane = request.getfixturevalue("control_plane")
+        namespace = request.getfixturevalue("real_module_namespace")
+        config = load_kubeconfig(control_plane.kubeconfig.path).with_options(rate_limit=None)
+        async with AsyncClient(config) as client:
+            t = Target(
+                "real",
+                client,
+                namespace,
+                control_plane=control_plane,
+                tmp_path=tmp_path,
+                crd_cache=_REAL_CRDS,
+            )
+            try:
+                yield t
+            finally:
+                await t.cleanup()
+        return
+    try:
+        from kubectrl.testing import FakeAPI  # type: ignore[attr-defined]
+    except ImportError:
+        pytest.skip("kubectrl.testing.FakeAPI is not available yet")
+    api = FakeAPI()
+    namespace = unique("contract")
+    api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    async with AsyncClient(api.config()) as client:
+        yield Target("fake", client, namespace, api=api, tmp_path=tmp_path, crd_cache={})

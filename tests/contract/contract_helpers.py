@@ -1,0 +1,214 @@
+"""Objects and the Target wrapper shared by the contract cases (imported by conftest.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import yaml
+
+from kubectrl.client import AsyncClient
+
+if TYPE_CHECKING:
+    from kubectrl.envtest import ControlPlane
+
+NS = ("v1", "Namespace")
+CM = ("v1", "ConfigMap")
+DEPLOY = ("apps/v1", "Deployment")
+
+
+def unique(prefix: str) -> str:
+    """A DNS-1123 name unique across the session (the real namespace is shared)."""
+    return f"{prefix}-{secrets.token_hex(3)}"
+
+
+def configmap(
+    name: str,
+    namespace: str,
+    data: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": dict(data or {})}
+
+
+def deployment(
+    name: str, namespace: str, containers: list[dict[str, Any]] | None = None, replicas: int = 1
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": containers or [{"name": "app", "image": "nginx:1"}]},
+            },
+        },
+    }
+
+
+def widget_crd(group: str, plural: str = "widgets", kind: str = "Widget") -> dict[str, Any]:
+    """A namespaced CRD with status and scale subresources, defaults and validation."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "listKind": f"{kind}List",
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {
+                        "status": {},
+                        "scale": {
+                            "specReplicasPath": ".spec.replicas",
+                            "statusReplicasPath": ".status.replicas",
+                        },
+                    },
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {
+                                        "replicas": {
+                                            "type": "integer",
+                                            "minimum": 0,
+                                            "maximum": 10,
+                                            "default": 1,
+                                        },
+                                        "color": {"type": "string"},
+                                        "size": {"type": "string", "default": "M"},
+                                        "options": {
+                                            "type": "object",
+                                            "default": {},
+                                            "properties": {
+                                                "mode": {"type": "string", "default": "auto"},
+                                            },
+                                        },
+                                    },
+                                },
+                                "status": {
+                                    "type": "object",
+                                    "properties": {
+                                        "replicas": {"type": "integer"},
+                                        "phase": {"type": "string"},
+                                    },
+                                },
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+class Target:
+    """One API server under contract: its client, a namespace, and what differs in setup."""
+
+    def __init__(
+        self,
+        name: str,
+        client: AsyncClient,
+        namespace: str,
+        *,
+        api: Any = None,
+        control_plane: ControlPlane | None = None,
+        tmp_path: Path,
+        crd_cache: dict[str, str],
+    ) -> None:
+        self.name = name
+        self.client = client
+        self.namespace = namespace
+        self.api = api
+        self.control_plane = control_plane
+        self._tmp_path = tmp_path
+        self._crd_cache = crd_cache
+        self._namespaces: list[str] = []
+
+    @property
+    def is_real(self) -> bool:
+        return self.name == "real"
+
+    def __repr__(self) -> str:
+        return f"Target({self.name})"
+
+    async def install_crd(self, crd: Mapping[str, Any]) -> None:
+        """Install a CRD and wait until the kind is served."""
+        if self.api is not None:
+            self.api.install_crd(copy.deepcopy(dict(crd)))
+            return
+        assert self.control_plane is not None
+        path = self._tmp_path / f"{crd['metadata']['name']}.yaml"
+        path.write_text(yaml.safe_dump(dict(crd)))
+        await asyncio.to_thread(self.control_plane.install_crds, [path])
+
+    async def widget(self) -> tuple[str, str]:
+        """The Widget kind (installed once per session on the real server, per case on the fake)."""
+        group = self._crd_cache.get("widget")
+        if group is None or self.api is not None:
+            group = f"w{secrets.token_hex(4)}.contract.kubectrl.test"
+            await self.install_crd(widget_crd(group))
+            if self.api is None:
+                self._crd_cache["widget"] = group
+        return (f"{group}/v1", "Widget")
+
+    async def new_namespace(self) -> str:
+        """A namespace of this case alone (deleted afterwards on the real server)."""
+        name = unique("ctr")
+        await self.client.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        )
+        self._namespaces.append(name)
+        return name
+
+    async def compact(self) -> None:
+        """Forget the history before now: watches from older resourceVersions get 410."""
+        if self.api is not None:
+            self.api.compact()
+            return
+        assert self.control_plane is not None
+        await asyncio.to_thread(_etcd_compact, self.control_plane.etcd_endpoint)
+
+    async def cleanup(self) -> None:
+        if self.is_real:
+            for ns in self._namespaces:
+                with contextlib.suppress(Exception):
+                    await self.client.delete(NS, ns)
+
+
+def _etcd_compact(etcd_endpoint: str) -> int:
+    """Compact etcd at its current revision (v3 JSON gateway); returns that revision."""
+    with httpx.Client(base_url=etcd_endpoint, timeout=30) as http:
+        key = base64.b64encode(b"/").decode()
+        revision = int(
+            http.post("/v3/kv/range", json={"key": key, "limit": 1}).json()["header"]["revision"]
+        )
+        response = http.post(
+            "/v3/kv/compaction", json={"revision": str(revision), "physical": True}
+        )
+        response.raise_for_status()
+    return revision
