@@ -1,0 +1,177 @@
+"""Merge, JSON and strategic merge patches; server-side apply with field managers.
+
+Upstream: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (patch types; strategic
+merge patch on custom resources is 415 UnsupportedMediaType), RFC 7386 / RFC 6902 semantics,
+staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go (lists with a patchMergeKey,
+e.g. containers by name) and staging/src/k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager
+(managedFields, apply conflicts, force).
+"""
+
+from __future__ import annotations
+
+import pytest
+from contract_helpers import CM, DEPLOY, Target, configmap, deployment, unique
+
+from kubectrl.errors import APIError, ConflictError, InvalidError
+
+
+async def test_merge_patch_sets_and_null_removes(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("merge")
+    await c.create(configmap(name, ns, {"a": "1", "b": "2"}))
+    patched = await c.patch(CM, name, {"data": {"a": "9", "b": None, "c": "3"}}, namespace=ns)
+    assert patched["data"] == {"a": "9", "c": "3"}
+
+
+async def test_merge_patch_replaces_lists_whole(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("mergelist")
+    containers = [{"name": "app", "image": "nginx:1"}, {"name": "side", "image": "busybox:1"}]
+    await c.create(deployment(name, ns, containers))
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}}
+    patched = await c.patch(DEPLOY, name, patch, namespace=ns, patch_type="merge")
+    got = patched["spec"]["template"]["spec"]["containers"]
+    assert [(x["name"], x["image"]) for x in got] == [("app", "nginx:2")]
+
+
+async def test_strategic_merge_patch_merges_containers_by_name(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("smp")
+    containers = [{"name": "app", "image": "nginx:1"}, {"name": "side", "image": "busybox:1"}]
+    await c.create(deployment(name, ns, containers))
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}}
+    patched = await c.patch(DEPLOY, name, patch, namespace=ns, patch_type="strategic")
+    got = patched["spec"]["template"]["spec"]["containers"]
+    assert [(x["name"], x["image"]) for x in got] == [("app", "nginx:2"), ("side", "busybox:1")]
+
+
+async def test_strategic_merge_patch_delete_directive(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("smpdel")
+    containers = [{"name": "app", "image": "nginx:1"}, {"name": "side", "image": "busybox:1"}]
+    await c.create(deployment(name, ns, containers))
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "side", "$patch": "delete"}]}}}}
+    patched = await c.patch(DEPLOY, name, patch, namespace=ns, patch_type="strategic")
+    assert [x["name"] for x in patched["spec"]["template"]["spec"]["containers"]] == ["app"]
+
+
+async def test_strategic_merge_patch_on_custom_resource_is_415(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("smpcr")
+    kind = await target.widget()
+    await c.create(
+        {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
+    )
+    with pytest.raises(APIError) as info:
+        await c.patch(kind, name, {"spec": {"color": "x"}}, namespace=ns, patch_type="strategic")
+    assert info.value.code == 415
+    assert info.value.reason == "UnsupportedMediaType"
+
+
+async def test_json_patch_add_replace_remove(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("json")
+    await c.create(configmap(name, ns, {"a": "1", "b": "2"}))
+    ops = [
+        {"op": "add", "path": "/data/c", "value": "3"},
+        {"op": "replace", "path": "/data/a", "value": "9"},
+        {"op": "remove", "path": "/data/b"},
+    ]
+    patched = await c.patch(CM, name, ops, namespace=ns, patch_type="json")
+    assert patched["data"] == {"a": "9", "c": "3"}
+
+
+async def test_json_patch_failed_test_op_is_rejected_and_changes_nothing(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("jsontest")
+    created = await c.create(configmap(name, ns, {"a": "1"}))
+    ops = [
+        {"op": "test", "path": "/data/a", "value": "2"},
+        {"op": "replace", "path": "/data/a", "value": "3"},
+    ]
+    with pytest.raises(InvalidError) as info:
+        await c.patch(CM, name, ops, namespace=ns, patch_type="json")
+    assert info.value.code == 422
+    got = await c.get(CM, name, namespace=ns)
+    assert got["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+async def test_json_patch_remove_missing_path_is_rejected(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("jsonmiss")
+    await c.create(configmap(name, ns, {"a": "1"}))
+    with pytest.raises(InvalidError):
+        await c.patch(
+            CM, name, [{"op": "remove", "path": "/data/zzz"}], namespace=ns, patch_type="json"
+        )
+
+
+def _desired(name: str, ns: str, **data: str) -> dict:
+    return configmap(name, ns, data)
+
+
+async def test_apply_creates_and_records_the_field_manager(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("apply")
+    applied = await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+    assert applied["data"] == {"owner": "alpha"}
+    entries = applied["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"]) for e in entries] == [("alpha", "Apply")]
+    assert entries[0]["fieldsType"] == "FieldsV1"
+    assert "f:data" in entries[0]["fieldsV1"]
+    assert "f:owner" in entries[0]["fieldsV1"]["f:data"]
+
+
+async def test_apply_again_by_the_same_manager_is_idempotent(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("apply2")
+    first = await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+    second = await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+    assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+
+
+async def test_apply_conflict_names_the_owner_and_field(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("applyc")
+    await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+    with pytest.raises(ConflictError) as info:
+        await c.apply(_desired(name, ns, owner="beta"), field_manager="beta")
+    err = info.value
+    assert err.code == 409
+    assert 'conflict with "alpha"' in err.server_message
+    assert [(cause.type, cause.field) for cause in err.causes] == [
+        ("FieldManagerConflict", ".data.owner")
+    ]
+    assert (await c.get(CM, name, namespace=ns))["data"] == {"owner": "alpha"}
+
+
+async def test_apply_same_value_by_another_manager_shares_ownership(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("applys")
+    await c.apply(_desired(name, ns, owner="same"), field_manager="alpha")
+    shared = await c.apply(_desired(name, ns, owner="same"), field_manager="beta")
+    assert {e["manager"] for e in shared["metadata"]["managedFields"]} == {"alpha", "beta"}
+
+
+async def test_apply_force_takes_ownership(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("applyf")
+    await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+    forced = await c.apply(_desired(name, ns, owner="beta"), field_manager="beta", force=True)
+    assert forced["data"] == {"owner": "beta"}
+    managers = {e["manager"] for e in forced["metadata"]["managedFields"]}
+    assert managers == {"beta"}  # alpha owned only that field and lost it
+
+
+async def test_apply_drops_fields_the_manager_no_longer_applies(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("applyd")
+    await c.apply(_desired(name, ns, a="1", b="2"), field_manager="alpha")
+    applied = await c.apply(_desired(name, ns, a="1"), field_manager="alpha")
+    assert applied["data"] == {"a": "1"}
+
+
+async def test_update_after_apply_conflicts_on_next_apply(target: Target) -> None:
+    """A plain update takes ownership of the fields it changes (operation Update)."""
+    c, ns, name = target.client, target.namespace, unique("applyu")
+    await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+    await c.patch(CM, name, {"data": {"owner": "editor"}}, namespace=ns, field_manager="editor")
+    got = await c.get(CM, name, namespace=ns)
+    ops = {(e["manager"], e["operation"]) for e in got["metadata"]["managedFields"]}
+    assert ("editor", "Update") in ops
+    with pytest.raises(ConflictError):
+        await c.apply(_desired(name, ns, owner="alpha"), field_manager="alpha")
+
+
+async def test_apply_spec_field_conflict_on_a_deployment(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("applydep")
+    await c.apply(deployment(name, ns, replicas=2), field_manager="alpha")
+    with pytest.raises(ConflictError) as info:
+        await c.apply(deployment(name, ns, replicas=5), field_manager="beta")
+    assert ".spec.replicas" in [cause.field for cause in info.value.causes]
