@@ -186,12 +186,20 @@ class Target:
         return name
 
     async def compact(self) -> None:
-        """Forget the history before now: watches from older resourceVersions get 410."""
+        """Forget the history before now: watches from older resourceVersions get 410.
+
+        On the real server: compact etcd at its current revision and restart kube-apiserver.
+        """
         if self.api is not None:
             self.api.compact()
             return
         assert self.control_plane is not None
         await asyncio.to_thread(_etcd_compact, self.control_plane.etcd_endpoint)
+        # The watch cache serves every event since its last relist when none was evicted
+        # (apiserver pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked: oldest is
+        # listResourceVersion + 1) and does not notice an external compaction; after a restart,
+        # as after any apiserver roll, it starts from now and older versions are 410.
+        await asyncio.to_thread(self.control_plane.restart_apiserver)
 
     async def cleanup(self) -> None:
         if self.is_real:
