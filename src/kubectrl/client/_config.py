@@ -111,6 +111,15 @@ class ClientConfig:
     ca_data: bytes | None = dataclasses.field(default=None, repr=False)
     client_cert_data: bytes | None = dataclasses.field(default=None, repr=False)
     client_key_data: bytes | None = dataclasses.field(default=None, repr=False)
+    #: An httpx async transport that replaces the network for both connection pools (used by
+    #: :class:`kubectrl.testing.FakeAPI`); ``server`` is still required and names the base URL.
+    transport: httpx.AsyncBaseTransport | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.server, str) or not self.server:
+            raise ConfigError("is required (an http(s) URL like https://host:6443)", field="server")
 
     def with_options(self, **changes: Any) -> ClientConfig:
         """A copy with some fields changed (``dataclasses.replace``).
@@ -207,7 +216,10 @@ class ClientConfig:
                 (await http.get("/version")).json()
         """
         limit = self.max_connections if max_connections is None else (max_connections or None)
-        return httpx.AsyncClient(**self._httpx_kwargs(limit, timeout))
+        kwargs = self._httpx_kwargs(limit, timeout)
+        if self.transport is not None:
+            kwargs["transport"] = self.transport
+        return httpx.AsyncClient(**kwargs)
 
     def request_extensions(self) -> dict[str, Any]:
         """Per-request httpx extensions (SNI override from ``tls-server-name``)."""

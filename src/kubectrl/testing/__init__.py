@@ -1,0 +1,23 @@
+"""Testing kit: :class:`FakeAPI`, an in-memory kube-apiserver for fast controller unit tests.
+
+The fake speaks the real HTTP API through an httpx transport, so a reconciler written for
+:class:`~kubectrl.client.AsyncClient`, :class:`~kubectrl.client.Client` or a ``Manager`` runs on
+it unchanged; the contract suite (``tests/contract``) runs the same cases on a real
+kube-apiserver and on the fake. See docs/testing.md.
+
+Example::
+
+    api = FakeAPI()
+    api.seed({"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "settings", "namespace": "default"}, "data": {"a": "1"}})
+    async with AsyncClient(api.config()) as client:
+        ...
+"""
+
+from __future__ import annotations
+
+from kubectrl.testing._fake import FakeAPI
+from kubectrl.testing._helpers import eventually, run_manager
+from kubectrl.testing._status import UnsupportedFeatureError
+
+__all__ = ["FakeAPI", "UnsupportedFeatureError", "eventually", "run_manager"]

@@ -1,0 +1,401 @@
+"""What the fake serves: built-in resources (from :mod:`kubectrl._builtin_kinds`) and CRDs.
+
+A CRD brings its versions, scope, names, subresources and the structural schema the fake
+defaults, prunes and validates custom objects with (types, required, enum, bounds, lengths,
+pattern; CEL rules are not evaluated).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl._builtin_kinds import BUILTIN_KINDS
+
+__all__ = ["ResourceInfo", "builtin_resources"]
+
+# Built-in resources with a status subresource (a status write ignores everything else and a
+# main-resource write keeps the stored status), as kube-apiserver v1.36 serves them.
+_STATUS = {
+    ("", "pods"),
+    ("", "services"),
+    ("", "nodes"),
+    ("", "namespaces"),
+    ("", "persistentvolumes"),
+    ("", "persistentvolumeclaims"),
+    ("", "replicationcontrollers"),
+    ("", "resourcequotas"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+    ("autoscaling", "horizontalpodautoscalers"),
+    ("policy", "poddisruptionbudgets"),
+    ("networking.k8s.io", "ingresses"),
+    ("certificates.k8s.io", "certificatesigningrequests"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    ("apiregistration.k8s.io", "apiservices"),
+    ("storage.k8s.io", "volumeattachments"),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas"),
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
+}
+_SCALE = {
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("", "replicationcontrollers"),
+}
+# Built-ins whose strategy maintains metadata.generation (bumped when spec changes).
+_GENERATION = {
+    ("", "pods"),
+    ("", "replicationcontrollers"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+    ("autoscaling", "horizontalpodautoscalers"),
+    ("policy", "poddisruptionbudgets"),
+    ("networking.k8s.io", "ingresses"),
+    ("networking.k8s.io", "networkpolicies"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+}
+_SHORT_NAMES = {
+    "configmaps": ["cm"],
+    "namespaces": ["ns"],
+    "pods": ["po"],
+    "services": ["svc"],
+    "deployments": ["deploy"],
+    "replicasets": ["rs"],
+    "statefulsets": ["sts"],
+    "daemonsets": ["ds"],
+    "serviceaccounts": ["sa"],
+    "persistentvolumeclaims": ["pvc"],
+    "customresourcedefinitions": ["crd", "crds"],
+    "events": ["ev"],
+    "nodes": ["no"],
+    "cronjobs": ["cj"],
+    "ingresses": ["ing"],
+    "endpoints": ["ep"],
+}
+_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclasses.dataclass
+class ResourceInfo:
+    """One served resource: names, scope, subresources and (CRDs) its schema per version."""
+
+    group: str
+    versions: list[str]
+    plural: str
+    kind: str
+    namespaced: bool
+    singular: str = ""
+    short_names: list[str] = dataclasses.field(default_factory=list)
+    status: bool = False
+    scale: dict[str, str] | None = None  # CRD scale paths, or {} for a built-in scale
+    generation: bool = False
+    crd: bool = False
+    schemas: dict[str, Mapping[str, Any] | None] = dataclasses.field(default_factory=dict)
+    list_kind: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(group, plural)``: objects are stored per key whatever the version."""
+        return (self.group, self.plural)
+
+    def api_version(self, version: str | None = None) -> str:
+        """``group/version`` (``v1`` for the core group), the first version by default."""
+        v = version or self.versions[0]
+        return f"{self.group}/{v}" if self.group else v
+
+    def discovery(self, version: str) -> list[dict[str, Any]]:
+        """This resource's ``APIResourceList`` entries (the resource, then its subresources)."""
+        main: dict[str, Any] = {
+            "name": self.plural,
+            "singularName": self.singular or self.kind.lower(),
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": list(_VERBS),
+        }
+        if self.short_names:
+            main["shortNames"] = list(self.short_names)
+        out = [main]
+        if self.status:
+            out.append(
+                {
+                    "name": f"{self.plural}/status",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "kind": self.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        if self.scale is not None:
+            out.append(
+                {
+                    "name": f"{self.plural}/scale",
+                    "singularName": "",
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "namespaced": self.namespaced,
+                    "kind": "Scale",
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        return out
+
+
+def builtin_resources() -> list[ResourceInfo]:
+    """Every built-in resource of :mod:`kubectrl._builtin_kinds`, one entry per group+plural."""
+    out: dict[tuple[str, str], ResourceInfo] = {}
+    for group, version, kind, plural, namespaced in BUILTIN_KINDS.values():
+        info = out.get((group, plural))
+        if info is not None:
+            if version not in info.versions:
+                info.versions.append(version)
+            continue
+        out[(group, plural)] = ResourceInfo(
+            group=group,
+            versions=[version],
+            plural=plural,
+            kind=kind,
+            namespaced=namespaced,
+            singular=kind.lower(),
+            short_names=list(_SHORT_NAMES.get(plural, [])),
+            status=(group, plural) in _STATUS,
+            scale={} if (group, plural) in _SCALE else None,
+            generation=(group, plural) in _GENERATION,
+            list_kind=f"{kind}List",
+        )
+    return list(out.values())
+
+
+def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
+    """The :class:`ResourceInfo` a CRD dict defines (served versions only, storage first)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    versions = [v for v in spec.get("versions") or () if v.get("served", True)]
+    if not spec.get("group") or not names.get("plural") or not names.get("kind") or not versions:
+        raise ValueError(
+            "a CustomResourceDefinition needs spec.group, spec.names.plural, spec.names.kind "
+            "and at least one served spec.versions entry"
+        )
+    versions.sort(key=lambda v: not v.get("storage", False))
+    first = versions[0]
+    subresources = first.get("subresources") or {}
+    scale = subresources.get("scale")
+    return ResourceInfo(
+        group=str(spec["group"]),
+        versions=[str(v["name"]) for v in versions],
+        plural=str(names["plural"]),
+        kind=str(names["kind"]),
+        namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+        singular=str(names.get("singular") or names["kind"].lower()),
+        short_names=list(names.get("shortNames") or ()),
+        status="status" in subresources,
+        scale=dict(scale) if isinstance(scale, Mapping) else None,
+        generation=True,
+        crd=True,
+        schemas={str(v["name"]): (v.get("schema") or {}).get("openAPIV3Schema") for v in versions},
+        list_kind=str(names.get("listKind") or f"{names['kind']}List"),
+    )
+
+
+# --------------------------------------------------------------------------- structural schema
+
+_TYPE_NAMES = {
+    "string": (str,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
+    """Fill ``default`` values in place, as the apiserver does on create, update and read."""
+    if not schema or not isinstance(value, (dict, list)):
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            if name not in value and "default" in sub:
+                value[name] = copy.deepcopy(sub["default"])
+            if name in value:
+                apply_defaults(sub, value[name])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for name, item in value.items():
+                if name not in props:
+                    apply_defaults(extra, item)
+    else:
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for item in value:
+                apply_defaults(items, item)
+    return value
+
+
+def prune(schema: Mapping[str, Any] | None, value: Any, top: bool = False) -> Any:
+    """Drop fields the schema does not know (unless ``x-kubernetes-preserve-unknown-fields``)."""
+    if not schema or schema.get("x-kubernetes-preserve-unknown-fields"):
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for name in list(value):
+            if top and name in ("apiVersion", "kind", "metadata"):
+                continue
+            if name in props:
+                prune(props[name], value[name])
+            elif isinstance(extra, Mapping):
+                prune(extra, value[name])
+            elif extra is True:
+                continue
+            else:
+                del value[name]
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for item in value:
+            prune(schema["items"], item)
+    return value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (dict, list)):
+        return '"' + type(value).__name__ + '"'
+    return str(value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def validate(
+    schema: Mapping[str, Any] | None, value: Any, path: str = ""
+) -> list[tuple[str, str, str]]:
+    """``(cause type, field, message)`` for each violation, worded like the apiserver's."""
+    if not schema:
+        return []
+    errors: list[tuple[str, str, str]] = []
+    where = path or "<root>"
+    if value is None and schema.get("nullable"):
+        return []
+    typ = schema.get("type")
+    if typ and not schema.get("x-kubernetes-int-or-string"):
+        ok = (
+            (typ == "integer" and isinstance(value, int) and not isinstance(value, bool))
+            or (typ == "number" and _number(value))
+            or (typ in _TYPE_NAMES and isinstance(value, _TYPE_NAMES[typ]))
+        )
+        if not ok:
+            shown = {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+                type(value), "number" if _number(value) else "null"
+            )
+            return [
+                (
+                    "FieldValueTypeInvalid",
+                    where,
+                    f'Invalid value: "{shown}": {where} in body must be of type {typ}: "{shown}"',
+                )
+            ]
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(_show(v) for v in schema["enum"])
+        errors.append(
+            (
+                "FieldValueNotSupported",
+                where,
+                f"Unsupported value: {_show(value)}: supported values: {allowed}",
+            )
+        )
+    if _number(value):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(
+                (
+                    "FieldValueInvalid",
+                    where,
+                    (
+                        f"Invalid value: {_show(value)}: {where} in body should "
+                        f"be greater than or equal to {schema['minimum']}"
+                    ),
+                )
+            )
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(
+                (
+                    "FieldValueInvalid",
+                    where,
+                    (
+                        f"Invalid value: {_show(value)}: {where} in body "
+                        f"should be less than or equal to {schema['maximum']}"
+                    ),
+                )
+            )
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(
+                (
+                    "FieldValueTooLong",
+                    where,
+                    f"Too long: may not be more than {schema['maxLength']} bytes",
+                )
+            )
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            errors.append(
+                (
+                    "FieldValueInvalid",
+                    where,
+                    (
+                        f"Invalid value: {_show(value)}: {where} in body "
+                        f"should be at least {schema['minLength']} chars long"
+                    ),
+                )
+            )
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(
+                (
+                    "FieldValueInvalid",
+                    where,
+                    (
+                        f"Invalid value: {_show(value)}: {where} in "
+                        f"body should match '{schema['pattern']}'"
+                    ),
+                )
+            )
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for name in schema.get("required") or ():
+            if name not in value:
+                errors.append(
+                    ("FieldValueRequired", f"{path}.{name}" if path else name, "Required value")
+                )
+        for name, item in value.items():
+            sub = props.get(name)
+            if sub is None and isinstance(schema.get("additionalProperties"), Mapping):
+                sub = schema["additionalProperties"]
+            if sub is not None and not (not path and name in ("apiVersion", "kind", "metadata")):
+                errors.extend(validate(sub, item, f"{path}.{name}" if path else name))
+    if isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errors.append(
+                (
+                    "FieldValueTooMany",
+                    where,
+                    f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
+                )
+            )
+        if isinstance(schema.get("items"), Mapping):
+            for i, item in enumerate(value):
+                errors.extend(validate(schema["items"], item, f"{where}[{i}]"))
+    return errors
