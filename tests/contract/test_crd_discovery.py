@@ -1,0 +1,138 @@
+"""CRD schema defaults and pruning, discovery of built-ins and of CRDs installed later, typed
+models.
+
+Upstream: staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting
+(defaults applied on create, update and read, only where the parent object exists),
+.../schema/pruning (unknown fields dropped) and staging/src/k8s.io/apiserver/pkg/endpoints/
+discovery (APIResourceList: name, namespaced, kind, verbs; subresources as "<plural>/<sub>").
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+from contract_helpers import CM, Target, configmap, unique, widget_crd
+from kubernetes.client.models import V1ConfigMap, V1ObjectMeta
+
+from kubectrl.errors import KubectrlError
+
+
+def _widget(kind: tuple[str, str], name: str, ns: str, spec: dict | None = None) -> dict:
+    obj = {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
+    if spec is not None:
+        obj["spec"] = spec
+    return obj
+
+
+async def test_schema_defaults_applied_on_create(target: Target) -> None:
+    c, ns = target.client, target.namespace
+    kind = await target.widget()
+    created = await c.create(_widget(kind, unique("def"), ns, {"color": "red"}))
+    assert created["spec"] == {
+        "color": "red",
+        "replicas": 1,
+        "size": "M",
+        "options": {"mode": "auto"},
+    }
+
+
+async def test_schema_defaults_need_the_parent_object(target: Target) -> None:
+    c, ns = target.client, target.namespace
+    kind = await target.widget()
+    created = await c.create(_widget(kind, unique("nospec"), ns))
+    assert "spec" not in created
+
+
+async def test_given_values_win_over_defaults(target: Target) -> None:
+    c, ns = target.client, target.namespace
+    kind = await target.widget()
+    created = await c.create(_widget(kind, unique("given"), ns, {"replicas": 3, "size": "L"}))
+    assert (created["spec"]["replicas"], created["spec"]["size"]) == (3, "L")
+
+
+async def test_defaults_reapplied_after_a_patch_removes_the_field(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("redef")
+    kind = await target.widget()
+    await c.create(_widget(kind, name, ns, {"size": "L"}))
+    patched = await c.patch(kind, name, {"spec": {"size": None}}, namespace=ns)
+    assert patched["spec"]["size"] == "M"
+
+
+async def test_unknown_fields_are_pruned(target: Target) -> None:
+    c, ns = target.client, target.namespace
+    kind = await target.widget()
+    created = await c.create(_widget(kind, unique("prune"), ns, {"color": "red", "bogus": 1}))
+    assert "bogus" not in created["spec"]
+
+
+async def test_discovery_serves_built_ins(target: Target) -> None:
+    c = target.client
+    core = await c._discovery_get("/api")
+    assert "v1" in core["versions"]
+    groups = {g["name"] for g in (await c._discovery_get("/apis"))["groups"]}
+    assert {"apps", "coordination.k8s.io", "apiextensions.k8s.io"} <= groups
+    apps = await c._discovery_get("/apis/apps/v1")
+    by_name = {r["name"]: r for r in apps["resources"]}
+    deployments = by_name["deployments"]
+    assert deployments["kind"] == "Deployment"
+    assert deployments["namespaced"] is True
+    assert {"get", "list", "watch", "create", "update", "patch", "delete"} <= set(
+        deployments["verbs"]
+    )
+    assert {"deployments/status", "deployments/scale"} <= set(by_name)
+    v1 = {r["name"]: r for r in (await c._discovery_get("/api/v1"))["resources"]}
+    assert v1["namespaces"]["namespaced"] is False
+    assert v1["configmaps"]["namespaced"] is True
+
+
+async def test_discovery_finds_a_crd_installed_later(target: Target) -> None:
+    c = target.client
+    group = f"late{secrets.token_hex(4)}.contract.kubectrl.test"
+    kind = (f"{group}/v1", "Gizmo")
+    with pytest.raises(KubectrlError, match="Gizmo"):
+        await c.resource(kind)
+    await target.install_crd(widget_crd(group, plural="gizmos", kind="Gizmo"))
+    res = await c.resource(kind)
+    assert (res.name, res.namespaced) == ("gizmos", True)
+    assert {"status", "scale"} <= res.subresources
+    groups = {g["name"] for g in (await c._discovery_get("/apis"))["groups"]}
+    assert group in groups
+    created = await c.create(
+        {
+            "apiVersion": kind[0],
+            "kind": "Gizmo",
+            "metadata": {"name": "g", "namespace": target.namespace},
+        }
+    )
+    assert created["metadata"]["uid"]
+
+
+async def test_typed_model_create_get_list(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("typed")
+    created = await c.create(
+        V1ConfigMap(
+            metadata=V1ObjectMeta(name=name, namespace=ns, labels={"t": name}), data={"a": "1"}
+        )
+    )
+    assert isinstance(created, V1ConfigMap)
+    assert created.metadata.uid
+    got = await c.get(V1ConfigMap, name, namespace=ns)
+    assert isinstance(got, V1ConfigMap)
+    assert got.data == {"a": "1"}
+    assert got.metadata.resource_version == created.metadata.resource_version
+    listed = await c.list(V1ConfigMap, namespace=ns, label_selector=f"t={name}")
+    assert [type(i) for i in listed.items] == [V1ConfigMap]
+
+
+async def test_typed_model_update_conflicts_when_stale(target: Target) -> None:
+    from kubectrl.errors import ConflictError
+
+    c, ns, name = target.client, target.namespace, unique("typedc")
+    created = await c.create(configmap(name, ns, {"a": "1"}))
+    stale = await c.get(V1ConfigMap, name, namespace=ns)
+    await c.patch(CM, name, {"data": {"a": "2"}}, namespace=ns)
+    stale.data = {"a": "3"}
+    with pytest.raises(ConflictError):
+        await c.update(stale)
+    assert created
