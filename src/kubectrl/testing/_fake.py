@@ -247,6 +247,13 @@ class _WatchBody(httpx.AsyncByteStream):
             yield data
 
     async def _expire(self, seconds: float) -> None:
+        # Like the watch cache (cache_watcher.go nextBookmarkTime): with bookmarks allowed, one
+        # bookmark about 2 s before timeoutSeconds ends the stream.
+        if self.watcher.bookmarks and seconds > 2:
+            await self.api.clock.sleep(seconds - 2)
+            with self.api._lock:
+                self.watcher.push(self.api._bookmark_line(self.watcher))
+            seconds = 2
         await self.api.clock.sleep(seconds)
         self.watcher.push(None)
 
@@ -807,15 +814,39 @@ class FakeAPI:
 
     # ------------------------------------------------------------------ reads
 
+    def _state_at(self, info: ResourceInfo, rv: int) -> dict[tuple[str, str], dict[str, Any]]:
+        """The objects of ``info`` as they were at resourceVersion ``rv`` (history undone)."""
+        if rv < self._compacted:
+            raise StatusError.make(
+                410, "The resourceVersion for the provided list is too old.", reason="Expired"
+            )
+        state = dict(self._objects[info.key])
+        for event in reversed(self._history):
+            if event.rv <= rv:
+                break
+            if event.key != info.key:
+                continue
+            meta = event.new["metadata"]
+            key = (meta.get("namespace", ""), meta["name"])
+            if event.type == "ADDED":
+                state.pop(key, None)
+            elif event.old is not None:
+                state[key] = event.old
+        return state
+
     def _select(
-        self, info: ResourceInfo, ns: str | None, params: Mapping[str, str]
+        self,
+        info: ResourceInfo,
+        ns: str | None,
+        params: Mapping[str, str],
+        at: int | None = None,
     ) -> list[dict[str, Any]]:
         try:
             selector = _labels.parse(params.get("labelSelector") or None)
         except ValueError as err:
             raise bad_request(f"unable to parse requirement: {err}") from None
         fields = _FieldSelector(params.get("fieldSelector"), info)
-        stored = self._objects[info.key]
+        stored = self._objects[info.key] if at is None else self._state_at(info, at)
         return [
             stored[k]
             for k in sorted(stored)
@@ -832,9 +863,9 @@ class FakeAPI:
         params: Mapping[str, str],
         metadata_only: bool,
     ) -> dict[str, Any]:
-        items = self._select(info, ns, params)
         list_rv = self._rv
         token = params.get("continue")
+        requested = params.get("resourceVersion") or ""
         if token:
             try:
                 state = json.loads(base64.urlsafe_b64decode(token.encode()))
@@ -843,11 +874,20 @@ class FakeAPI:
                 raise bad_request("continue key is not valid: invalid continue token") from None
             if list_rv < self._compacted:
                 raise StatusError.make(410, _CONTINUE_TOO_OLD, reason="Expired")
+            items = self._select(info, ns, params, at=list_rv)
             items = [
                 o
                 for o in items
                 if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start
             ]
+        elif requested not in ("", "0") and params.get("resourceVersionMatch") == "Exact":
+            try:
+                list_rv = int(requested)
+            except ValueError:
+                raise bad_request(f"invalid resource version: {requested}") from None
+            items = self._select(info, ns, params, at=list_rv)
+        else:
+            items = self._select(info, ns, params)
         meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
         limit = int(params.get("limit") or 0)
         if limit > 0 and len(items) > limit:
@@ -1486,22 +1526,22 @@ class FakeAPI:
         meta = obj["metadata"]
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != meta["uid"]:
+            # rest/delete.go BeforeDelete: the group-resource it names is the Kind.
             raise conflict(
-                info.plural,
+                info.kind,
                 info.group,
                 name,
-                (
-                    "Precondition failed: UID in precondition: "
-                    f"{pre['uid']}, UID in object meta: {meta['uid']}"
-                ),
+                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                f"({meta['uid']}). The object might have been deleted and then recreated",
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
             raise conflict(
-                info.plural,
+                info.kind,
                 info.group,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                f"ResourceVersion in object meta: {meta['resourceVersion']}",
+                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not "
+                f"match the ResourceVersion in record ({meta['resourceVersion']}). The object "
+                "might have been modified",
             )
         if dry_run:
             return 200, self._render(info, version, obj)
