@@ -175,3 +175,40 @@ async def test_apply_spec_field_conflict_on_a_deployment(target: Target) -> None
     with pytest.raises(ConflictError) as info:
         await c.apply(deployment(name, ns, replicas=5), field_manager="beta")
     assert ".spec.replicas" in [cause.field for cause in info.value.causes]
+
+
+@pytest.mark.fake_xfail("patch items of a merged primitive list must come before server-only ones")
+async def test_strategic_merge_patch_merges_primitive_finalizers(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("smpfin")
+    obj = configmap(name, ns)
+    obj["metadata"]["finalizers"] = ["example.com/a"]
+    await c.create(obj)
+    patch = {"metadata": {"finalizers": ["example.com/b"]}}
+    patched = await c.patch(CM, name, patch, namespace=ns, patch_type="strategic")
+    # strategicpatch/patch.go mergeSlice: scalars are appended and deduplicated, then
+    # normalizeElementOrder puts the new patch items ahead of the server-only ones.
+    assert patched["metadata"]["finalizers"] == ["example.com/b", "example.com/a"]
+    await c.patch(CM, name, {"metadata": {"finalizers": None}}, namespace=ns)
+
+
+async def test_strategic_merge_patch_replace_directive(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("smprep")
+    containers = [{"name": "app", "image": "nginx:1"}, {"name": "side", "image": "busybox:1"}]
+    await c.create(deployment(name, ns, containers))
+    new = [{"name": "solo", "image": "nginx:3"}]
+    patch = {"spec": {"template": {"spec": {"containers": [{"$patch": "replace"}, *new]}}}}
+    patched = await c.patch(DEPLOY, name, patch, namespace=ns, patch_type="strategic")
+    assert [x["name"] for x in patched["spec"]["template"]["spec"]["containers"]] == ["solo"]
+
+
+async def test_strategic_merge_patch_merges_env_by_name(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("smpenv")
+    containers = [
+        {"name": "app", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]},
+    ]
+    await c.create(deployment(name, ns, containers))
+    env = [{"name": "B", "value": "2"}, {"name": "A", "value": "9"}]
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "env": env}]}}}}
+    patched = await c.patch(DEPLOY, name, patch, namespace=ns, patch_type="strategic")
+    got = patched["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert sorted((e["name"], e["value"]) for e in got) == [("A", "9"), ("B", "2")]
