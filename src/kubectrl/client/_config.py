@@ -175,11 +175,14 @@ class ClientConfig:
         """The httpx ``Auth`` that applies :attr:`credentials` (``None`` without credentials)."""
         return KubeAuth(self.credentials) if self.credentials is not None else None
 
-    def _httpx_kwargs(self, max_connections: int | None, timeout: float | None) -> dict[str, Any]:
+    def _httpx_kwargs(
+        self, max_connections: int | None, timeout: float | None, *, transport: bool = False
+    ) -> dict[str, Any]:
         read = self.timeout if timeout is None else timeout
         return {
             "base_url": self.server,
-            "verify": self.ssl_context(),
+            # A transport (the testing fake) replaces the network: no TLS context to build.
+            "verify": False if transport else self.ssl_context(),
             "auth": self.auth(),
             "proxy": self.proxy,
             "trust_env": False,
@@ -216,7 +219,7 @@ class ClientConfig:
                 (await http.get("/version")).json()
         """
         limit = self.max_connections if max_connections is None else (max_connections or None)
-        kwargs = self._httpx_kwargs(limit, timeout)
+        kwargs = self._httpx_kwargs(limit, timeout, transport=self.transport is not None)
         if self.transport is not None:
             kwargs["transport"] = self.transport
         return httpx.AsyncClient(**kwargs)
