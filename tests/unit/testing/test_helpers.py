@@ -6,9 +6,12 @@ what is proven is only that requeues and backoff wait on the manager's clock.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import itertools
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +20,7 @@ from kubectrl._clock import FakeClock
 from kubectrl.client import ClientConfig
 from kubectrl.errors import NotFoundError
 from kubectrl.runtime import Controller, Manager, ManagerError, ManagerOptions, Request, Result
-from kubectrl.testing._helpers import eventually, run_manager
+from kubectrl.testing import eventually, run_manager
 
 KEY = Request("default", "web")
 
@@ -253,3 +256,152 @@ async def test_manager_clock_reaches_the_informers_and_the_event_broadcaster() -
     manager.event_recorder("tests")
     assert manager._broadcaster is not None
     assert manager._broadcaster.clock is clock
+
+
+# ------------------------------------------------------- the docs' known-differences table
+#
+# docs/testing.md lists what FakeAPI does not do as the real apiserver does. The table is
+# generated from the contract suite's marks (tests/contract: known_difference, fake_only,
+# fake_xfail), so it cannot drift from what the suite proves. After changing a mark, rewrite it:
+#
+#     python tests/unit/testing/test_helpers.py
+
+ROOT = Path(__file__).resolve().parents[3]
+CONTRACT = ROOT / "tests" / "contract"
+TESTING_DOC = ROOT / "docs" / "testing.md"
+TABLE_BEGIN = (
+    "<!-- known-differences:begin (generated from the tests/contract marks by "
+    "tests/unit/testing/test_helpers.py) -->"
+)
+TABLE_END = "<!-- known-differences:end -->"
+#: Each mark, as the table's "what it means" column says it.
+MARK_MEANING = {
+    "known_difference": "the fake does not implement it: it raises `UnsupportedFeatureError`",
+    "fake_xfail": "a fake bug still open: the case is expected to fail on the fake",
+    "fake_only": "the test environment cannot show it (envtest runs no controllers); "
+    "checked on the fake only",
+}
+
+
+def contract_marks() -> list[tuple[str, str, str]]:
+    """``(mark, reason, "module::case")`` for every difference mark in the contract suite."""
+    found: list[tuple[str, str, str]] = []
+    for path in sorted(CONTRACT.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        module_marks = [
+            mark
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+            for mark in _marks_in(node.value)
+        ]
+        for scope, cases in _cases(tree):
+            for case in cases:
+                for mark, reason in module_marks + scope + _decorator_marks(case):
+                    found.append((mark, reason, f"{path.stem}::{case.name}"))
+    return sorted(set(found))
+
+
+def _cases(tree: ast.Module) -> Iterator[tuple[list[tuple[str, str]], list[ast.AST]]]:
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in tree.body:
+        if isinstance(node, functions) and node.name.startswith("test_"):
+            yield [], [node]
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            methods = [
+                item
+                for item in node.body
+                if isinstance(item, functions) and item.name.startswith("test_")
+            ]
+            yield _decorator_marks(node), methods
+
+
+def _decorator_marks(node: ast.AST) -> list[tuple[str, str]]:
+    decorators = getattr(node, "decorator_list", [])
+    return [mark for decorator in decorators for mark in _marks_in(decorator)]
+
+
+def _marks_in(expr: ast.expr) -> list[tuple[str, str]]:
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return [mark for item in expr.elts for mark in _marks_in(item)]
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in MARK_MEANING
+        and expr.args
+        and isinstance(expr.args[0], ast.Constant)
+        and isinstance(expr.args[0].value, str)
+    ):
+        return [(expr.func.attr, expr.args[0].value)]
+    return []
+
+
+def known_differences_table() -> str:
+    """The markdown table docs/testing.md carries between its markers."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for mark, reason, case in contract_marks():
+        by_reason.setdefault((mark, reason), []).append(case)
+    order = list(MARK_MEANING)  # the fake's own gaps first, the test environment's last
+    lines = ["| Difference | What it means | Contract cases |", "|---|---|---|"]
+    ordered = sorted(by_reason.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1]))
+    for (mark, reason), cases in ordered:
+        names = ", ".join(f"`{case}`" for case in cases)
+        lines.append(f"| {reason} | {MARK_MEANING[mark]} | {names} |")
+    if len(lines) == 2:
+        lines.append("| (none: every contract case passes on both targets) | | |")
+    return "\n".join(lines)
+
+
+def documented_table(text: str) -> str:
+    if TABLE_BEGIN not in text or TABLE_END not in text:
+        raise AssertionError(f"{TESTING_DOC}: the markers {TABLE_BEGIN} / {TABLE_END} are missing")
+    return text.split(TABLE_BEGIN, 1)[1].split(TABLE_END, 1)[0].strip()
+
+
+def write_known_differences_table() -> None:
+    text = TESTING_DOC.read_text(encoding="utf-8")
+    documented_table(text)
+    before, rest = text.split(TABLE_BEGIN, 1)
+    after = rest.split(TABLE_END, 1)[1]
+    table = known_differences_table()
+    TESTING_DOC.write_text(f"{before}{TABLE_BEGIN}\n{table}\n{TABLE_END}{after}", encoding="utf-8")
+
+
+def test_the_docs_known_differences_table_is_the_contract_suites_marks() -> None:
+    documented = documented_table(TESTING_DOC.read_text(encoding="utf-8"))
+    expected = known_differences_table()
+    assert documented == expected, (
+        "docs/testing.md's known-differences table differs from the contract suite's marks; "
+        f"rewrite it with: python tests/unit/testing/test_helpers.py\n\nexpected:\n{expected}"
+    )
+
+
+def test_contract_marks_are_read_from_decorators_classes_and_pytestmark() -> None:
+    source = """
+import pytest
+pytestmark = [pytest.mark.fake_only("no GC")]
+
+@pytest.mark.known_difference("no SSA lists")
+async def test_a(target): ...
+
+@pytest.mark.fake_xfail("bug")
+class TestB:
+    def test_c(self): ...
+    def helper(self): ...
+"""
+    tree = ast.parse(source)
+    marks = [
+        (mark, case.name)
+        for scope, cases in _cases(tree)
+        for case in cases
+        for mark, _ in scope + _decorator_marks(case)
+    ]
+    assert marks == [("known_difference", "test_a"), ("fake_xfail", "test_c")]
+    assigns = [node for node in tree.body if isinstance(node, ast.Assign)]
+    module = [mark for node in assigns for mark in _marks_in(node.value)]
+    assert module == [("fake_only", "no GC")]
+
+
+if __name__ == "__main__":
+    write_known_differences_table()
+    print(f"{TESTING_DOC}: known-differences table rewritten")
