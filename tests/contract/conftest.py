@@ -32,6 +32,7 @@ import pytest
 from contract_helpers import Target, unique
 
 from kubectrl.client import AsyncClient, load_kubeconfig
+from kubectrl.testing import FakeAPI
 
 if TYPE_CHECKING:
     from kubectrl.envtest import ControlPlane
@@ -67,14 +68,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xfail(strict=True, reason=f"FakeAPI: {mark.args[0]}"))
 
 
-def _unsupported_types() -> tuple[type[BaseException], ...]:
-    try:
-        from kubectrl.testing import UnsupportedFeatureError  # type: ignore[attr-defined]
-    except ImportError:
-        return (NotImplementedError,)
-    return (NotImplementedError, UnsupportedFeatureError)
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     mark = item.get_closest_marker("known_difference")
@@ -83,7 +76,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     reason = mark.args[0]
     try:
         yield
-    except _unsupported_types() as exc:
+    except NotImplementedError as exc:  # UnsupportedFeatureError is one
         if not str(exc).strip():
             pytest.fail(
                 f"known difference ({reason}): the fake raised {type(exc).__name__} without "
@@ -146,10 +139,6 @@ async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             finally:
                 await t.cleanup()
         return
-    try:
-        from kubectrl.testing import FakeAPI  # type: ignore[attr-defined]
-    except ImportError:
-        pytest.skip("kubectrl.testing.FakeAPI is not available yet")
     api = FakeAPI()
     namespace = unique("contract")
     api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
