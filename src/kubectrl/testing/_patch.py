@@ -9,6 +9,7 @@ directives raise :class:`~kubectrl.testing.UnsupportedFeatureError`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from kubectrl.testing._status import StatusError, UnsupportedFeatureError, bad_request
@@ -258,7 +259,7 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str) -> lis
         for item in patch:
             if item not in current:
                 current.append(copy.deepcopy(item))
-        return current
+        return _element_order(current, patch, original or [], lambda v: v)
     key = merge_key(field, parent)
     if key is None or not all(isinstance(i, dict) for i in patch):
         if any(isinstance(i, dict) and i.get("$patch") == "replace" for i in patch):
@@ -284,4 +285,30 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str) -> lis
             current.append(strategic_merge_patch({}, item, field))
         else:
             current[index] = strategic_merge_patch(current[index], item, field)
-    return current
+    kept = [i for i in patch if i.get("$patch") != "delete"]
+    return _element_order(current, kept, original or [], lambda v: v.get(key))
+
+
+def _element_order(
+    merged: list[Any], patch: list[Any], original: list[Any], ident: Callable[[Any], Any]
+) -> list[Any]:
+    # strategicpatch/patch.go normalizeElementOrder: the patch's items in patch order, the
+    # server-only items in server order, then merged; a patch item goes first unless both items
+    # are in the original list and the server-only one came before it there.
+    def position(items: list[Any], item: Any) -> int:
+        return next((n for n, v in enumerate(items) if ident(v) == ident(item)), -1)
+
+    in_patch = [m for m in merged if position(patch, m) >= 0]
+    server_only = [m for m in merged if position(patch, m) < 0]
+    in_patch.sort(key=lambda m: position(patch, m))
+    server_only.sort(key=lambda m: position(original, m))
+    out: list[Any] = []
+    while in_patch or server_only:
+        if not in_patch or (
+            server_only
+            and 0 <= position(original, server_only[0]) < position(original, in_patch[0])
+        ):
+            out.append(server_only.pop(0))
+        else:
+            out.append(in_patch.pop(0))
+    return out

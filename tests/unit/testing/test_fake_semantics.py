@@ -102,14 +102,14 @@ def test_merge_json_and_strategic_patch_functions() -> None:
     )
     assert patched == {
         "containers": [
-            {"name": "a", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]}
+            {"name": "a", "env": [{"name": "Y", "value": "2"}, {"name": "X", "value": "1"}]}
         ]
     }
     assert strategic_merge_patch({"m": {"a": 1}}, {"m": {"$patch": "replace", "b": 2}}) == {
         "m": {"b": 2}
     }
     assert strategic_merge_patch({"finalizers": ["a"]}, {"finalizers": ["b"]}) == {
-        "finalizers": ["a", "b"]
+        "finalizers": ["b", "a"]  # patch items first (normalizeElementOrder)
     }
     with pytest.raises(UnsupportedFeatureError, match="setElementOrder"):
         strategic_merge_patch({}, {"$setElementOrder/containers": []})
