@@ -105,3 +105,53 @@ async def test_custom_resource_scale_subresource(target: Target) -> None:
     await c.create(_widget(kind, name, ns, replicas=1))
     assert (await c.scale(kind, name, 3, namespace=ns))["spec"]["replicas"] == 3
     assert (await c.get(kind, name, namespace=ns))["spec"]["replicas"] == 3
+
+
+async def test_status_write_ignores_metadata_labels(target: Target) -> None:
+    """Status writes reset labels, annotations, finalizers and owner references to the stored
+    ones (apimachinery ResetObjectMetaForStatus, used by the status strategies)."""
+    c, ns, name = target.client, target.namespace, unique("statusmeta")
+    kind = await target.widget()
+    await c.create(_widget(kind, name, ns))
+    written = await c.patch(
+        kind,
+        name,
+        {"metadata": {"labels": {"sneaky": "yes"}}, "status": {"phase": "Ready"}},
+        namespace=ns,
+        subresource="status",
+    )
+    assert written["status"]["phase"] == "Ready"
+    assert "sneaky" not in (written["metadata"].get("labels") or {})
+
+
+async def test_update_status_with_stale_resource_version_conflicts(target: Target) -> None:
+    from kubectrl.errors import ConflictError
+
+    c, ns, name = target.client, target.namespace, unique("statusrv")
+    kind = await target.widget()
+    created = await c.create(_widget(kind, name, ns))
+    await c.patch(kind, name, {"spec": {"color": "x"}}, namespace=ns)
+    created["status"] = {"phase": "Late"}
+    with pytest.raises(ConflictError):
+        await c.update_status(created)
+
+
+async def test_custom_resource_scale_reads_the_status_path(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("crscale2")
+    kind = await target.widget()
+    await c.create(_widget(kind, name, ns, replicas=2))
+    await c.patch(kind, name, {"status": {"replicas": 1}}, namespace=ns, subresource="status")
+    scale = await c.get(kind, name, namespace=ns, subresource="scale")
+    assert (scale["apiVersion"], scale["kind"]) == ("autoscaling/v1", "Scale")
+    assert scale["spec"] == {"replicas": 2}
+    assert scale["status"]["replicas"] == 1
+
+
+async def test_scale_above_the_schema_maximum_is_invalid(target: Target) -> None:
+    from kubectrl.errors import InvalidError
+
+    c, ns, name = target.client, target.namespace, unique("crscalemax")
+    kind = await target.widget()
+    await c.create(_widget(kind, name, ns, replicas=2))
+    with pytest.raises(InvalidError):
+        await c.scale(kind, name, 11, namespace=ns)
