@@ -142,7 +142,8 @@ async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
 
     Entry returns once the manager's caches synced and its controllers started (with leader
     election: once it leads), waiting at most ``timeout`` real seconds (then
-    :class:`AssertionError` naming what was still missing, after stopping the manager). A
+    :class:`AssertionError` naming what was still missing, such as the informers not synced and
+    their last errors, after stopping the manager). A
     manager that fails to start raises its error. Exit stops it gracefully and raises what
     :meth:`~kubectrl.runtime.Manager.start` raised, if anything.
 
@@ -165,10 +166,9 @@ async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
                 task.result()  # raises the manager's error
                 raise AssertionError("run_manager: the manager stopped before it was running")
             if loop.time() >= deadline:
-                missing = "its caches to sync" if not manager.caches_synced else "leadership"
+                missing = "leadership" if manager.caches_synced else _unsynced(manager)
                 raise AssertionError(
-                    f"run_manager: still waiting for {missing} after {timeout:g} s "
-                    f"(is every kind the controllers watch served? {manager!r})"
+                    f"run_manager: still waiting for {missing} after {timeout:g} s ({manager!r})"
                 )
             await asyncio.sleep(_FAKE_CLOCK_YIELD)
         yield manager
@@ -180,6 +180,21 @@ async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
         raise
     manager.stop()
     await task
+
+
+def _unsynced(manager: object) -> str:
+    """What has not synced yet, with each informer's last error (read duck-typed)."""
+    factory = getattr(manager, "informer_factory", None)
+    informers = getattr(factory, "informers", {}) or {}
+    waiting = []
+    for key, informer in informers.items():
+        if informer.has_synced():
+            continue
+        error = getattr(informer, "last_error", None)
+        waiting.append(f"{key}" + (f" (last error: {error})" if error is not None else ""))
+    if not waiting:
+        return "its caches to sync"
+    return "its caches to sync: " + "; ".join(waiting)
 
 
 def _name(predicate: Callable[..., Any]) -> str:

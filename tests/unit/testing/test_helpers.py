@@ -20,8 +20,16 @@ import pytest
 from kubectrl._clock import FakeClock
 from kubectrl.client import ClientConfig
 from kubectrl.errors import NotFoundError
-from kubectrl.runtime import Controller, Manager, ManagerError, ManagerOptions, Request, Result
-from kubectrl.testing import eventually, run_manager
+from kubectrl.runtime import (
+    Builder,
+    Controller,
+    Manager,
+    ManagerError,
+    ManagerOptions,
+    Request,
+    Result,
+)
+from kubectrl.testing import FakeAPI, eventually, run_manager
 
 KEY = Request("default", "web")
 
@@ -248,6 +256,24 @@ async def test_run_manager_reports_the_body_error_and_stops_the_manager() -> Non
     with pytest.raises(KeyError, match="from the body"):
         await body()
     assert stopped.is_set()
+
+
+async def test_run_manager_names_what_it_still_waits_for() -> None:
+    # A watched kind the server does not serve: the cache never syncs (its retries wait on the
+    # manager's FakeClock, which nobody moves), and run_manager says so at its deadline.
+    clock = FakeClock()
+    api = FakeAPI(clock=clock)
+    manager = Manager(api.config(), options=ManagerOptions(metrics_bind_address="0"), clock=clock)
+
+    async def reconcile(request: Request) -> None:
+        raise AssertionError("never called")
+
+    Builder(manager).for_(("example.com/v1", "Widget")).complete(reconcile)
+    with pytest.raises(AssertionError, match="still waiting for its caches to sync: ") as info:
+        async with run_manager(manager, timeout=0.05):
+            pass
+    assert "Kind=Widget" in str(info.value)
+    assert "last error: no kind 'Widget' in example.com/v1" in str(info.value)
 
 
 async def test_manager_clock_reaches_the_informers_and_the_event_broadcaster() -> None:
