@@ -142,6 +142,7 @@ class Target:
     ) -> None:
         self.name = name
         self.client = client
+        self.config = client.config
         self.namespace = namespace
         self.api = api
         self.control_plane = control_plane
