@@ -23,6 +23,9 @@ __all__ = ["Path", "fields_of", "record_update", "server_side_apply"]
 
 Path = tuple[str, ...]
 _MISSING: Any = object()
+_LABEL_SELECTOR = {"matchLabels", "matchExpressions"}
+# Fields that are maps (map[string]string) rather than structs in the built-in types.
+_GRANULAR_MAPS = {"f:data", "f:binaryData", "f:labels", "f:annotations", "f:nodeSelector"}
 _SERVER_METADATA = {
     "name",
     "namespace",
@@ -59,6 +62,8 @@ def fields_of(value: Any, path: Path = (), parent: str = "") -> set[Path]:
 
 
 def _field(value: Any, path: Path, name: str, parent: str) -> set[Path]:
+    if name == "selector" and isinstance(value, dict) and value and set(value) <= _LABEL_SELECTOR:
+        return {path}  # metav1.LabelSelector is atomic (+structType=atomic)
     if isinstance(value, dict):
         inner = fields_of(value, path, name)
         return inner if inner or path == ("f:metadata",) else {path}
@@ -172,24 +177,18 @@ def decode(fields_v1: Mapping[str, Any], prefix: Path = ()) -> set[Path]:
 
 def encode(paths: Iterable[Path]) -> dict[str, Any]:
     """A ``fieldsV1`` tree for ``paths`` (``"."`` marks a path that also has children)."""
-    root: dict[str, Any] = {}
     owned = set(paths)
-    for path in sorted(owned):
-        node = root
-        for part in path:
-            node = node.setdefault(part, {})
 
-    def mark(node: dict[str, Any], path: Path) -> None:
-        for key, sub in node.items():
-            if key == ".":
-                continue
-            child = (*path, key)
-            if sub and child in owned:
-                sub["."] = {}
-            mark(sub, child)
+    def build(prefix: Path) -> dict[str, Any]:
+        children = sorted(
+            {p[len(prefix)] for p in owned if len(p) > len(prefix) and p[: len(prefix)] == prefix}
+        )
+        node: dict[str, Any] = {".": {}} if prefix in owned and children and prefix else {}
+        for key in children:
+            node[key] = build((*prefix, key))
+        return node
 
-    mark(root, ())
-    return root
+    return build(())
 
 
 def _filter(paths: set[Path], subresource: str, has_status: bool) -> set[Path]:
@@ -271,12 +270,18 @@ def record_update(
     entries = _entries(old)
     new_paths = _filter(fields_of(new), subresource, has_status)
     old_paths = _filter(fields_of(old), subresource, has_status) if old is not None else set()
-    changed = (
+    changed: set[Path] = (
         {p for p in new_paths if value_at(old, p) != value_at(new, p)}
         if old is not None
         else new_paths
     )
     removed = old_paths - new_paths
+    # An update that creates a map (not a struct) owns the map itself too (the "." entry).
+    for path in list(changed):
+        for end in range(1, len(path)):
+            prefix = path[:end]
+            if prefix[-1] in _GRANULAR_MAPS and value_at(old, prefix) is _MISSING:
+                changed.add(prefix)
     for entry in entries:
         entry.paths -= changed | removed
         entry.paths = {p for p in entry.paths if value_at(new, p) is not _MISSING}
@@ -321,6 +326,8 @@ def server_side_apply(
         if entry.raw.get("manager") == manager and entry.raw.get("operation") == "Apply":
             continue
         for path in sorted(entry.paths & new_set):
+            if path[-1].startswith("k:"):
+                continue  # a list item itself: only its fields can conflict
             if value_at(base, path) != value_at(applied, path):
                 conflicts.append((entry, path))
     if conflicts and not force:

@@ -138,7 +138,12 @@ class _FieldSelector:
                 raise bad_request(f"invalid selector: '{text}'; can't understand '{raw}'")
             field, op, value = match.group(1).strip(), match.group(2), match.group(3).strip()
             if field not in allowed:
-                raise bad_request(f"field label not supported: {field}")
+                if info.key in _EXTRA_FIELDS:  # kinds with their own field label conversion
+                    raise bad_request(f"field label not supported: {field}")
+                raise bad_request(
+                    f'"{field}" is not a known field selector: only "metadata.name", '
+                    '"metadata.namespace"'
+                )
             self.terms.append((field, "!=" if op == "!=" else "=", value))
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
@@ -547,8 +552,7 @@ class FakeAPI:
                 "apiVersion": "meta.k8s.io/v1",
                 "metadata": out.get("metadata", {}),
             }
-        head: dict[str, Any] = {"apiVersion": out.pop("apiVersion"), "kind": out.pop("kind")}
-        return {**head, **out}
+        return _ordered(out)
 
     def _bookmark_line(self, watcher: _Watcher, *, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(self._rv), "creationTimestamp": None}
@@ -1794,8 +1798,31 @@ def _comparable(obj: Mapping[str, Any]) -> Any:
     return out
 
 
+_METADATA_ORDER = (
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+
+
 def _ordered(obj: dict[str, Any]) -> dict[str, Any]:
-    head: dict[str, Any] = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
+    """Keys in the order the apiserver's JSON has them (kind, apiVersion, metadata first)."""
+    head: dict[str, Any] = {k: obj[k] for k in ("kind", "apiVersion", "metadata") if k in obj}
+    meta = head.get("metadata")
+    if isinstance(meta, dict):
+        known = {k: meta[k] for k in _METADATA_ORDER if k in meta}
+        head["metadata"] = {**known, **{k: v for k, v in meta.items() if k not in known}}
     return {**head, **{k: v for k, v in obj.items() if k not in head}}
 
 
@@ -1819,7 +1846,66 @@ def _defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
             strategy["rollingUpdate"].setdefault("maxSurge", "25%")
         _pod_defaults((spec.get("template") or {}).get("spec"))
     elif info.key == ("", "pods"):
-        _pod_defaults(obj.get("spec"))
+        spec = obj.get("spec")
+        _pod_defaults(spec)
+        if isinstance(spec, dict):
+            spec.setdefault("enableServiceLinks", True)
+            spec.setdefault("priority", 0)
+            spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            tolerations = spec.setdefault("tolerations", [])
+            for taint in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+                if not any(t.get("key") == taint for t in tolerations if isinstance(t, dict)):
+                    tolerations.append(
+                        {
+                            "key": taint,
+                            "operator": "Exists",
+                            "effect": "NoExecute",
+                            "tolerationSeconds": 300,
+                        }
+                    )
+        status = obj.setdefault("status", {})
+        if not status:
+            status.update({"phase": "Pending", "qosClass": _qos_class(spec)})
+    elif info.key == ("", "services"):
+        spec = obj.setdefault("spec", {})
+        kind = spec.setdefault("type", "ClusterIP")
+        if kind != "ExternalName":
+            spec.setdefault("sessionAffinity", "None")
+            spec.setdefault("internalTrafficPolicy", "Cluster")
+            for port in spec.get("ports") or ():
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
+                    port.setdefault("targetPort", port.get("port"))
+            if "clusterIP" not in spec:
+                spec["clusterIP"] = f"10.0.{random.randint(0, 255)}.{random.randint(1, 254)}"  # noqa: S311
+            if spec["clusterIP"] != "None":
+                spec.setdefault("clusterIPs", [spec["clusterIP"]])
+                spec.setdefault("ipFamilies", ["IPv4"])
+                spec.setdefault("ipFamilyPolicy", "SingleStack")
+        status = obj.setdefault("status", {})
+        status.setdefault("loadBalancer", {})
+    elif info.key == ("", "secrets"):
+        string_data = obj.pop("stringData", None)
+        if isinstance(string_data, dict):
+            data = obj.setdefault("data", {})
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(str(value).encode()).decode()
+        obj.setdefault("type", "Opaque")
+
+
+def _qos_class(spec: Any) -> str:
+    containers = (spec or {}).get("containers") or [] if isinstance(spec, dict) else []
+    resources = [c.get("resources") or {} for c in containers if isinstance(c, dict)]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    guaranteed = all(
+        all((r.get("limits") or {}).get(k) for k in ("cpu", "memory"))
+        and all(
+            (r.get("requests") or {}).get(k, v) == v for k, v in (r.get("limits") or {}).items()
+        )
+        for r in resources
+    )
+    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def _pod_defaults(spec: Any) -> None:
