@@ -222,12 +222,12 @@ async def test_a_foreign_deployment_is_reported_and_retried_with_backoff_on_the_
     (warning, *_) = await world.events("web", "ErrResourceExists")
     assert warning["type"] == "Warning"
     assert warning["message"] == 'Resource "taken" already exists and is not managed by Foo'
-    key = world.controller.queue
+    queue = world.controller.queue
     # main.rate_limiter(): 5 ms per key, doubling on each failure; the waits are fake time.
     for failures, delay in enumerate((0.005, 0.010, 0.020), start=1):
         await eventually(lambda n=failures: world.reconciles("error") == n)
         await world.idle()
-        assert key.statistics().waiting == 1
+        assert queue.statistics().waiting == 1
         failed_at = world.clock.now()
         world.clock.set(failed_at + delay * 0.9)
         await world.idle()
@@ -284,7 +284,10 @@ async def test_a_deleted_foo_is_logged_and_its_deployment_collected(
 async def test_already_exists_on_create_reads_the_deployment_live(world: FooWorld) -> None:
     # The cache has not seen a Deployment the Foo owns (its watch event is late): the create gets
     # AlreadyExists, and the reconciler reads the Deployment from the API server and goes on.
+    # Its Deployment informer's stream ends and whatever it does next (watch again or relist)
+    # waits an hour of the fake clock, which the test never moves.
     world.api.delay_next("watch", "Deployment", 3600)
+    world.api.delay_next("list", "Deployment", 3600)
     world.api.drop_watches("Deployment")
     foo = await world.create_foo("web", {"replicas": 2})  # no deploymentName yet
     owned = {
