@@ -193,6 +193,9 @@ async def test_requeue_after_runs_again_when_the_fake_clock_reaches_it_and_not_b
 
 
 async def test_failure_backoff_5_then_10_ms_is_driven_by_the_fake_clock() -> None:
+    """The controller default is client-go's DefaultControllerRateLimiter
+    (k8s.io/client-go/util/workqueue/default_rate_limiters.go: 5 ms * 2^failures, max of a
+    10 qps bucket); every wait is on the manager's FakeClock, checked on both sides."""
     manager, clock = fake_clock_manager()
     calls: list[float] = []
 
