@@ -114,3 +114,56 @@ async def test_foreground_delete_marks_the_owner_with_the_finalizer(target: Targ
     got = await c.get(CM, name, namespace=ns)
     assert "contract.kubectrl.test/hold" in got["metadata"]["finalizers"]
     assert got["metadata"]["deletionTimestamp"]
+
+
+async def test_delete_of_a_configmap_returns_a_success_status(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("delstatus")
+    created = await c.create(configmap(name, ns))
+    result = await c.delete(CM, name, namespace=ns)
+    assert (result["kind"], result["status"]) == ("Status", "Success")
+    assert result["details"] == {
+        "name": name,
+        "kind": "configmaps",
+        "uid": created["metadata"]["uid"],
+    }
+
+
+@pytest.mark.fake_xfail("deleting a custom resource must return a Success Status, not the object")
+async def test_delete_of_a_custom_resource_returns_a_success_status(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("delcr")
+    kind = await target.widget()
+    created = await c.create(
+        {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
+    )
+    result = await c.delete(kind, name, namespace=ns)
+    assert (result["kind"], result["status"]) == ("Status", "Success")
+    assert result["details"] == {
+        "name": name,
+        "group": kind[0].split("/")[0],
+        "kind": "widgets",
+        "uid": created["metadata"]["uid"],
+    }
+
+
+@pytest.mark.fake_xfail("custom resources must refuse an update without resourceVersion (422)")
+async def test_custom_resource_update_needs_a_resource_version(target: Target) -> None:
+    """CRDs do not allow unconditional updates (customresource strategy
+    AllowUnconditionalUpdate is false): an update without resourceVersion is 422."""
+    from kubectrl.errors import InvalidError
+
+    c, ns, name = target.client, target.namespace, unique("uncondcr")
+    kind = await target.widget()
+    obj = {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
+    await c.create(obj)
+    with pytest.raises(InvalidError) as info:
+        await c.update({**obj, "spec": {"color": "x"}})
+    assert "metadata.resourceVersion" in {cause.field for cause in info.value.causes}
+
+
+async def test_list_resource_version_of_an_empty_namespace_is_current(target: Target) -> None:
+    c = target.client
+    empty = await target.new_namespace()
+    other = await c.create(configmap(unique("elsewhere"), target.namespace))
+    listed = await c.list(CM, namespace=empty)
+    assert listed["items"] == []
+    assert int(listed["metadata"]["resourceVersion"]) >= int(other["metadata"]["resourceVersion"])
