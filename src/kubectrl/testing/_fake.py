@@ -27,7 +27,7 @@ from kubectrl import labels as _labels
 from kubectrl._clock import Clock, RealClock
 from kubectrl.client import ClientConfig
 from kubectrl.errors import APIError
-from kubectrl.testing import _apply, _patch, _resources
+from kubectrl.testing import _apply, _patch, _resources, _validation
 from kubectrl.testing._resources import ResourceInfo
 from kubectrl.testing._status import (
     MODIFIED,
@@ -1166,6 +1166,7 @@ class FakeAPI:
         _defaults(info, obj)
         if info.crd:
             self._prepare_custom(info, version, obj, name)
+        _check(info, name, _validation.validate(info, obj, None))
         if info.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
             crd_info = self._crd_info(obj)
         meta["uid"] = str(uuid.uuid4())
@@ -1247,6 +1248,20 @@ class FakeAPI:
         old = self._get(info, ns, name)
         meta_in = body.get("metadata") or {}
         rv = meta_in.get("resourceVersion")
+        if precondition_rv and not rv and info.crd:
+            # customresource strategy: AllowUnconditionalUpdate is false.
+            raise invalid(
+                info.kind,
+                info.group,
+                name,
+                [
+                    (
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "Invalid value: 0x0: must be specified for an update",
+                    )
+                ],
+            )
         if precondition_rv and rv and str(rv) != old["metadata"]["resourceVersion"]:
             raise conflict(info.plural, info.group, name, MODIFIED)
         uid = meta_in.get("uid")
@@ -1291,7 +1306,11 @@ class FakeAPI:
                 meta.pop(key, None)
         meta.pop("resourceVersion", None)
         meta.pop("selfLink", None)
-        if not applied and "managedFields" in old_meta and not meta.get("managedFields"):
+        if applied:
+            managed = (body.get("metadata") or {}).get("managedFields")
+            if managed:
+                meta["managedFields"] = copy.deepcopy(managed)
+        elif "managedFields" in old_meta and not meta.get("managedFields"):
             meta["managedFields"] = copy.deepcopy(old_meta["managedFields"])
         if old_meta.get("deletionTimestamp"):
             added = [
@@ -1321,6 +1340,7 @@ class FakeAPI:
             _defaults(info, new)
         if info.crd:
             self._prepare_custom(info, version, new, name)
+        _check(info, name, _validation.validate(info, new, old))
         if info.generation and _spec_of(info, new) != _spec_of(info, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager is not None and not applied:
@@ -1763,6 +1783,11 @@ class FakeAPI:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _check(info: ResourceInfo, name: str, causes: list[tuple[str, str, str]]) -> None:
+    if causes:
+        raise invalid(info.kind, info.group, name, causes)
 
 
 def _lookup(obj: Any, path: str) -> Any:

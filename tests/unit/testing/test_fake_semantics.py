@@ -354,3 +354,64 @@ async def _until_asleep(clock: FakeClock) -> None:
             return
         await asyncio.sleep(0)
     raise AssertionError("nothing went to sleep on the fake clock")
+
+
+async def test_builtin_validation_subset(client: AsyncClient) -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "i", "namespace": "default"},
+    }
+    with pytest.raises(errors.InvalidError) as label:
+        await client.create({**cm, "metadata": {**cm["metadata"], "labels": {"a": "not valid!"}}})
+    assert [(c.type, c.field) for c in label.value.causes] == [
+        ("FieldValueInvalid", "metadata.labels")
+    ]
+    await client.create({**cm, "data": {"k": "1"}, "immutable": True})
+    with pytest.raises(errors.InvalidError) as frozen:
+        await client.patch(CM, "i", {"data": {"k": "2"}}, namespace="default")
+    assert [c.field for c in frozen.value.causes] == ["data"]
+    await client.create(deployment("web", [{"name": "app", "image": "a:1"}]))
+    moved = {
+        "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}},
+        }
+    }
+    with pytest.raises(errors.InvalidError) as selector:
+        await client.patch(DEPLOY, "web", moved, namespace="default")
+    assert [c.field for c in selector.value.causes] == ["spec.selector"]
+
+
+async def test_custom_resource_update_needs_a_resource_version(
+    api: FakeAPI, client: AsyncClient
+) -> None:
+    api.install_crd(CRD)
+    foo = {
+        "apiVersion": "example.com/v1",
+        "kind": "Foo",
+        "metadata": {"name": "f", "namespace": "default"},
+        "spec": {"image": "x"},
+    }
+    await client.create(foo)
+    with pytest.raises(errors.InvalidError) as err:
+        await client.update({**foo, "spec": {"image": "y"}})
+    assert [c.field for c in err.value.causes] == ["metadata.resourceVersion"]
+
+
+async def test_apply_to_the_status_subresource_records_its_manager(
+    api: FakeAPI, client: AsyncClient
+) -> None:
+    api.install_crd(CRD)
+    foo = {
+        "apiVersion": "example.com/v1",
+        "kind": "Foo",
+        "metadata": {"name": "f", "namespace": "default"},
+    }
+    await client.create({**foo, "spec": {"image": "x"}})
+    applied = await client.apply(
+        {**foo, "status": {"ready": 2}}, field_manager="st", subresource="status"
+    )
+    entry = next(e for e in applied["metadata"]["managedFields"] if e["manager"] == "st")
+    assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
+    assert applied["status"] == {"ready": 2}

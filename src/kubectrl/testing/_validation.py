@@ -1,0 +1,177 @@
+"""The built-in validation the fake applies (a subset of ``pkg/apis/*/validation``).
+
+Every kind: label keys and values (``apimachinery/pkg/api/validation/objectmeta.go``,
+``util/validation``). ConfigMaps and Secrets: ``immutable: true`` freezes data and the flag.
+Workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet): ``spec.selector`` is required, must
+match the template's labels and cannot change; a Job's selector cannot change either.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl.testing._resources import ResourceInfo
+
+__all__ = ["validate"]
+
+Cause = tuple[str, str, str]
+
+_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+_PREFIX_MSG = (
+    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+    "'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_IMMUTABLE_DATA = {("", "configmaps"): ("data", "binaryData"), ("", "secrets"): ("data",)}
+_WORKLOADS = {
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+}
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value)
+
+
+def _labels(labels: Any, field: str = "metadata.labels") -> list[Cause]:
+    causes: list[Cause] = []
+    if not isinstance(labels, Mapping):
+        return causes
+    for key, value in labels.items():
+        prefix, _, name = str(key).rpartition("/")
+        if not name or len(name) > 63 or not _NAME.match(name):
+            detail = (
+                _NAME_MSG
+                if name and len(name) <= 63
+                else (
+                    "name part must be no more than 63 characters"
+                    if name
+                    else "name part must be non-empty"
+                )
+            )
+            causes.append(
+                ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {detail}")
+            )
+        elif prefix and (len(prefix) > 253 or not _PREFIX.match(prefix)):
+            causes.append(
+                ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {_PREFIX_MSG}")
+            )
+        text = "" if value is None else str(value)
+        if len(text) > 63:
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    field,
+                    f"Invalid value: {_quote(text)}: must be no more than 63 characters",
+                )
+            )
+        elif not _VALUE.match(text):
+            causes.append(
+                ("FieldValueInvalid", field, f"Invalid value: {_quote(text)}: {_VALUE_MSG}")
+            )
+    return causes
+
+
+def _go_selector(selector: Any) -> str:
+    labels = (selector or {}).get("matchLabels") or {}
+    inner = ", ".join(f"{_quote(k)}:{_quote(str(v))}" for k, v in sorted(labels.items()))
+    exprs = (selector or {}).get("matchExpressions")
+    expr_text = (
+        "[]v1.LabelSelectorRequirement(nil)" if not exprs else "[]v1.LabelSelectorRequirement{...}"
+    )
+    return (
+        f"v1.LabelSelector{{MatchLabels:map[string]string{{{inner}}}, "
+        f"MatchExpressions:{expr_text}}}"
+    )
+
+
+def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    from kubectrl import labels as _labels_mod
+
+    try:
+        return _labels_mod.parse(dict(selector)).matches(
+            {str(k): str(v) for k, v in labels.items()}
+        )
+    except (ValueError, TypeError):
+        return False
+
+
+def validate(
+    info: ResourceInfo, new: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> list[Cause]:
+    """The causes (type, field, message) this write violates; empty when it is valid."""
+    meta = new.get("metadata") or {}
+    causes = _labels(meta.get("labels"))
+    fields = _IMMUTABLE_DATA.get(info.key)
+    if fields and old is not None and old.get("immutable") is True:
+        for field in fields:
+            if new.get(field) != old.get(field):
+                causes.append(
+                    (
+                        "FieldValueForbidden",
+                        field,
+                        "Forbidden: field is immutable when `immutable` is set",
+                    )
+                )
+        if new.get("immutable") is not True:
+            causes.append(
+                (
+                    "FieldValueForbidden",
+                    "immutable",
+                    "Forbidden: field is immutable when `immutable` is set",
+                )
+            )
+    raw_spec = new.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    if info.key in _WORKLOADS:
+        selector = spec.get("selector")
+        template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        if not selector:
+            causes.append(("FieldValueRequired", "spec.selector", "Required value"))
+        elif not _selector_matches(selector, template_labels):
+            shown = ", ".join(
+                f"{_quote(k)}:{_quote(str(v))}" for k, v in sorted(template_labels.items())
+            )
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    "spec.template.metadata.labels",
+                    (
+                        f"Invalid value: map[string]string{{{shown}}}: "
+                        "`selector` does not match template `labels`"
+                    ),
+                )
+            )
+    if (info.key in _WORKLOADS or info.key == ("batch", "jobs")) and old is not None:
+        old_spec = old.get("spec") or {}
+        if (
+            spec.get("selector") != old_spec.get("selector")
+            and old_spec.get("selector") is not None
+        ):
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    "spec.selector",
+                    f"Invalid value: {_go_selector(spec.get('selector'))}: field is immutable",
+                )
+            )
+    return causes
