@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import inspect
 import logging
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from kubernetes.client.models import V1Deployment
 
 from kubectrl._clock import FakeClock
 from kubectrl.client import AsyncClient
@@ -327,3 +329,19 @@ async def test_already_exists_on_create_reads_the_deployment_live(world: FooWorl
 
 async def _equals(value: Any, expected: object) -> bool:
     return bool(await value == expected)
+
+
+async def test_the_docs_example_runs(sample: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/testing.md's Foo example, as written, with the sample's names in scope."""
+    doc = (EXAMPLE.parents[1] / "docs" / "testing.md").read_text(encoding="utf-8")
+    section = doc.split("## Unit tests on the fake", 1)[1]
+    source = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    controller = sys.modules["sample_controller_controller"]
+    scope: dict[str, Any] = {
+        "Foo": sys.modules["sample_controller_api"].Foo,
+        "FooReconciler": controller.FooReconciler,
+        "V1Deployment": V1Deployment,
+    }
+    exec(compile(source, "docs/testing.md", "exec"), scope)
+    monkeypatch.chdir(EXAMPLE)  # the example's CRD path is relative to its directory
+    await scope["test_foo_gets_its_deployment"]()
