@@ -140,12 +140,12 @@ async def eventually(
 async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
     """Run ``manager`` for the body of an ``async with``: started, synced and leading on entry.
 
-    Entry returns once the manager's caches synced and its controllers started (with leader
-    election: once it leads), waiting at most ``timeout`` real seconds (then
-    :class:`AssertionError` naming what was still missing, such as the informers not synced and
-    their last errors, after stopping the manager). A
-    manager that fails to start raises its error. Exit stops it gracefully and raises what
-    :meth:`~kubectrl.runtime.Manager.start` raised, if anything.
+    Entry returns once the manager's caches synced and its controllers were launched (with
+    leader election: once it leads), waiting at most ``timeout`` real seconds; past that, it
+    stops the manager and raises :class:`AssertionError` naming what was still missing (the
+    informers not synced, with their last errors). A manager that fails to start raises its
+    error. Exit stops it gracefully and raises what :meth:`~kubectrl.runtime.Manager.start`
+    raised, if anything; an error from the body wins over the manager's.
 
     Example::
 
