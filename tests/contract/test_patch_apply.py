@@ -248,7 +248,6 @@ async def test_json_and_merge_patches_on_custom_resources(target: Target) -> Non
     assert patched["spec"]["replicas"] == 4
 
 
-@pytest.mark.fake_xfail("apply to the status subresource must record managedFields")
 async def test_apply_to_the_status_subresource(target: Target) -> None:
     c, ns, name = target.client, target.namespace, unique("applystatus")
     kind = await target.widget()

@@ -145,7 +145,6 @@ async def test_delete_of_a_custom_resource_returns_a_success_status(target: Targ
     }
 
 
-@pytest.mark.fake_xfail("custom resources must refuse an update without resourceVersion (422)")
 async def test_custom_resource_update_needs_a_resource_version(target: Target) -> None:
     """CRDs do not allow unconditional updates (customresource strategy
     AllowUnconditionalUpdate is false): an update without resourceVersion is 422."""
