@@ -24,8 +24,15 @@ __all__ = ["Path", "fields_of", "record_update", "server_side_apply"]
 Path = tuple[str, ...]
 _MISSING: Any = object()
 _LABEL_SELECTOR = {"matchLabels", "matchExpressions"}
-# Fields that are maps (map[string]string) rather than structs in the built-in types.
-_GRANULAR_MAPS = {"f:data", "f:binaryData", "f:labels", "f:annotations", "f:nodeSelector"}
+# Fields that are maps (map[string]string) or sets rather than structs in the built-in types.
+_GRANULAR_MAPS = {
+    "f:data",
+    "f:binaryData",
+    "f:labels",
+    "f:annotations",
+    "f:nodeSelector",
+    "f:finalizers",
+}
 _SERVER_METADATA = {
     "name",
     "namespace",

@@ -756,7 +756,11 @@ class FakeAPI:
             for obj in items:
                 meta = obj["metadata"]
                 self._delete(info, version, meta.get("namespace"), meta["name"], options, dry_run)
-                deleted.append(self._render(info, version, obj))
+                item = self._render(info, version, obj)
+                if not info.crd:  # typed list items carry no kind/apiVersion
+                    item.pop("kind", None)
+                    item.pop("apiVersion", None)
+                deleted.append(item)
             return 200, {
                 "kind": info.list_kind,
                 "apiVersion": info.api_version(version),
@@ -1182,6 +1186,7 @@ class FakeAPI:
                 time=_now_string(self.clock),
                 has_status=info.status,
             )
+        _allocate(info, obj)  # after the field manager: admission and registry, not the writer
         if dry_run:
             return obj
         meta["resourceVersion"] = str(self._next_rv())
@@ -1614,6 +1619,20 @@ class FakeAPI:
                     self._sweep()
                     obj = self._objects[info.key].get((ns or "", name), obj)
             return 200, self._render(info, version, obj)
+        if info.key == ("", "pods"):
+            # Graceful deletion with grace period 0 (an unscheduled pod): the pod is marked
+            # (generation bumped, a MODIFIED event) and then removed.
+            marked = copy.deepcopy(obj)
+            marked_meta = marked["metadata"]
+            marked_meta["deletionTimestamp"] = _now_string(self.clock)
+            marked_meta["deletionGracePeriodSeconds"] = 0
+            if marked_meta.get("generation"):
+                marked_meta["generation"] = int(marked_meta["generation"]) + 1
+            marked_meta["resourceVersion"] = str(self._next_rv())
+            marked = _ordered(marked)
+            self._objects[info.key][(ns or "", name)] = marked
+            self._emit(info, "MODIFIED", marked, obj)
+            obj = marked
         removed = self._remove(info, obj)
         if info.crd or info.key == ("", "pods"):
             return 200, self._render(info, version, removed)
@@ -1875,19 +1894,6 @@ def _defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
         _pod_defaults(spec)
         if isinstance(spec, dict):
             spec.setdefault("enableServiceLinks", True)
-            spec.setdefault("priority", 0)
-            spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-            tolerations = spec.setdefault("tolerations", [])
-            for taint in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-                if not any(t.get("key") == taint for t in tolerations if isinstance(t, dict)):
-                    tolerations.append(
-                        {
-                            "key": taint,
-                            "operator": "Exists",
-                            "effect": "NoExecute",
-                            "tolerationSeconds": 300,
-                        }
-                    )
         status = obj.setdefault("status", {})
         if not status:
             status.update({"phase": "Pending", "qosClass": _qos_class(spec)})
@@ -1901,12 +1907,6 @@ def _defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
                     port.setdefault("targetPort", port.get("port"))
-            if "clusterIP" not in spec:
-                spec["clusterIP"] = f"10.0.{random.randint(0, 255)}.{random.randint(1, 254)}"  # noqa: S311
-            if spec["clusterIP"] != "None":
-                spec.setdefault("clusterIPs", [spec["clusterIP"]])
-                spec.setdefault("ipFamilies", ["IPv4"])
-                spec.setdefault("ipFamilyPolicy", "SingleStack")
         status = obj.setdefault("status", {})
         status.setdefault("loadBalancer", {})
     elif info.key == ("", "secrets"):
@@ -1916,6 +1916,34 @@ def _defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
             for key, value in string_data.items():
                 data[key] = base64.b64encode(str(value).encode()).decode()
         obj.setdefault("type", "Opaque")
+
+
+def _allocate(info: ResourceInfo, obj: dict[str, Any]) -> None:
+    """What admission plugins and registries add on create (no field manager owns it)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if info.key == ("", "pods"):
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        tolerations = spec.setdefault("tolerations", [])
+        for taint in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if not any(t.get("key") == taint for t in tolerations if isinstance(t, dict)):
+                tolerations.append(
+                    {
+                        "key": taint,
+                        "operator": "Exists",
+                        "effect": "NoExecute",
+                        "tolerationSeconds": 300,
+                    }
+                )
+    elif info.key == ("", "services") and spec.get("type", "ClusterIP") != "ExternalName":
+        if "clusterIP" not in spec:
+            spec["clusterIP"] = f"10.0.{random.randint(0, 255)}.{random.randint(1, 254)}"  # noqa: S311
+        if spec["clusterIP"] != "None":
+            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+            spec.setdefault("ipFamilies", ["IPv4"])
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
 
 
 def _qos_class(spec: Any) -> str:
