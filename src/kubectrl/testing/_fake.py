@@ -1634,7 +1634,7 @@ class FakeAPI:
             self._emit(info, "MODIFIED", marked, obj)
             obj = marked
         removed = self._remove(info, obj)
-        if info.crd or info.key == ("", "pods"):
+        if info.key == ("", "pods"):
             return 200, self._render(info, version, removed)
         details = {"name": name, "group": info.group, "kind": info.plural, "uid": meta["uid"]}
         return 200, {
