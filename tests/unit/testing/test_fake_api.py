@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubectrl import errors
-from kubectrl.client import AsyncClient, Client
+from kubectrl.client import AsyncClient, Client, ClientConfig
 from kubectrl.testing import FakeAPI, UnsupportedFeatureError
 
 CM = ("v1", "ConfigMap")
@@ -185,3 +185,32 @@ async def _take(events: Any, n: int) -> AsyncIterator[Any]:
         count += 1
         if count == n:
             return
+
+
+def test_config_transport_is_kept_out_of_repr_and_equality(api: FakeAPI) -> None:
+    config = api.config()
+    assert config.transport is api.transport
+    assert "transport" not in repr(config)
+    assert config == config.with_options(transport=None)
+    with pytest.raises(errors.ConfigError, match="server"):
+        ClientConfig(server="", transport=api.transport)
+
+
+async def test_continue_token_after_compaction_is_expired(
+    api: FakeAPI, client: AsyncClient
+) -> None:
+    for i in range(3):
+        await client.create(cm(f"c{i}"))
+    pages = client.list_pages(CM, namespace="default", limit=1)
+    await pages.__anext__()
+    await client.create(cm("later"))  # the listing's snapshot is now history...
+    api.compact()  # ...and compaction drops it
+    with pytest.raises(errors.ExpiredError):
+        await pages.__anext__()
+
+
+async def test_watch_open_can_fail_or_wait(api: FakeAPI, client: AsyncClient) -> None:
+    api.fail_next("watch", "ConfigMap", 503)
+    with pytest.raises(errors.ServiceUnavailableError):
+        async with client.watch(CM, namespace="default") as events:
+            await events.__anext__()
