@@ -128,7 +128,6 @@ async def test_delete_of_a_configmap_returns_a_success_status(target: Target) ->
     }
 
 
-@pytest.mark.fake_xfail("deleting a custom resource must return a Success Status, not the object")
 async def test_delete_of_a_custom_resource_returns_a_success_status(target: Target) -> None:
     c, ns, name = target.client, target.namespace, unique("delcr")
     kind = await target.widget()
