@@ -18,7 +18,7 @@ import random
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
@@ -66,7 +66,6 @@ _CONTINUE_TOO_OLD = (
     "the time the first chunk was returned and now may show up in the list."
 )
 _INITIAL_EVENTS_END = "k8s.io/initial-events-end"
-_METADATA_ONLY_FIELDS = ("apiVersion", "kind", "metadata")
 # Field selectors some built-ins accept besides metadata.name and metadata.namespace.
 _EXTRA_FIELDS: dict[tuple[str, str], set[str]] = {
     ("", "pods"): {
@@ -1085,7 +1084,7 @@ class FakeAPI:
                 },
             )
 
-    def _validate_name(self, info: ResourceInfo, name: str) -> None:
+    def _validate_name(self, info: ResourceInfo, name: str, obj: dict[str, Any]) -> None:
         if not name:
             raise invalid(
                 info.kind,
@@ -1099,16 +1098,18 @@ class FakeAPI:
                     )
                 ],
             )
-        dns_label = info.key in {("", "namespaces"), ("", "services")}
-        pattern, message = (
-            (_DNS_LABEL, _LABEL_MSG) if dns_label else (_DNS_SUBDOMAIN, _SUBDOMAIN_MSG)
-        )
-        if not pattern.match(name) or len(name) > (63 if dns_label else 253):
+        # Namespaces are RFC 1123 labels, the rest (Services too, since v1.34) subdomains.
+        pattern, message, limit = _DNS_SUBDOMAIN, _SUBDOMAIN_MSG, 253
+        if info.key == ("", "namespaces"):
+            pattern, message, limit = _DNS_LABEL, _LABEL_MSG, 63
+        if len(name) > limit:
+            message = f"must be no more than {limit} characters"
+        if not pattern.match(name) or len(name) > limit:
+            cause = ("FieldValueInvalid", "metadata.name", f'Invalid value: "{name}": {message}')
+            probe = copy.deepcopy(obj)  # the other metadata errors come in the same answer
+            _defaults(info, probe)
             raise invalid(
-                info.kind,
-                info.group,
-                name,
-                [("FieldValueInvalid", "metadata.name", f'Invalid value: "{name}": {message}')],
+                info.kind, info.group, name, [cause, *_validation.validate(info, probe, None)]
             )
 
     def _prepare_custom(
@@ -1142,7 +1143,7 @@ class FakeAPI:
                 for _ in range(5)
             )
         name = str(meta.get("name") or "")
-        self._validate_name(info, name)
+        self._validate_name(info, name, obj)
         self._check_namespace(info, ns, name)
         if (ns or "", name) in self._objects[info.key]:
             raise already_exists(info.plural, info.group, name)
@@ -1984,6 +1985,3 @@ def _pod_defaults(spec: Any) -> None:
         for port in container.get("ports") or ():
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
-
-
-Predicate = Callable[[Mapping[str, Any]], bool]

@@ -39,6 +39,12 @@ _PREFIX_MSG = (
     "'example.com', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
+_KEY_MSG = (
+    "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
+    "subdomain prefix and '/' (e.g. 'example.com/MyName')"
+)
 _IMMUTABLE_DATA = {("", "configmaps"): ("data", "binaryData"), ("", "secrets"): ("data",)}
 _WORKLOADS = {
     ("apps", "deployments"),
@@ -58,7 +64,11 @@ def _labels(labels: Any, field: str = "metadata.labels") -> list[Cause]:
         return causes
     for key, value in labels.items():
         prefix, _, name = str(key).rpartition("/")
-        if not name or len(name) > 63 or not _NAME.match(name):
+        if str(key).count("/") > 1:
+            causes.append(
+                ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {_KEY_MSG}")
+            )
+        elif not name or len(name) > 63 or not _NAME.match(name):
             detail = (
                 _NAME_MSG
                 if name and len(name) <= 63
@@ -81,7 +91,7 @@ def _labels(labels: Any, field: str = "metadata.labels") -> list[Cause]:
                 (
                     "FieldValueInvalid",
                     field,
-                    f"Invalid value: {_quote(text)}: must be no more than 63 characters",
+                    f"Invalid value: {_quote(text)}: must be no more than 63 bytes",
                 )
             )
         elif not _VALUE.match(text):
