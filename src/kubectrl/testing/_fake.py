@@ -436,6 +436,9 @@ class FakeAPI:
         ``*``); ``kind_or_resource``: ``ConfigMap``, ``configmaps``, ``deployments.apps`` or
         ``*``; ``error``: an :class:`~kubectrl.errors.APIError` or an HTTP status code.
 
+        The client retries a 429 (any verb) and a 5xx (GET, apply) per its ``RetryPolicy``, so
+        such a fault needs ``times`` above ``config.retry.max_attempts`` to reach the caller.
+
         Example: ``api.fail_next("update", "ConfigMap", 409)``.
         """
         if isinstance(error, APIError):
