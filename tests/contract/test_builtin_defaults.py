@@ -2,7 +2,9 @@
 
 Upstream: pkg/apis/core/v1/defaults.go (SetDefaults_Service, SetDefaults_Container,
 SetDefaults_PodSpec, SetDefaults_Secret), pkg/apis/core/v1/conversion.go (Secret stringData is
-merged into data) and pkg/apis/apps/v1/defaults.go (SetDefaults_Deployment).
+merged into data), pkg/apis/apps/v1/defaults.go (SetDefaults_Deployment) and
+staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go (the body's name must match the
+URL's: 400).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go DeleteCollec
 from __future__ import annotations
 
 import pytest
-from contract_helpers import CM, Target, configmap
+from contract_helpers import CM, Target, configmap, unique
 
 from kubectrl.errors import BadRequestError, NotFoundError
 
@@ -128,3 +128,17 @@ async def test_delete_collection_of_custom_resources(target: Target) -> None:
         )
     await c.delete_collection(kind, namespace=ns, label_selector="k=0")
     assert [i["metadata"]["name"] for i in (await c.list(kind, namespace=ns))["items"]] == ["w1"]
+
+
+async def test_all_namespaces_pages_are_ordered_by_namespace_then_name(target: Target) -> None:
+    c = target.client
+    first, second = sorted([await target.new_namespace(), await target.new_namespace()])
+    label = unique("pg")
+    for ns in (second, first):
+        for name in ("b", "a"):
+            await c.create(configmap(name, ns, labels={"run": label}))
+    pages = []
+    async for page in c.list_pages(CM, label_selector=f"run={label}", limit=3):
+        pages.append([(i["metadata"]["namespace"], i["metadata"]["name"]) for i in page["items"]])
+    flat = [item for page in pages for item in page]
+    assert flat == [(first, "a"), (first, "b"), (second, "a"), (second, "b")]

@@ -237,3 +237,42 @@ async def test_compacted_resource_version_is_410_expired_for_watch_and_list(
     async with c.watch(CM, namespace=ns, resource_version=rv) as stream:
         seen = await _collect(stream, name)
     assert seen == [(EventType.MODIFIED, name)]
+
+
+async def test_streaming_list_with_a_label_selector(target: Target) -> None:
+    c, ns = target.client, await target.new_namespace()
+    await c.create(configmap("in-1", ns, labels={"pick": "yes"}))
+    await c.create(configmap("out", ns))
+    await c.create(configmap("in-2", ns, labels={"pick": "yes"}))
+    added: list[str] = []
+    async with c.watch(
+        CM,
+        namespace=ns,
+        label_selector="pick=yes",
+        send_initial_events=True,
+        resource_version_match="NotOlderThan",
+        resource_version="",
+    ) as stream:
+
+        async def read() -> None:
+            async for event in stream:
+                if event.type is EventType.ADDED:
+                    added.append(event.object["metadata"]["name"])
+                if event.is_initial_events_end:
+                    return
+
+        await asyncio.wait_for(read(), TIMEOUT)
+    assert sorted(added) == ["in-1", "in-2"]
+
+
+async def test_delete_collection_is_one_deleted_event_per_object(target: Target) -> None:
+    c, ns = target.client, await target.new_namespace()
+    for i in range(3):
+        await c.create(configmap(f"cm-{i}", ns, labels={"batch": "1"}))
+    rv = (await c.list(CM, namespace=ns))["metadata"]["resourceVersion"]
+    await c.delete_collection(CM, namespace=ns, label_selector="batch=1")
+    await c.create(configmap("marker", ns))
+    async with c.watch(CM, namespace=ns, resource_version=rv) as stream:
+        seen = await _collect(stream, "marker")
+    assert sorted(seen[:-1]) == [(EventType.DELETED, f"cm-{i}") for i in range(3)]
+    assert seen[-1] == (EventType.ADDED, "marker")
