@@ -134,6 +134,17 @@ def _delete_at(obj: Any, path: Path) -> None:
         parent[:] = [i for i in parent if i != value]
 
 
+def _drop_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
+    # A map emptied by the removal goes too (structured-merge-diff prunes empty maps), unless
+    # someone owns it as such.
+    while path and path[-1].startswith("f:") and path not in owned:
+        value = value_at(obj, path)
+        if value != {}:
+            return
+        _delete_at(obj, path)
+        path = path[:-1]
+
+
 def _merge(current: Any, applied: Any, name: str = "", parent: str = "") -> Any:
     if not isinstance(applied, dict) or not isinstance(current, dict):
         if isinstance(applied, list) and isinstance(current, list):
@@ -344,8 +355,10 @@ def server_side_apply(
     mine = next((e for e in entries if _same(e, manager, "Apply", subresource)), None)
     others: set[Path] = set().union(*(e.paths for e in entries if e is not mine))
     if mine is not None:
-        for path in sorted(mine.paths - new_set - others, key=len, reverse=True):
+        # Shallowest first: a list item goes whole, with the defaulted fields nobody owns.
+        for path in sorted(mine.paths - new_set - others, key=len):
             _delete_at(base, path)
+            _drop_empty_parents(base, path[:-1], others)
     body = copy.deepcopy(dict(applied))
     if subresource == "status":
         body = {"status": body.get("status", {})}

@@ -415,3 +415,15 @@ async def test_apply_to_the_status_subresource_records_its_manager(
     entry = next(e for e in applied["metadata"]["managedFields"] if e["manager"] == "st")
     assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
     assert applied["status"] == {"ready": 2}
+
+
+async def test_apply_drops_whole_list_items_and_emptied_maps(client: AsyncClient) -> None:
+    """Compared with kube-apiserver v1.36: an item the manager stops applying goes with its
+    defaulted fields, and a label map left empty disappears."""
+    two = deployment("web", [{"name": "a", "image": "x:1"}, {"name": "b", "image": "x:1"}])
+    two["metadata"]["labels"] = {"team": "t"}
+    await client.apply(two, field_manager="m")
+    one = deployment("web", [{"name": "a", "image": "x:1"}])
+    after = await client.apply(one, field_manager="m")
+    assert [c["name"] for c in after["spec"]["template"]["spec"]["containers"]] == ["a"]
+    assert "labels" not in after["metadata"]
