@@ -96,8 +96,14 @@ async def test_discovery_finds_a_crd_installed_later(target: Target) -> None:
     res = await c.resource(kind)
     assert (res.name, res.namespaced) == ("gizmos", True)
     assert {"status", "scale"} <= res.subresources
-    groups = {g["name"] for g in (await c._discovery_get("/apis"))["groups"]}
-    assert group in groups
+    groups = {g["name"]: g for g in (await c._discovery_get("/apis"))["groups"]}
+    assert groups[group]["preferredVersion"] == {"groupVersion": f"{group}/v1", "version": "v1"}
+    listed = await c._discovery_get(f"/apis/{group}/v1")
+    assert listed["groupVersion"] == f"{group}/v1"
+    by_name = {r["name"]: r for r in listed["resources"]}
+    assert set(by_name) == {"gizmos", "gizmos/status", "gizmos/scale"}
+    assert (by_name["gizmos"]["kind"], by_name["gizmos"]["singularName"]) == ("Gizmo", "gizmo")
+    assert by_name["gizmos/scale"]["kind"] == "Scale"
     created = await c.create(
         {
             "apiVersion": kind[0],
