@@ -283,8 +283,12 @@ def record_update(
     time: str,
     subresource: str = "",
     has_status: bool = False,
+    unstructured: bool = False,
 ) -> None:
-    """Give ``manager`` (operation Update) the fields a create/update/patch changed."""
+    """Give ``manager`` (operation Update) the fields a create/update/patch changed.
+
+    ``unstructured`` (custom resources): every object is a map, owned itself when created.
+    """
     entries = _entries(old)
     new_paths = _filter(fields_of(new), subresource, has_status)
     old_paths = _filter(fields_of(old), subresource, has_status) if old is not None else set()
@@ -298,7 +302,10 @@ def record_update(
     for path in list(changed):
         for end in range(1, len(path)):
             prefix = path[:end]
-            if prefix[-1] in _GRANULAR_MAPS and value_at(old, prefix) is _MISSING:
+            granular = prefix[-1] in _GRANULAR_MAPS or (
+                unstructured and prefix[-1].startswith("f:") and prefix != ("f:metadata",)
+            )
+            if granular and value_at(old, prefix) is _MISSING:
                 changed.add(prefix)
     for entry in entries:
         entry.paths -= changed | removed

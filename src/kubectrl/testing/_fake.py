@@ -1189,6 +1189,7 @@ class FakeAPI:
                 api_version=info.api_version(version),
                 time=_now_string(self.clock),
                 has_status=info.status,
+                unstructured=info.crd,
             )
         _allocate(info, obj)  # after the field manager: admission and registry, not the writer
         if dry_run:
@@ -1361,6 +1362,7 @@ class FakeAPI:
                 time=_now_string(self.clock),
                 subresource=sub,
                 has_status=info.status,
+                unstructured=info.crd,
             )
         if _comparable(new) == _comparable(old):
             return old
@@ -1399,8 +1401,8 @@ class FakeAPI:
         spec_path, _, _ = self._scale_paths(info)
         _assign(new, spec_path, replicas)
         updated = self._update(
-            info, version, ns, name, new, sub="", manager=manager, dry_run=dry_run
-        )
+            info, version, ns, name, new, sub="", manager=None, dry_run=dry_run
+        )  # the apiserver records no field manager for a scale write
         return self._scale_of(info, updated)
 
     def _patch(

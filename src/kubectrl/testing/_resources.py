@@ -301,7 +301,8 @@ def validate(
         )
         if not ok:
             shown = {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-                type(value), "number" if _number(value) else "null"
+                type(value),
+                "integer" if isinstance(value, int) else "number" if _number(value) else "null",
             )
             return [
                 (
@@ -351,7 +352,7 @@ def validate(
                     f"Too long: may not be more than {schema['maxLength']} bytes",
                 )
             )
-        if "minLength" in schema and len(value) < schema["minLength"]:
+        elif "minLength" in schema and len(value) < schema["minLength"]:
             errors.append(
                 (
                     "FieldValueInvalid",
@@ -362,7 +363,7 @@ def validate(
                     ),
                 )
             )
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        elif "pattern" in schema and not re.search(schema["pattern"], value):
             errors.append(
                 (
                     "FieldValueInvalid",
