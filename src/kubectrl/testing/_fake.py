@@ -212,8 +212,11 @@ class _Watcher:
         if event.type == "MODIFIED":
             if now and not before:
                 return self.line("ADDED", event.new)
-            if before and not now:
-                return self.line("DELETED", event.new)
+            if before and not now and event.old is not None:
+                # cache_watcher.go: the previous object (which matched), at the event's RV.
+                left = copy.deepcopy(event.old)
+                left["metadata"]["resourceVersion"] = str(event.rv)
+                return self.line("DELETED", left)
         if not now:
             return None
         return self.line(event.type, event.new)
@@ -557,7 +560,7 @@ class FakeAPI:
         return _ordered(out)
 
     def _bookmark_line(self, watcher: _Watcher, *, initial_end: bool = False) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(self._rv), "creationTimestamp": None}
+        meta: dict[str, Any] = {"resourceVersion": str(self._rv)}
         if initial_end:
             meta["annotations"] = {_INITIAL_EVENTS_END: "true"}
         obj = {
@@ -1373,12 +1376,15 @@ class FakeAPI:
         if dry_run:
             new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
             return new
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            # The last finalizer is gone: the object goes; watchers get DELETED with the
+            # state it was stored in (finalizers included), as from the apiserver.
+            gone = self._remove(info, old)
+            meta["resourceVersion"] = gone["metadata"]["resourceVersion"]
+            return _ordered(new)
         meta["resourceVersion"] = str(self._next_rv())
         new = _ordered(new)
         self._objects[info.key][(ns or "", name)] = new
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            self._remove(info, new)
-            return new
         self._emit(info, "MODIFIED", new, old)
         return new
 

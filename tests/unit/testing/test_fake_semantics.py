@@ -259,6 +259,9 @@ async def test_watch_with_a_label_selector_sees_objects_leave_it(client: AsyncCl
         await client.patch(CM, "a", {"metadata": {"labels": {"on": "no"}}}, namespace="default")
         left = await events.__anext__()
     assert left.type.value == "DELETED"
+    # As cache_watcher.go sends it: the state that matched, at the change's resourceVersion.
+    assert left.object["metadata"]["labels"] == {"on": "yes"}
+    assert int(left.resource_version) > int(created["metadata"]["resourceVersion"])
 
 
 async def test_foreground_and_orphan_deletion(client: AsyncClient) -> None:
