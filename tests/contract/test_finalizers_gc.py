@@ -140,3 +140,30 @@ async def test_orphan_propagation_keeps_dependents_and_drops_the_reference(
     await c.delete(CM, owner["metadata"]["name"], namespace=ns, propagation_policy="Orphan")
     kept = await c.get(CM, dep_name, namespace=ns)
     assert not kept["metadata"].get("ownerReferences")
+
+
+@pytest.mark.fake_only("no garbage collector: envtest runs no kube-controller-manager")
+async def test_gc_across_kinds_custom_resource_owner(target: Target) -> None:
+    c, ns = target.client, target.namespace
+    kind = await target.widget()
+    owner = await c.create(
+        {
+            "apiVersion": kind[0],
+            "kind": "Widget",
+            "metadata": {"name": unique("wowner"), "namespace": ns},
+        }
+    )
+    dep = configmap(unique("wdep"), ns)
+    dep["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": kind[0],
+            "kind": "Widget",
+            "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    await c.create(dep)
+    await c.delete(kind, owner["metadata"]["name"], namespace=ns)
+    with pytest.raises(NotFoundError):
+        await c.get(CM, dep["metadata"]["name"], namespace=ns)

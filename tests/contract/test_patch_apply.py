@@ -264,3 +264,14 @@ async def test_apply_to_the_status_subresource(target: Target) -> None:
     assert applied["status"]["phase"] == "Applied"
     entry = next(e for e in applied["metadata"]["managedFields"] if e["manager"] == "status-writer")
     assert (entry["operation"], entry.get("subresource")) == ("Apply", "status")
+
+
+async def test_apply_with_a_stale_resource_version_conflicts(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("applyrv")
+    first = await c.apply(_desired(name, ns, v="1"), field_manager="alpha")
+    await c.apply(_desired(name, ns, v="2"), field_manager="alpha")
+    stale = _desired(name, ns, v="3")
+    stale["metadata"]["resourceVersion"] = first["metadata"]["resourceVersion"]
+    with pytest.raises(ConflictError):
+        await c.apply(stale, field_manager="alpha")
+    assert (await c.get(CM, name, namespace=ns))["data"] == {"v": "2"}
