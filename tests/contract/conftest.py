@@ -7,6 +7,9 @@ The ``target`` fixture is parametrised over ``["real", "fake"]``:
   per case); the CRD these cases use is installed once per session.
 * ``fake``: a fresh :class:`kubectrl.testing.FakeAPI` per case.
 
+The real parametrisation carries the ``integration`` mark: ``pytest tests/contract -m "not
+integration"`` runs the fake half alone (no processes, a few seconds).
+
 Marks (registered here, one-line reasons: the docs' known-differences table is generated from
 them):
 
