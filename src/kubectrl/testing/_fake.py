@@ -1589,18 +1589,18 @@ class FakeAPI:
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:
             policy = "Orphan"
-        if policy == "Orphan":
-            self._orphan(meta["uid"])
         finalizers = list(meta.get("finalizers") or ())
-        if (
-            policy == "Foreground"
-            and self.garbage_collection
-            and self._dependents(meta["uid"])
-            and "foregroundDeletion" not in finalizers
-        ):
-            finalizers.append("foregroundDeletion")
         if info.key == ("", "namespaces"):
             return 200, self._delete_namespace(info, version, obj)
+        # registry/store.go: the apiserver itself adds the garbage collector's finalizer; the
+        # collector (here: at once, when garbage_collection is on) does the rest.
+        # An explicit policy replaces the other one's finalizer (also on an object already
+        # being deleted); without one the finalizers stay as they are.
+        if policy in ("Foreground", "Orphan", "Background"):
+            wanted = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(policy)
+            finalizers = [f for f in finalizers if f not in ("foregroundDeletion", "orphan")]
+            if wanted:
+                finalizers.append(wanted)
         if finalizers:
             if not meta.get("deletionTimestamp") or finalizers != list(
                 meta.get("finalizers") or ()
@@ -1614,22 +1614,12 @@ class FakeAPI:
                     if new_meta.get("generation"):
                         new_meta["generation"] = int(new_meta["generation"]) + 1
                 new_meta["resourceVersion"] = str(self._next_rv())
+                new = _ordered(new)
                 self._objects[info.key][(ns or "", name)] = new
                 self._emit(info, "MODIFIED", new, obj)
                 obj = new
-                if "foregroundDeletion" in finalizers:
-                    for dep_info, dep in self._dependents(meta["uid"]):
-                        dm = dep["metadata"]
-                        self._delete(
-                            dep_info,
-                            dep_info.versions[0],
-                            dm.get("namespace"),
-                            dm["name"],
-                            {"propagationPolicy": "Foreground"},
-                            False,
-                        )
-                    self._sweep()
-                    obj = self._objects[info.key].get((ns or "", name), obj)
+                if self.garbage_collection:
+                    self._run_gc_finalizers(info, obj)
             return 200, self._render(info, version, obj)
         if info.key == ("", "pods"):
             # Graceful deletion with grace period 0 (an unscheduled pod): the pod is marked
@@ -1656,6 +1646,39 @@ class FakeAPI:
             "status": "Success",
             "details": {k: v for k, v in details.items() if v},
         }
+
+    def _run_gc_finalizers(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        uid = meta["uid"]
+        if "orphan" in meta.get("finalizers", ()):
+            self._orphan(uid)
+            current = copy.deepcopy(obj)
+            current["metadata"]["finalizers"] = [f for f in meta["finalizers"] if f != "orphan"]
+            self._update(
+                info,
+                info.versions[0],
+                meta.get("namespace"),
+                meta["name"],
+                current,
+                sub="",
+                manager=None,
+                dry_run=False,
+                precondition_rv=False,
+            )
+        elif "foregroundDeletion" in meta.get("finalizers", ()):
+            for dep_info, dep in self._dependents(uid):
+                dm = dep["metadata"]
+                if dm.get("deletionTimestamp"):
+                    continue
+                self._delete(
+                    dep_info,
+                    dep_info.versions[0],
+                    dm.get("namespace"),
+                    dm["name"],
+                    {"propagationPolicy": "Foreground"},
+                    False,
+                )
+            self._sweep()
 
     def _remove(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj["metadata"]
@@ -1756,8 +1779,10 @@ class FakeAPI:
                 meta = obj["metadata"]
                 if not meta.get("deletionTimestamp"):
                     continue
-                if "foregroundDeletion" in (meta.get("finalizers") or ()) and not self._dependents(
-                    meta["uid"]
+                if (
+                    self.garbage_collection
+                    and "foregroundDeletion" in (meta.get("finalizers") or ())
+                    and not self._dependents(meta["uid"])
                 ):
                     new = copy.deepcopy(obj)
                     new["metadata"]["finalizers"] = [

@@ -430,3 +430,22 @@ async def test_apply_drops_whole_list_items_and_emptied_maps(client: AsyncClient
     after = await client.apply(one, field_manager="m")
     assert [c["name"] for c in after["spec"]["template"]["spec"]["containers"]] == ["a"]
     assert "labels" not in after["metadata"]
+
+
+async def test_without_garbage_collection_the_gc_finalizers_stay() -> None:
+    """Like a control plane without kube-controller-manager: the apiserver adds
+    foregroundDeletion/orphan (registry/store.go) and nothing removes them; an explicit
+    policy swaps one for the other."""
+    api = FakeAPI(garbage_collection=False)
+    async with AsyncClient(api.config()) as client:
+        cm = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "o", "namespace": "default"},
+        }
+        await client.create(cm)
+        marked = await client.delete(CM, "o", namespace="default", propagation_policy="Foreground")
+        assert marked["metadata"]["finalizers"] == ["foregroundDeletion"]
+        swapped = await client.delete(CM, "o", namespace="default", propagation_policy="Orphan")
+        assert swapped["metadata"]["finalizers"] == ["orphan"]
+        assert (await client.get(CM, "o", namespace="default"))["metadata"]["deletionTimestamp"]
