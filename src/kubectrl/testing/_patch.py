@@ -133,14 +133,7 @@ def json_patch(doc: Any, operations: Any) -> Any:
             )
         if kind == "test":
             if _get(doc, path) != op["value"]:
-                raise StatusError.make(
-                    422,
-                    (
-                        "the server rejected our request due to an error in "
-                        f"our request: testing value {path} failed: test failed"
-                    ),
-                    reason="Invalid",
-                )
+                raise _rejected()
             continue
         if kind in ("move", "copy"):
             value = _get(doc, str(op.get("from", "")))
@@ -150,17 +143,53 @@ def json_patch(doc: Any, operations: Any) -> Any:
         elif kind == "add":
             doc = _add(doc, path, copy.deepcopy(op["value"]))
         elif kind == "remove":
-            doc = _remove(doc, path)
+            # The apiserver's JSON patch options: removing a missing map key is allowed.
+            if not _missing_map_key(doc, path):
+                doc = _remove(doc, path)
         elif kind == "replace":
-            _get(doc, path)
-            doc = _remove(doc, path)
+            # ...and so is replacing one (it is added).
+            if not _missing_map_key(doc, path):
+                doc = _remove(doc, path)
             doc = _add(doc, path, copy.deepcopy(op["value"]))
         else:
-            raise bad_request(
-                "the server rejected our request due to an "
-                f"error in our request: Unexpected kind: {kind}"
-            )
+            raise _rejected()
     return doc
+
+
+def _rejected() -> StatusError:
+    # What the apiserver answers for a failed "test" or an unknown operation: no detail.
+    return StatusError(
+        422,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "the server rejected our request due to an error in our request",
+            "reason": "Invalid",
+            "details": {},
+            "code": 422,
+        },
+    )
+
+
+def _missing_map_key(doc: Any, path: str) -> bool:
+    parts = _pointer(path)
+    if not parts:
+        return False
+    try:
+        parent = (
+            _get(doc, "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts[:-1]))
+            if len(parts) > 1
+            else doc
+        )
+    except StatusError:
+        return False
+    return isinstance(parent, dict) and parts[-1] not in parent
+
+
+def _go_map(item: dict[str, Any]) -> str:
+    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(item.items())) + "]"
 
 
 def _get(doc: Any, path: str) -> Any:
@@ -269,9 +298,17 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str) -> lis
         return [copy.deepcopy(i) for i in patch if "$patch" not in i]
     for item in patch:
         if key not in item:
-            raise bad_request(
-                "the server rejected our request due to an error in our request: "
-                f"map: {item} does not contain declared merge key: {key}"
+            # Answered as a 500 without a reason by the apiserver.
+            raise StatusError(
+                500,
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Failure",
+                    "message": f"map: {_go_map(item)} does not contain declared merge key: {key}",
+                    "code": 500,
+                },
             )
         index = next(
             (n for n, c in enumerate(current) if isinstance(c, dict) and c.get(key) == item[key]),
