@@ -143,11 +143,10 @@ def json_patch(doc: Any, operations: Any) -> Any:
         elif kind == "add":
             doc = _add(doc, path, copy.deepcopy(op["value"]))
         elif kind == "remove":
-            # The apiserver's JSON patch options: removing a missing map key is allowed.
-            if not _missing_map_key(doc, path):
-                doc = _remove(doc, path)
+            doc = _remove(doc, path)
         elif kind == "replace":
-            # ...and so is replacing one (it is added).
+            # The apiserver accepts replacing a missing map key (it is added); removing one
+            # is refused.
             if not _missing_map_key(doc, path):
                 doc = _remove(doc, path)
             doc = _add(doc, path, copy.deepcopy(op["value"]))
