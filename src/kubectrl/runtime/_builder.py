@@ -193,6 +193,7 @@ class Builder:
             reconciler,
             options=options,
             sources=sources,
+            clock=self._manager.clock,
             registry=self._manager.registry,
         )
         self._manager.add(controller)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import inspect
 import logging
 import re
 import sys
@@ -28,7 +27,7 @@ from kubernetes.client.models import V1Deployment
 from kubectrl._clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.errors import NotFoundError
-from kubectrl.runtime import Controller, Manager, _builder
+from kubectrl.runtime import Controller, Manager
 from kubectrl.testing import FakeAPI, eventually, run_manager
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample_controller"
@@ -130,9 +129,6 @@ async def world(sample: ModuleType, monkeypatch: pytest.MonkeyPatch) -> AsyncIte
     # The program's own wiring, pointed at the fake and given the fake clock.
     monkeypatch.setattr(sample, "load_config", api.config)
     monkeypatch.setattr(sample, "Manager", functools.partial(Manager, clock=clock))
-    if "clock" not in inspect.getsource(_builder.Builder.complete):
-        # Until the Builder hands manager.clock to the controllers it builds, do it for it.
-        monkeypatch.setattr(_builder, "Controller", functools.partial(Controller, clock=clock))
     manager = sample.build_manager(sample.parse_args(["--metrics-bind-address", "0"]))
     (controller,) = [
         handle.runnable for handle in manager._handles if isinstance(handle.runnable, Controller)
