@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from kubectrl._clock import Clock, FakeClock, RealClock
+from kubectrl._version import __version__ as __version__
 from kubectrl.cache import (
     CacheSyncError,
     DeletedFinalStateUnknown,
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
         rules,
     )
 
-__version__ = "0.1.0.dev0"
 
 # Custom resources are pydantic models: imported on first use, so `import kubectrl` does not pay
 # for pydantic (~0.1 s) when a program uses dicts only.
