@@ -1,4 +1,5 @@
-"""Developer workflow: `nox -s tests`, `lint`, `typecheck`, `demo`, `bench`."""
+"""Developer workflow: `nox -s tests`, `tests-unit`, `lint`, `typecheck`, `docs`, `demo`, `bench`
+(`nox -l` lists them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
+# The Pythons the classifiers in pyproject.toml claim; `tests-unit` runs on each.
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+
+
+def install_group(session: nox.Session, group: str) -> None:
+    """Installs a PEP 735 dependency group of pyproject.toml (any pip version)."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, group))
 
 
 @nox.session(python=PYTHON)
@@ -20,10 +29,18 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs)
 
 
+@nox.session(name="tests-unit", python=PYTHONS)
+def tests_unit(session: nox.Session) -> None:
+    """The unit suite and the docstring examples (no control plane) on every supported Python."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/unit", "tests/typing", "src/kubectrl", *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff (lint and format check) and import-linter's layer contracts."""
-    session.install("-e", ".[dev]")
+    session.install("-e", ".")
+    install_group(session, "lint")
     paths = ["src", "tests", "examples", "benchmarks", "noxfile.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
@@ -33,8 +50,16 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the library and on the typing tests (tests/typing)."""
-    session.install("-e", ".[dev]")
+    session.install("-e", ".[test]")
     session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site (MkDocs), built strict: a warning or a broken link fails it."""
+    session.install("-e", ".")
+    install_group(session, "docs")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "build/site", *session.posargs)
 
 
 @nox.session(python=PYTHON)
