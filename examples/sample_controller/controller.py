@@ -48,6 +48,7 @@ from kubernetes.client.models import (
     V1PodTemplateSpec,
 )
 
+from kubectrl import rbac
 from kubectrl.errors import AlreadyExistsError, KubectrlError, NotFoundError
 from kubectrl.events import NORMAL, WARNING, EventRecorder
 from kubectrl.runtime import CachedClient, Reconciler, Request, set_controller_reference
@@ -137,6 +138,13 @@ def new_deployment(foo: Foo, name: str, namespace: str) -> V1Deployment:
     return deployment
 
 
+# The API access the reconciler needs, declared where it is used: exactly the verbs it calls,
+# nothing more. artifacts/rbac.yaml holds the ClusterRole generated from them, from this
+# directory: python -m kubectrl rbac controller:RBAC --name sample-controller
+@rbac.rule(Foo, verbs=["get", "list", "watch"])  # the informer lists and watches; reads: cache
+@rbac.rule(Foo, subresources=["status"], verbs=["patch"])  # status.availableReplicas
+@rbac.rule(V1Deployment, verbs=["get", "list", "watch", "create", "update"])  # owned
+@rbac.rule(groups=[""], resources=["events"], verbs=["create", "patch"])  # Synced, repeats
 class FooReconciler(Reconciler):
     """Makes each Foo's Deployment exist with the right replicas, and reports its status.
 
@@ -219,3 +227,13 @@ class FooReconciler(Reconciler):
             namespace=foo.metadata.namespace,
             field_manager=FIELD_MANAGER,
         )
+
+
+#: Everything the controller process needs: the reconciler's rules, --metrics-secure's
+#: TokenReviews and SubjectAccessReviews, and --leader-elect's Lease (a Role in the controller's
+#: namespace, deployment.yaml's).
+RBAC = [
+    FooReconciler,
+    rbac.METRICS_AUTH_RULES,
+    rbac.leader_election_rules("sample-controller"),
+]

@@ -16,6 +16,7 @@ PACKAGES = [
     "kubectrl.kinds",
     "kubectrl.labels",
     "kubectrl.leaderelection",
+    "kubectrl.rbac",
     "kubectrl.resources",
     "kubectrl.runtime",
     "kubectrl.workqueue",
