@@ -2,8 +2,19 @@
 
 ``python -m kubectrl crd path.to.module:Foo [path.to.module:FooV1 ...] [--out DIR] [--storage V]``
 prints the CRD generated from the models (all versions of one kind), or writes it to
-``DIR/<plural>.<group>.yaml``. A bad import path or a model a CRD cannot express exits with
-status 2 and one line on stderr naming the problem.
+``DIR/<plural>.<group>.yaml``.
+
+``python -m kubectrl rbac path.to.module:Reconciler [...] --name NAME [--out FILE]`` prints the
+ClusterRole (and namespaced Roles) granting the rules the sources declare with
+:func:`kubectrl.rbac.rule` (a source may also be a :class:`~kubectrl.rbac.PolicyRule` or a list
+of them, e.g. ``kubectrl.rbac:EVENT_RULES``).
+
+``python -m kubectrl init NAME [--domain example.com]`` scaffolds a controller project in the
+current directory; ``python -m kubectrl create api --group G --version V --kind K [--webhooks]``,
+run inside it, adds a kind: its model, reconciler, tests (and webhooks).
+
+A bad import path, a model a CRD cannot express or a scaffold that would overwrite a file exits
+with status 2 and one line on stderr naming the problem.
 """
 
 from __future__ import annotations
@@ -60,6 +71,56 @@ def _crd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rbac(args: argparse.Namespace) -> int:
+    from kubectrl import rbac
+
+    sources = [_load(spec) for spec in args.sources]
+    try:
+        text = rbac.to_yaml(rbac.roles(args.name, *sources))
+    except (TypeError, ValueError) as exc:
+        raise _UsageError(str(exc)) from exc
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    sys.stdout.write(f"{out}\n")
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from kubectrl import _scaffold
+
+    try:
+        written = _scaffold.init(Path.cwd(), args.name, domain=args.domain)
+    except _scaffold.ScaffoldError as exc:
+        raise _UsageError(str(exc)) from exc
+    for path in written:
+        sys.stdout.write(f"{path}\n")
+    return 0
+
+
+def _create_api(args: argparse.Namespace) -> int:
+    from kubectrl import _scaffold
+
+    try:
+        written = _scaffold.create_api(
+            Path.cwd(),
+            group=args.group,
+            version=args.version,
+            kind=args.kind,
+            plural=args.plural,
+            namespaced=not args.cluster_scoped,
+            webhooks=args.webhooks,
+        )
+    except _scaffold.ScaffoldError as exc:
+        raise _UsageError(str(exc)) from exc
+    for path in written:
+        sys.stdout.write(f"{path}\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
@@ -76,12 +137,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     crd.add_argument("models", nargs="+", metavar="module:Class", help="one model per version")
     crd.add_argument("--out", metavar="DIR", help="write DIR/<plural>.<group>.yaml")
     crd.add_argument("--storage", metavar="VERSION", help="the stored version (default: declared)")
+    crd.set_defaults(run=_crd, label="crd")
+
+    rbac = commands.add_parser(
+        "rbac", help="generate the ClusterRole (and Roles) from kubectrl.rbac.rule declarations"
+    )
+    rbac.add_argument(
+        "sources", nargs="+", metavar="module:Object", help="a decorated class, or PolicyRules"
+    )
+    rbac.add_argument("--name", required=True, help="the name of the ClusterRole and Roles")
+    rbac.add_argument("--out", metavar="FILE", help="write FILE instead of printing")
+    rbac.set_defaults(run=_rbac, label="rbac")
+
+    init = commands.add_parser("init", help="scaffold a controller project in this directory")
+    init.add_argument("name", help="project name (its Python package: dashes become underscores)")
+    init.add_argument("--domain", default="example.com", help="API group suffix (%(default)s)")
+    init.set_defaults(run=_init, label="init")
+
+    create = commands.add_parser("create", help="add to the project in this directory")
+    create_commands = create.add_subparsers(dest="what", required=True)
+    api = create_commands.add_parser("api", help="a new kind: model, reconciler and tests")
+    api.add_argument("--group", required=True, help="group, without the domain (e.g. ship)")
+    api.add_argument("--version", required=True, help="version (e.g. v1, v1beta1)")
+    api.add_argument("--kind", required=True, help="kind, UpperCamelCase (e.g. Frigate)")
+    api.add_argument("--plural", default="", help="plural resource (default: derived)")
+    api.add_argument("--cluster-scoped", action="store_true", help="a cluster-scoped kind")
+    api.add_argument("--webhooks", action="store_true", help="add defaulting and validation")
+    api.set_defaults(run=_create_api, label="create api")
+
     args = parser.parse_args(argv)
     try:
-        return _crd(args)
+        status: int = args.run(args)
     except _UsageError as exc:
-        sys.stderr.write(f"python -m kubectrl crd: error: {exc}\n")
+        sys.stderr.write(f"python -m kubectrl {args.label}: error: {exc}\n")
         return 2
+    return status
 
 
 if __name__ == "__main__":
