@@ -48,6 +48,7 @@ from kubectrl.runtime import (
     Request,
     Result,
     TerminalError,
+    WebhookBuilder,
     reconcile_func,
 )
 from kubectrl.workqueue import (
@@ -165,6 +166,7 @@ __all__ = [
     "Scale",
     "TerminalError",
     "WatchEvent",
+    "WebhookBuilder",
     "default_controller_rate_limiter",
     "load_config",
     "load_kubeconfig",

@@ -26,6 +26,7 @@ Example::
     {'type': 'object', 'properties': {'size': {'type': 'integer', 'minimum': 1, 'default': 1}}}
 """
 
+import copy
 import dataclasses
 import datetime
 import enum
@@ -390,6 +391,7 @@ def _declaration(model: Any) -> _resources.ResourceDeclaration:
 def generate(
     *models: type[_resources.CustomResource],
     storage: type[_resources.CustomResource] | str | None = None,
+    conversion: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``apiextensions.k8s.io/v1`` CRD for one kind, one version per model.
 
@@ -397,6 +399,10 @@ def generate(
     Exactly one version is stored: ``storage`` (a model or a version name) if given, else the one
     model declaring ``storage=True``, else the only model. Short names and categories are the
     union over the models, in order.
+
+    ``conversion`` is the CRD's ``spec.conversion`` (default ``{"strategy": "None"}`` when there
+    are several versions), e.g. :func:`kubectrl.webhook.conversion_stanza` for a conversion
+    webhook.
     """
     if not models:
         raise UnsupportedModelError("generate() needs at least one CustomResource model")
@@ -453,7 +459,9 @@ def generate(
         "scope": first.scope,
         "versions": entries,
     }
-    if len(entries) > 1:
+    if conversion is not None:
+        spec["conversion"] = copy.deepcopy(dict(conversion))
+    elif len(entries) > 1:
         spec["conversion"] = {"strategy": "None"}
     metadata: dict[str, Any] = {"name": f"{first.plural}.{first.group}"}
     for field, key in (("crd_annotations", "annotations"), ("crd_labels", "labels")):

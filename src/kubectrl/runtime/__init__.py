@@ -102,6 +102,7 @@ from kubectrl.runtime._server import (
     ping,
 )
 from kubectrl.runtime._source import ChannelSource, Source, dispatch
+from kubectrl.runtime._webhook_builder import WebhookBuilder, webhook_path
 
 __all__ = [
     "MAX_REQUEUE_AFTER",
@@ -143,6 +144,7 @@ __all__ = [
     "StatusWriter",
     "TerminalError",
     "UpdateEvent",
+    "WebhookBuilder",
     "add_finalizer",
     "and_",
     "annotations_changed",
@@ -173,6 +175,7 @@ __all__ = [
     "resource_version_changed",
     "set_controller_reference",
     "set_owner_reference",
+    "webhook_path",
 ]
 
 _publish(__name__, globals(), __all__)

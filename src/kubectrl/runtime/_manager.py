@@ -58,6 +58,8 @@ from kubectrl.runtime._server import (
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
+    from kubectrl.webhook import WebhookServer, WebhookServerOptions
+
 __all__ = ["Manager", "ManagerOptions", "Runnable", "RunnableLike"]
 
 log = logging.getLogger("kubectrl.runtime.manager")
@@ -134,6 +136,8 @@ class ManagerOptions:
     - ``cache_sync_timeout`` 120 s (controller-runtime's controller ``CacheSyncTimeout``).
     - ``sync_period`` ``None``: no periodic resync. controller-runtime uses 10 h with jitter;
       level-triggered reconcilers with ``requeue_after`` rarely need it.
+    - ``webhook_server`` ``None``: the :class:`~kubectrl.webhook.WebhookServerOptions` of
+      :attr:`Manager.webhook_server` (port 9443, certificates from the default cert dir).
 
     Example::
 
@@ -158,6 +162,7 @@ class ManagerOptions:
     cache_namespace: str | None = None
     cache_sync_timeout: float = 120.0
     sync_period: float | None = None
+    webhook_server: WebhookServerOptions | None = None
 
     def __post_init__(self) -> None:
         if self.leader_election and not self.leader_election_id:
@@ -344,6 +349,7 @@ class Manager:
         self._broadcaster: EventBroadcaster | None = None
         self._in_run = False
         self._run_done = threading.Event()
+        self._webhook_server: WebhookServer | None = None
 
     # ------------------------------------------------------------------ accessors
 
@@ -423,6 +429,30 @@ class Manager:
     def caches_synced(self) -> bool:
         """Whether the caches synced (what ``/readyz`` reports)."""
         return self._caches_synced
+
+    @property
+    def webhook_server(self) -> WebhookServer:
+        """The :class:`~kubectrl.webhook.WebhookServer` (made on first use from
+        ``options.webhook_server``).
+
+        The manager starts it, on every replica (webhooks are not leader-elected), before the
+        caches, iff something is registered on it, adds the ``webhook`` readiness check once it
+        serves, and stops it last on shutdown. Register through
+        :class:`~kubectrl.runtime.WebhookBuilder`.
+
+        Example::
+
+            >>> from kubectrl.client import ClientConfig
+            >>> manager = Manager(ClientConfig(server="https://example.invalid"),
+            ...                   options=ManagerOptions(metrics_bind_address="0"))
+            >>> manager.webhook_server.options.port
+            9443
+        """
+        if self._webhook_server is None:
+            from kubectrl.webhook import WebhookServer
+
+            self._webhook_server = WebhookServer(self._options.webhook_server)
+        return self._webhook_server
 
     def is_leader(self) -> bool:
         """Whether leader-only runnables run here (always, once started, without election)."""
@@ -597,6 +627,12 @@ class Manager:
         await self._probe_server.start()
         if self._metrics_server.enabled:
             log.info("Starting metrics server", extra={"port": self.metrics_port})
+        # Webhooks serve on every replica, before the caches (controller-runtime's
+        # WebhookServers runnable group): the API server may need them to admit anything.
+        webhooks = self._webhook_server
+        if webhooks is not None and webhooks.registrations:
+            await webhooks.start()
+            self._probe_server.add_readyz_check("webhook", webhooks.check_serving)
         # 2. Caches: every informer asked for so far (by Builder sources), synced.
         self._factory.start()
         log.info("Waiting for caches to sync", extra={"informers": len(self._factory.informers)})
@@ -718,6 +754,8 @@ class Manager:
         log.info("Stopping and waiting for HTTP servers")
         await self._probe_server.stop()
         await self._metrics_server.stop()
+        if self._webhook_server is not None:
+            await self._webhook_server.stop()
         await self._api.aclose()
         log.info("Wait completed, proceeding to shutdown the manager")
 
