@@ -22,23 +22,39 @@ class _HasWebhookServer(Protocol):
     def webhook_server(self) -> WebhookServer: ...
 
 
-def _client_config(service_name: str, service_namespace: str, path: str) -> dict[str, Any]:
-    return {
-        "service": {
-            "name": service_name,
-            "namespace": service_namespace,
-            "path": path,
-            "port": 443,
+def _client_config(
+    service_name: str, service_namespace: str, path: str, base_url: str, ca_bundle: bytes | None
+) -> dict[str, Any]:
+    if bool(base_url) == bool(service_name and service_namespace):
+        raise ValueError(
+            "give either service_name and service_namespace (in-cluster) or a base URL "
+            "(a server outside the cluster, e.g. https://127.0.0.1:9443)"
+        )
+    config: dict[str, Any]
+    if base_url:
+        config = {"url": base_url.rstrip("/") + path}
+    else:
+        config = {
+            "service": {
+                "name": service_name,
+                "namespace": service_namespace,
+                "path": path,
+                "port": 443,
+            }
         }
-    }
+    if ca_bundle is not None:
+        config["caBundle"] = base64.b64encode(ca_bundle).decode("ascii")
+    return config
 
 
 def webhook_configurations(
     source: WebhookServer | _HasWebhookServer,
     *,
     name_prefix: str = "",
-    service_name: str,
-    service_namespace: str,
+    service_name: str = "",
+    service_namespace: str = "",
+    base_url: str = "",
+    ca_bundle: bytes | None = None,
     cert_manager_certificate: str | None = None,
     timeout_seconds: int = 10,
 ) -> list[dict[str, Any]]:
@@ -50,6 +66,9 @@ def webhook_configurations(
     ``sideEffects: None``, ``failurePolicy: Fail``, ``admissionReviewVersions: [v1]`` and
     ``timeoutSeconds``. ``cert_manager_certificate`` (``name`` or ``namespace/name``) adds the
     ``cert-manager.io/inject-ca-from`` annotation (cert-manager then fills the CA bundle).
+    For a server outside the cluster (a local run, envtest) give ``base_url`` instead of the
+    service (``clientConfig.url`` is ``base_url`` + the path) and the CA's PEM as
+    ``ca_bundle``.
     A configuration with no webhook is left out; registrations without a kind are skipped.
 
     Example::
@@ -89,7 +108,9 @@ def webhook_configurations(
             webhooks.append(
                 {
                     "admissionReviewVersions": ["v1"],
-                    "clientConfig": _client_config(service_name, service_namespace, reg.path),
+                    "clientConfig": _client_config(
+                        service_name, service_namespace, reg.path, base_url, ca_bundle
+                    ),
                     "failurePolicy": "Fail",
                     "name": f"{letter}{reg.kind.lower()}-{reg.version}.kb.io",
                     "rules": [
@@ -122,15 +143,18 @@ def webhook_configurations(
 
 def conversion_stanza(
     *,
-    service_name: str,
-    service_namespace: str,
+    service_name: str = "",
+    service_namespace: str = "",
     path: str = "/convert",
     ca_bundle: bytes | None = None,
+    url: str = "",
 ) -> dict[str, Any]:
     """A CRD's ``spec.conversion`` calling the webhook service (``strategy: Webhook``).
 
     ``ca_bundle`` is the PEM of the CA that signed the serving certificate (base64-encoded
-    here); leave it out when cert-manager's CA injector fills it. Pass the result to
+    here); leave it out when cert-manager's CA injector fills it. ``url`` (the full URL, e.g.
+    ``https://127.0.0.1:9443/convert``) replaces the service for a server outside the
+    cluster; ``path`` is then ignored. Pass the result to
     :func:`kubectrl.crd.generate` as ``conversion=``.
 
     Example::
@@ -139,9 +163,9 @@ def conversion_stanza(
         >>> stanza["strategy"], stanza["webhook"]["clientConfig"]["service"]["path"]
         ('Webhook', '/convert')
     """
-    client_config = _client_config(service_name, service_namespace, path)
-    if ca_bundle is not None:
-        client_config["caBundle"] = base64.b64encode(ca_bundle).decode("ascii")
+    client_config = _client_config(
+        service_name, service_namespace, "" if url else path, url, ca_bundle
+    )
     return {
         "strategy": "Webhook",
         "webhook": {"clientConfig": client_config, "conversionReviewVersions": ["v1"]},

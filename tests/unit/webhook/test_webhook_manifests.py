@@ -157,3 +157,26 @@ def test_conversion_stanza_in_the_crd() -> None:
     assert generated["spec"]["conversion"] == stanza
     assert generated["spec"]["conversion"] is not stanza
     assert crd.generate(Foo, FooV1beta1, storage=Foo)["spec"]["conversion"] == {"strategy": "None"}
+
+
+def test_url_form_for_a_server_outside_the_cluster() -> None:
+    manager = new_manager()
+    WebhookBuilder(manager).for_(Foo).with_defaulter(TypedDefaulter()).complete()
+    [mutating] = webhook_configurations(
+        manager, base_url="https://127.0.0.1:9443/", ca_bundle=b"PEM"
+    )
+    assert mutating["webhooks"][0]["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/mutate-samplecontroller-k8s-io-v1alpha1-foo",
+        "caBundle": base64.b64encode(b"PEM").decode(),
+    }
+    stanza = conversion_stanza(url="https://127.0.0.1:9443/convert", ca_bundle=b"PEM")
+    assert stanza["webhook"]["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/convert",
+        "caBundle": base64.b64encode(b"PEM").decode(),
+    }
+    with pytest.raises(ValueError, match="either service_name and service_namespace"):
+        conversion_stanza()
+    with pytest.raises(ValueError, match="either service_name and service_namespace"):
+        webhook_configurations(
+            manager, base_url="https://x", service_name="s", service_namespace="n"
+        )
