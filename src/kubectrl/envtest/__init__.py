@@ -1,4 +1,4 @@
-"""A real local control plane (etcd + kube-apiserver) for tests and demos.
+"""A real local control plane (etcd + kube-apiserver), or a whole local cluster, for tests.
 
 The equivalent of controller-runtime's envtest. :class:`ControlPlane` starts etcd and
 kube-apiserver on free loopback ports with generated certificates, RBAC authorization and
@@ -7,14 +7,19 @@ service-account keys; it hands out an admin kubeconfig, makes kubeconfigs for RB
 (:meth:`ControlPlane.install_crds`), and stops without leaving a process or a directory behind,
 even when the Python process that started it is killed.
 
-Binaries come from ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD``, ``KUBEBUILDER_ASSETS``,
-``PATH``, kubectrl's cache, or are built from the upstream Go modules pinned in this package
-(:func:`find_binaries`).
+:class:`LocalCluster` (cluster mode) adds kube-controller-manager (every default controller),
+kube-scheduler and kwok simulating nodes, so Deployments get Pods that become Running and Ready,
+garbage collection and namespace deletion happen, and ServiceAccounts work as in a real cluster.
+
+Binaries come from ``TEST_ASSET_<NAME>`` (``TEST_ASSET_KUBE_APISERVER``...),
+``KUBEBUILDER_ASSETS``, ``PATH``, kubectrl's cache, or are built from the upstream Go modules
+pinned in this package (:func:`find_binaries`).
 
 A pytest plugin (registered by installing ``kubectrl[envtest]``) provides the fixtures
-``control_plane`` (session), ``kubeconfig`` (session, the admin kubeconfig's path) and
-``namespace`` (a fresh namespace per test). ``python -m kubectrl.envtest start|stop|env`` gives a
-person a running API server from a shell.
+``kubectrl_control_plane`` (session), ``kubectrl_kubeconfig`` (session, the admin kubeconfig's
+path), ``kubectrl_namespace`` (a fresh namespace per test) and ``kubectrl_cluster`` (session, a
+:class:`LocalCluster`). ``python -m kubectrl.envtest start [--cluster]|stop|env|kubectl`` gives a
+person a running API server (or cluster) and kubectl from a shell.
 
 Example::
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
 from kubectrl.envtest._binaries import Binaries, cache_dir, find_binaries
+from kubectrl.envtest._cluster import LocalCluster
 from kubectrl.envtest._control_plane import ControlPlane, Kubeconfig
 from kubectrl.envtest._errors import BinaryNotFoundError, ControlPlaneError
 from kubectrl.envtest._webhooks import WebhookInstallOptions
@@ -39,6 +45,7 @@ __all__ = [
     "ControlPlane",
     "ControlPlaneError",
     "Kubeconfig",
+    "LocalCluster",
     "WebhookInstallOptions",
     "cache_dir",
     "find_binaries",

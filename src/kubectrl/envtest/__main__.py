@@ -3,15 +3,20 @@
 Commands::
 
     start       start etcd + kube-apiserver in the background, print the kubeconfig path
+                (``--cluster``: a whole LocalCluster, with controller-manager, scheduler and
+                ``--nodes`` kwok nodes)
     stop        stop the one started by ``start``
     env         print ``export KUBECONFIG=...`` for it (``--kubeconfig``: the path only)
+    kubectl     run the pinned kubectl against it: ``python -m kubectrl.envtest kubectl get pods``
     status      say whether it runs, and where
-    binaries    find or build etcd and kube-apiserver, print where they are
+    binaries    find or build every binary (``--plain``: etcd and kube-apiserver only), print
+                where each one is
     demo        start one, show it answering (version, RBAC, a ConfigMap), stop it
 
 ``start`` runs the control plane in a detached ``serve`` process that owns it; ``stop`` sends
 that process SIGTERM, and it stops the control plane before exiting. The state of the running
-one is kept in ``<cache>/run/envtest.json``.
+one is kept in ``<cache>/run/envtest.json``; ``kubectl`` reads the kubeconfig from there (or from
+``$KUBECONFIG`` when nothing was started).
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubectrl.envtest._binaries import cache_dir, find_binaries
+from kubectrl.envtest._binaries import ALL_SPECS, cache_dir, find_binaries
+from kubectrl.envtest._cluster import LocalCluster
 from kubectrl.envtest._control_plane import ControlPlane
 from kubectrl.envtest._errors import ControlPlaneError
 
@@ -65,10 +71,33 @@ def _say(message: str) -> None:
 
 
 def cmd_binaries(args: argparse.Namespace) -> int:
-    binaries = find_binaries(build=not args.no_build)
-    _say(f"etcd:           {binaries.etcd}  ({binaries.etcd_source})")
-    _say(f"kube-apiserver: {binaries.kube_apiserver}  ({binaries.kube_apiserver_source})")
+    every = not args.plain
+    binaries = find_binaries(build=not args.no_build, cluster=every, kubectl=every)
+    width = max(len(spec.name) for spec in ALL_SPECS) + 1
+    for spec in ALL_SPECS:
+        path = binaries.get(spec.name)
+        where = (
+            f"{path}  ({binaries.sources[spec.name]})" if path else "not found (cluster mode only)"
+        )
+        _say(f"{spec.name + ':':<{width}} {where}")
     return 0
+
+
+def cmd_kubectl(args: argparse.Namespace) -> int:
+    """Run the pinned kubectl with the running control plane's admin kubeconfig."""
+    binaries = find_binaries(kubectl=True)
+    assert binaries.kubectl is not None
+    env = dict(os.environ)
+    if state := _read_state():
+        env["KUBECONFIG"] = state["kubeconfig"]
+    elif not env.get("KUBECONFIG"):
+        print(  # noqa: T201 - this is a CLI
+            "kubectrl.envtest kubectl: no control plane is running and KUBECONFIG is not set; "
+            "start one with: python -m kubectrl.envtest start --cluster",
+            file=sys.stderr,
+        )
+        return 1
+    return subprocess.run([str(binaries.kubectl), *args.kubectl_args], env=env).returncode
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -77,9 +106,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     state_file = Path(args.state_file)
-    with ControlPlane(start_timeout=args.timeout) as cp:
+    cp = (
+        LocalCluster(nodes=args.nodes, start_timeout=args.timeout)
+        if args.cluster
+        else ControlPlane(start_timeout=args.timeout)
+    )
+    with cp:
         state = {
             "pid": os.getpid(),
+            "mode": "cluster" if args.cluster else "plain",
             "kubeconfig": str(cp.kubeconfig.path),
             "server": cp.server,
             "etcd": cp.etcd_endpoint,
@@ -103,7 +138,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         _say(f"already running (pid {state['pid']}); kubeconfig: {state['kubeconfig']}")
         return 0
     # Build or find the binaries here, in the foreground, so a long first build shows progress.
-    find_binaries()
+    binaries = find_binaries(cluster=args.cluster, kubectl=args.cluster)
     state_file = _state_file()
     state_file.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
@@ -120,6 +155,7 @@ def cmd_start(args: argparse.Namespace) -> int:
                 str(state_file),
                 "--timeout",
                 str(args.timeout),
+                *(["--cluster", "--nodes", str(args.nodes)] if args.cluster else []),
             ],
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -132,7 +168,10 @@ def cmd_start(args: argparse.Namespace) -> int:
             state = json.loads(state_file.read_text())
             _say(f"kube-apiserver: {state['server']}")
             _say(f"kubeconfig:     {state['kubeconfig']}")
+            if binaries.kubectl is not None:
+                _say(f"kubectl:        {binaries.kubectl}")
             _say(f"\n  export KUBECONFIG={state['kubeconfig']}\n")
+            _say("Run kubectl with: python -m kubectrl.envtest kubectl get nodes")
             _say("Stop it with: python -m kubectrl.envtest stop")
             return 0
         if proc.poll() is not None:
@@ -169,7 +208,13 @@ def cmd_env(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    _say(state["kubeconfig"] if args.kubeconfig else f"export KUBECONFIG={state['kubeconfig']}")
+    if args.kubeconfig:
+        _say(state["kubeconfig"])
+        return 0
+    _say(f"export KUBECONFIG={state['kubeconfig']}")
+    kubectl = find_binaries(build=False).kubectl
+    if kubectl is not None:
+        _say(f'export PATH="{kubectl.parent}:$PATH"')
     return 0
 
 
@@ -233,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, func, help_text in (
         ("start", cmd_start, "start a control plane in the background"),
         ("stop", cmd_stop, "stop the control plane started by `start`"),
-        ("env", cmd_env, "print `export KUBECONFIG=...` for the running control plane"),
+        ("env", cmd_env, "print `export KUBECONFIG=... PATH=...` for the running control plane"),
+        ("kubectl", cmd_kubectl, "run the pinned kubectl against the running control plane"),
         ("status", cmd_status, "show the running control plane"),
         ("binaries", cmd_binaries, "find or build etcd and kube-apiserver"),
         ("demo", cmd_demo, "start a control plane, show it working, stop it"),
@@ -248,8 +294,19 @@ def main(argv: list[str] | None = None) -> int:
                 default=60.0,
                 help="seconds to wait for readiness (default 60)",
             )
+        if name in ("start", "serve"):
+            command.add_argument(
+                "--cluster",
+                action="store_true",
+                help="a LocalCluster: also controller-manager, scheduler and kwok nodes",
+            )
+            command.add_argument(
+                "--nodes", type=int, default=3, help="kwok nodes in cluster mode (default 3)"
+            )
         if name == "serve":
             command.add_argument("--state-file", required=True)
+        if name == "kubectl":
+            command.add_argument("kubectl_args", nargs="*", help="kubectl's arguments")
         if name == "env":
             command.add_argument(
                 "--kubeconfig", action="store_true", help="print only the kubeconfig path"
@@ -258,7 +315,17 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument(
                 "--no-build", action="store_true", help="fail instead of building with `go build`"
             )
-    args = parser.parse_args(argv)
+            command.add_argument(
+                "--plain",
+                action="store_true",
+                help="only etcd and kube-apiserver (what plain mode needs)",
+            )
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["kubectl"]:
+        # Everything after `kubectl` is kubectl's, flags included (argparse would eat them).
+        args = argparse.Namespace(func=cmd_kubectl, kubectl_args=argv[1:])
+    else:
+        args = parser.parse_args(argv)
     try:
         result: int = args.func(args)
     except ControlPlaneError as exc:

@@ -1,16 +1,22 @@
-"""Finding, or building, etcd and kube-apiserver.
+"""Finding, or building, the control-plane binaries.
 
-Each binary is looked up in this order, and the first hit wins:
+Plain mode needs etcd and kube-apiserver; cluster mode (:class:`kubectrl.envtest.LocalCluster`)
+also needs kube-controller-manager, kube-scheduler and kwok, and ``python -m kubectrl.envtest
+kubectl`` needs kubectl. Each binary is looked up in this order, and the first hit wins:
 
-1. ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD``: an explicit file (as controller-runtime's
-   envtest reads them);
-2. ``KUBEBUILDER_ASSETS``: a directory holding ``kube-apiserver`` and ``etcd`` (what
-   ``setup-envtest use -p path`` prints);
-3. ``PATH``;
+1. ``TEST_ASSET_<NAME>`` (``TEST_ASSET_KUBE_APISERVER``, ``TEST_ASSET_ETCD``,
+   ``TEST_ASSET_KUBE_CONTROLLER_MANAGER``, ``TEST_ASSET_KUBE_SCHEDULER``, ``TEST_ASSET_KUBECTL``,
+   ``TEST_ASSET_KWOK``): an explicit file (as controller-runtime's envtest reads them);
+2. ``KUBEBUILDER_ASSETS``: a directory holding the binaries (what ``setup-envtest use -p path``
+   prints; it has etcd, kube-apiserver and kubectl, so the other ones are looked up further on);
+3. ``PATH`` (not for kubectl: nearly every machine has one on PATH, of any version, often outside
+   kubectl's one-minor-version skew with the pinned apiserver);
 4. kubectrl's cache, ``$KUBECTRL_CACHE_DIR`` or ``$XDG_CACHE_HOME/kubectrl`` or
    ``~/.cache/kubectrl``, under ``bin/<name>-<version>-<digest>/``;
 5. a ``go build`` of the upstream Go modules pinned in ``_gomod/`` (shipped in this package), whose
-   result goes to the cache, so the second run is instant.
+   result goes to the cache, so the second run is instant. kube-apiserver, kube-controller-manager,
+   kube-scheduler and kubectl come from one module (``_gomod/kubernetes``) and the missing ones
+   are built by one ``go build``, which compiles their shared packages once.
 
 An environment variable that is set but points at nothing is an error, never a silent fall-through:
 the user asked for that binary.
@@ -28,14 +34,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
 from kubectrl.envtest._errors import BinaryNotFoundError
 
-__all__ = ["Binaries", "BinarySpec", "cache_dir", "find_binaries", "find_binary"]
+__all__ = [
+    "CLUSTER_SPECS",
+    "Binaries",
+    "BinarySpec",
+    "cache_dir",
+    "find_binaries",
+    "find_binary",
+]
 
 Log = Callable[[str], None]
 
@@ -49,6 +63,10 @@ class BinarySpec:
     gomod_dir: str
     module: str
     package: str
+    #: Whether ``PATH`` is searched (not for kubectl; see the module docstring).
+    path_lookup: bool = True
+    #: Whether a ``KUBEBUILDER_ASSETS`` directory must have it (setup-envtest ships only some).
+    in_kubebuilder_assets: bool = True
 
     def gomod_files(self) -> dict[str, bytes]:
         """The pinned ``go.mod`` and ``go.sum`` shipped with kubectrl."""
@@ -74,26 +92,59 @@ class BinarySpec:
 
     def ldflags(self) -> str:
         flags = ["-s", "-w"]
-        if self.name == "kube-apiserver":
-            # Without these the server reports v0.0.0-master in /version.
+        if self.module == "k8s.io/kubernetes":
+            # Without these the binaries report v0.0.0-master (/version, `kubectl version`).
             version = self.version()
             major, minor = version.lstrip("v").split(".")[:2]
-            pkg = "k8s.io/component-base/version"
-            flags += [
-                f"-X {pkg}.gitVersion={version}",
-                f"-X {pkg}.gitMajor={major}",
-                f"-X {pkg}.gitMinor={minor}",
-                f"-X {pkg}.gitTreeState=clean",
-            ]
+            for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+                flags += [
+                    f"-X {pkg}.gitVersion={version}",
+                    f"-X {pkg}.gitMajor={major}",
+                    f"-X {pkg}.gitMinor={minor}",
+                    f"-X {pkg}.gitTreeState=clean",
+                ]
         return " ".join(flags)
 
 
 KUBE_APISERVER = BinarySpec(
     name="kube-apiserver",
     env_var="TEST_ASSET_KUBE_APISERVER",
-    gomod_dir="kube-apiserver",
+    gomod_dir="kubernetes",
     module="k8s.io/kubernetes",
     package="k8s.io/kubernetes/cmd/kube-apiserver",
+)
+KUBE_CONTROLLER_MANAGER = BinarySpec(
+    name="kube-controller-manager",
+    env_var="TEST_ASSET_KUBE_CONTROLLER_MANAGER",
+    gomod_dir="kubernetes",
+    module="k8s.io/kubernetes",
+    package="k8s.io/kubernetes/cmd/kube-controller-manager",
+    in_kubebuilder_assets=False,
+)
+KUBE_SCHEDULER = BinarySpec(
+    name="kube-scheduler",
+    env_var="TEST_ASSET_KUBE_SCHEDULER",
+    gomod_dir="kubernetes",
+    module="k8s.io/kubernetes",
+    package="k8s.io/kubernetes/cmd/kube-scheduler",
+    in_kubebuilder_assets=False,
+)
+KUBECTL = BinarySpec(
+    name="kubectl",
+    env_var="TEST_ASSET_KUBECTL",
+    gomod_dir="kubernetes",
+    module="k8s.io/kubernetes",
+    package="k8s.io/kubernetes/cmd/kubectl",
+    path_lookup=False,
+    in_kubebuilder_assets=False,
+)
+KWOK = BinarySpec(
+    name="kwok",
+    env_var="TEST_ASSET_KWOK",
+    gomod_dir="kwok",
+    module="sigs.k8s.io/kwok",
+    package="sigs.k8s.io/kwok/cmd/kwok",
+    in_kubebuilder_assets=False,
 )
 ETCD = BinarySpec(
     name="etcd",
@@ -104,14 +155,35 @@ ETCD = BinarySpec(
 )
 
 
+#: Every binary, in the order ``binaries`` shows them; the last four are cluster mode's extras.
+ALL_SPECS = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, KWOK)
+#: What :class:`kubectrl.envtest.LocalCluster` runs (kubectl is for people and tests).
+CLUSTER_SPECS = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KWOK)
+
+
 @dataclasses.dataclass(frozen=True)
 class Binaries:
-    """Resolved paths of the control-plane binaries and where each came from."""
+    """Resolved paths of the control-plane binaries and where each came from.
+
+    etcd and kube-apiserver are always there. The others are ``None`` when they were not asked
+    for (or, with ``find_binaries(cluster=False)``, when none was found without building);
+    ``sources`` says where each found binary came from (``"cache"``, ``"PATH"``, ``"built"``...).
+    """
 
     etcd: Path
     kube_apiserver: Path
     etcd_source: str
     kube_apiserver_source: str
+    kube_controller_manager: Path | None = None
+    kube_scheduler: Path | None = None
+    kubectl: Path | None = None
+    kwok: Path | None = None
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def get(self, name: str) -> Path | None:
+        """The path of binary ``name`` (``"kube-scheduler"``...), or ``None`` if not found."""
+        value: Path | None = getattr(self, name.replace("-", "_"), None)
+        return value
 
 
 def cache_dir() -> Path:
@@ -150,15 +222,21 @@ def find_binary(
         path = Path(assets) / spec.name
         if _is_executable(path):
             return path, "$KUBEBUILDER_ASSETS"
-        raise BinaryNotFoundError(
-            f"KUBEBUILDER_ASSETS={assets} has no executable {spec.name}; unset it or point it at "
-            f"a directory with etcd and kube-apiserver (e.g. from setup-envtest)"
-        )
-    tried.append("$KUBEBUILDER_ASSETS: not set")
+        if spec.in_kubebuilder_assets:
+            raise BinaryNotFoundError(
+                f"KUBEBUILDER_ASSETS={assets} has no executable {spec.name}; unset it or point it "
+                f"at a directory with etcd and kube-apiserver (e.g. from setup-envtest)"
+            )
+        tried.append(f"$KUBEBUILDER_ASSETS: no {spec.name} in {assets}")
+    else:
+        tried.append("$KUBEBUILDER_ASSETS: not set")
 
-    if on_path := shutil.which(spec.name):
-        return Path(on_path), "PATH"
-    tried.append("PATH: not found")
+    if spec.path_lookup:
+        if on_path := shutil.which(spec.name):
+            return Path(on_path), "PATH"
+        tried.append("PATH: not found")
+    else:
+        tried.append("PATH: not searched for " + spec.name)
 
     cached = cached_path(spec)
     if _is_executable(cached):
@@ -167,7 +245,8 @@ def find_binary(
 
     go = shutil.which("go")
     if build and go:
-        return _build(spec, Path(go), cached, log=log or _stderr), "built"
+        built = _build_group([spec], Path(go), log=log or _stderr)
+        return built[spec.name], "built"
     tried.append("go build: " + ("disabled" if not build else "no `go` on PATH"))
 
     raise BinaryNotFoundError(
@@ -179,16 +258,72 @@ def find_binary(
     )
 
 
-def find_binaries(*, build: bool = True, log: Log | None = None) -> Binaries:
-    """Resolve etcd and kube-apiserver (building them if needed and allowed)."""
-    etcd, etcd_source = find_binary(ETCD, build=build, log=log)
-    apiserver, apiserver_source = find_binary(KUBE_APISERVER, build=build, log=log)
+def find_binaries(
+    *,
+    build: bool = True,
+    log: Log | None = None,
+    cluster: bool = False,
+    kubectl: bool = False,
+) -> Binaries:
+    """Resolve the control-plane binaries, building the missing ones if needed and allowed.
+
+    etcd and kube-apiserver are required. With ``cluster=True`` kube-controller-manager,
+    kube-scheduler and kwok are required too (and ``kubectl=True`` requires kubectl); otherwise
+    they are looked up without building and a missing one is ``None``, not an error. Missing
+    binaries of one pinned Go module are built together by one ``go build``.
+
+    Example::
+
+        binaries = find_binaries(build=False)
+        print(binaries.kube_apiserver, binaries.kube_apiserver_source)
+    """
+    wanted = {ETCD.name, KUBE_APISERVER.name}
+    if cluster:
+        wanted |= {spec.name for spec in CLUSTER_SPECS}
+    if kubectl:
+        wanted.add(KUBECTL.name)
+    found: dict[str, tuple[Path, str]] = {}
+    missing: list[BinarySpec] = []
+    for spec in ALL_SPECS:
+        try:
+            found[spec.name] = find_binary(spec, build=False, log=log)
+        except BinaryNotFoundError:
+            if spec.name not in wanted:
+                continue
+            if not build or not shutil.which("go") or _explicitly_set(spec):
+                find_binary(spec, build=build, log=log)  # raises, saying what was tried
+                raise
+            missing.append(spec)
+    go = shutil.which("go")
+    by_module: dict[str, list[BinarySpec]] = {}
+    for spec in missing:
+        by_module.setdefault(spec.gomod_dir, []).append(spec)
+    for specs in by_module.values():
+        assert go is not None
+        for name, path in _build_group(specs, Path(go), log=log or _stderr).items():
+            found[name] = (path, "built")
+
+    def optional(name: str) -> Path | None:
+        return found[name][0] if name in found else None
+
     return Binaries(
-        etcd=etcd,
-        kube_apiserver=apiserver,
-        etcd_source=etcd_source,
-        kube_apiserver_source=apiserver_source,
+        etcd=found[ETCD.name][0],
+        kube_apiserver=found[KUBE_APISERVER.name][0],
+        etcd_source=found[ETCD.name][1],
+        kube_apiserver_source=found[KUBE_APISERVER.name][1],
+        kube_controller_manager=optional(KUBE_CONTROLLER_MANAGER.name),
+        kube_scheduler=optional(KUBE_SCHEDULER.name),
+        kubectl=optional(KUBECTL.name),
+        kwok=optional(KWOK.name),
+        sources={name: source for name, (_, source) in found.items()},
     )
+
+
+def _explicitly_set(spec: BinarySpec) -> bool:
+    """An env var naming a binary that is not there is the user's error, never built around."""
+    if os.environ.get(spec.env_var):
+        return True
+    return bool(os.environ.get("KUBEBUILDER_ASSETS")) and spec.in_kubebuilder_assets
 
 
 def _stderr(message: str) -> None:
@@ -196,10 +331,10 @@ def _stderr(message: str) -> None:
 
 
 @contextlib.contextmanager
-def _build_lock(target: Path) -> Iterator[None]:
-    """Serialize builds of one binary across processes (pytest-xdist, two terminals)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".lock", "w") as lock:
+def _build_lock(lock_path: Path) -> Iterator[None]:
+    """Serialize builds of one module across processes (pytest-xdist, two terminals)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -207,45 +342,93 @@ def _build_lock(target: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _build(spec: BinarySpec, go: Path, target: Path, *, log: Log) -> Path:
-    with _build_lock(target):
-        if _is_executable(target):  # another process built it while we waited
-            return target
+#: Seconds between "still building" lines during a long build.
+PROGRESS_EVERY = 30.0
+
+
+def _run_with_progress(
+    cmd: Sequence[str], *, cwd: Path, env: Mapping[str, str], what: str, log: Log
+) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd``; every ``PROGRESS_EVERY`` seconds log that ``what`` is still building."""
+    started = time.monotonic()
+    done = threading.Event()
+
+    def progress() -> None:
+        while not done.wait(PROGRESS_EVERY):
+            log(f"kubectrl.envtest: still building {what} ({time.monotonic() - started:.0f}s)")
+
+    ticker = threading.Thread(target=progress, name="kubectrl-build-progress", daemon=True)
+    ticker.start()
+    try:
+        return subprocess.run(
+            list(cmd), cwd=cwd, env=dict(env), capture_output=True, text=True, check=False
+        )
+    finally:
+        done.set()
+        ticker.join()
+
+
+def _build_group(specs: Sequence[BinarySpec], go: Path, *, log: Log) -> dict[str, Path]:
+    """Build the binaries of one pinned module with one ``go build``; cache and return them."""
+    first = specs[0]
+    assert all(spec.gomod_dir == first.gomod_dir for spec in specs)
+    lock = cache_dir() / "bin" / f".{first.gomod_dir}-{first.digest()}.lock"
+    with _build_lock(lock):
+        # Another process may have built some of them while we waited.
+        todo = [spec for spec in specs if not _is_executable(cached_path(spec))]
+        result = {spec.name: cached_path(spec) for spec in specs}
+        if not todo:
+            return result
+        names = ", ".join(spec.name for spec in todo)
+        estimate = BUILD_ESTIMATES.get(first.gomod_dir, "a few minutes")
         started = time.monotonic()
         log(
-            f"kubectrl.envtest: building {spec.name} {spec.version()} from {spec.module} "
-            f"with {go} (first run only; cached in {target.parent})"
+            f"kubectrl.envtest: building {names} {first.version()} from {first.module} with {go} "
+            f"(first run only, {estimate} on 2 cores with an empty Go cache; cached in "
+            f"{cache_dir() / 'bin'})"
         )
-        with tempfile.TemporaryDirectory(prefix=f"kubectrl-build-{spec.name}-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"kubectrl-build-{first.gomod_dir}-") as tmp:
             workdir = Path(tmp)
-            for name, data in spec.gomod_files().items():
+            for name, data in first.gomod_files().items():
                 (workdir / name).write_bytes(data)
+            out_dir = workdir / "out"
+            out_dir.mkdir()
             env = dict(os.environ)
             # The shipped go.mod/go.sum are the pins: never let the build rewrite them.
             env["GOFLAGS"] = "-mod=readonly -buildvcs=false"
-            output = workdir / spec.name
             cmd = [
                 str(go),
                 "build",
                 "-trimpath",
-                f"-ldflags={spec.ldflags()}",
+                f"-ldflags={first.ldflags()}",
                 "-o",
-                str(output),
-                spec.package,
+                f"{out_dir}{os.sep}",
+                *(spec.package for spec in todo),
             ]
-            proc = subprocess.run(
-                cmd, cwd=workdir, env=env, capture_output=True, text=True, check=False
-            )
+            proc = _run_with_progress(cmd, cwd=workdir, env=env, what=names, log=log)
             if proc.returncode != 0:
                 tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])
+                env_vars = " / ".join(spec.env_var for spec in todo)
                 raise BinaryNotFoundError(
                     f"`{' '.join(cmd)}` failed (exit {proc.returncode}) in a copy of "
-                    f"kubectrl/envtest/_gomod/{spec.gomod_dir}:\n{tail}\n"
-                    f"Set {spec.env_var} or KUBEBUILDER_ASSETS to use a prebuilt {spec.name}."
+                    f"kubectrl/envtest/_gomod/{first.gomod_dir}:\n{tail}\n"
+                    f"Set {env_vars} (or KUBEBUILDER_ASSETS) to use prebuilt binaries."
                 )
-            staged = target.with_name(f".{spec.name}.tmp")
-            shutil.copy2(output, staged)
-            staged.chmod(0o755)
-            staged.replace(target)
-        log(f"kubectrl.envtest: built {target} in {time.monotonic() - started:.0f}s")
-        return target
+            for spec in todo:
+                target = cached_path(spec)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                staged = target.with_name(f".{spec.name}.tmp")
+                shutil.copy2(out_dir / spec.name, staged)
+                staged.chmod(0o755)
+                staged.replace(target)
+        log(f"kubectrl.envtest: built {names} in {time.monotonic() - started:.0f}s")
+        return result
+
+
+#: Cold build times measured on a 2-core machine with an empty Go build cache (module downloads
+#: included), shown before a build starts.
+BUILD_ESTIMATES = {
+    "etcd": "about 1 minute",
+    "kubernetes": "about 9 minutes for kube-apiserver alone, about NN minutes for all four",
+    "kwok": "about NN minutes",
+}

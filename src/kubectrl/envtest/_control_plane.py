@@ -238,6 +238,8 @@ class ControlPlane:
         self._ca: CertificateAuthority | None = None
         self._etcd: _Process | None = None
         self._apiserver: _Process | None = None
+        #: Processes started after the apiserver (cluster mode), in start order.
+        self._components: dict[str, _Process] = {}
         self._watchdog: _Watchdog | None = None
         self._kubeconfig: Kubeconfig | None = None
         self._users: dict[str, Kubeconfig] = {}
@@ -248,8 +250,9 @@ class ControlPlane:
 
     @property
     def running(self) -> bool:
-        """Whether both processes are up (as far as the OS knows)."""
-        return all(p is not None and p.exited() is None for p in (self._etcd, self._apiserver))
+        """Whether every process is up (as far as the OS knows)."""
+        procs = (self._etcd, self._apiserver, *self._components.values())
+        return all(p is not None and p.exited() is None for p in procs)
 
     @property
     def kubeconfig(self) -> Kubeconfig:
@@ -279,9 +282,11 @@ class ControlPlane:
 
     @property
     def pids(self) -> dict[str, int]:
-        """Process ids of etcd, kube-apiserver and the watchdog."""
+        """Process ids of etcd, kube-apiserver, the other components (if any) and the watchdog."""
         found: dict[str, int] = {}
-        for name, proc in (("etcd", self._etcd), ("kube-apiserver", self._apiserver)):
+        procs = [("etcd", self._etcd), ("kube-apiserver", self._apiserver)]
+        procs += list(self._components.items())
+        for name, proc in procs:
             if proc is not None and proc.pid is not None:
                 found[name] = proc.pid
         if self._watchdog is not None:
@@ -309,21 +314,29 @@ class ControlPlane:
         """Start etcd, then kube-apiserver; return when the apiserver is ready."""
         if self._apiserver is not None:
             raise ControlPlaneError("the control plane is already started")
-        binaries = self._binaries or find_binaries(build=self._build, log=self._log)
+        binaries = self._binaries or self._find_binaries()
         try:
             self._prepare_work_dir()
             self._start_etcd(binaries)
             self._start_apiserver(binaries)
+            self._start_components(binaries)
         except BaseException:
             self.stop()
             raise
         return self
 
+    def _find_binaries(self) -> Binaries:
+        return find_binaries(build=self._build, log=self._log)
+
+    def _start_components(self, binaries: Binaries) -> None:
+        """Start what runs after the apiserver (nothing in plain mode)."""
+
     def stop(self) -> None:
         """Stop kube-apiserver, then etcd; remove the temporary directory. Idempotent."""
-        for proc in (self._apiserver, self._etcd):
+        for proc in (*reversed(self._components.values()), self._apiserver, self._etcd):
             if proc is not None:
                 proc.stop(self.stop_timeout)
+        self._components = {}
         if self._work_dir is not None and self._owns_work_dir:
             shutil.rmtree(self._work_dir, ignore_errors=True)
         if self._watchdog is not None:
@@ -335,9 +348,9 @@ class ControlPlane:
         self._users.clear()
 
     def logs(self, lines: int = _LOG_TAIL_LINES) -> str:
-        """The last ``lines`` of etcd's and kube-apiserver's logs."""
+        """The last ``lines`` of each process's log (etcd, kube-apiserver, then the others)."""
         parts = []
-        for proc in (self._etcd, self._apiserver):
+        for proc in (self._etcd, self._apiserver, *self._components.values()):
             if proc is not None:
                 parts.append(
                     f"--- {proc.name} ({proc.log_path}) ---\n{_tail(proc.log_path, lines)}"
@@ -372,7 +385,8 @@ class ControlPlane:
             code = proc.exited()
             if code is not None:
                 raise ControlPlaneError(
-                    f"{proc.name} exited with code {code} before {what}.\n{self.logs()}"
+                    f"{proc.name} exited with code {code} before {what}.\n"
+                    + self._failure_logs(proc)
                 )
             try:
                 if probe():
@@ -383,8 +397,21 @@ class ControlPlane:
         raise ControlPlaneError(
             f"{proc.name} did not become ready ({what}) within {self.start_timeout:.0f}s"
             + (f"; last probe error: {last_error}" if last_error else "")
-            + f"\n{self.logs()}"
+            + "\n"
+            + self._failure_logs(proc)
         )
+
+    def _failure_logs(self, proc: _Process) -> str:
+        """Logs for an error about ``proc``: its own tail first, then the others'."""
+        if proc in (self._etcd, self._apiserver):
+            return self.logs()
+        parts = [f"--- {proc.name} ({proc.log_path}) ---\n{proc.tail()}"]
+        for other in (self._etcd, self._apiserver, *self._components.values()):
+            if other is not None and other is not proc:
+                parts.append(
+                    f"--- {other.name} ({other.log_path}) ---\n{_tail(other.log_path, 10)}"
+                )
+        return "\n".join(parts)
 
     def _start_etcd(self, binaries: Binaries) -> None:
         assert self._work_dir is not None
@@ -448,13 +475,18 @@ class ControlPlane:
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             f"--service-cluster-ip-range={_SERVICE_CLUSTER_IP_RANGE}",
-            "--disable-admission-plugins=ServiceAccount",
+            *self._admission_flags(),
             "--allow-privileged=true",
             *self._apiserver_args,
         ]
         self._apiserver = self._spawn("kube-apiserver", argv)
         self._kubeconfig = self._write_kubeconfig("admin", ("system:masters",), admin=True)
         self._wait_apiserver_ready()
+
+    def _admission_flags(self) -> list[str]:
+        # Without a controller-manager nobody creates the "default" ServiceAccount, and the
+        # ServiceAccount admission plugin would refuse every Pod.
+        return ["--disable-admission-plugins=ServiceAccount"]
 
     def _wait_apiserver_ready(self) -> None:
         assert self._apiserver is not None

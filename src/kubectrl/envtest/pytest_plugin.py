@@ -1,21 +1,37 @@
-"""pytest fixtures backed by a real local control plane.
+"""pytest fixtures backed by a real local control plane, or a whole local cluster.
 
-Registered automatically (entry point ``pytest11``) when kubectrl is installed; the control plane
-starts only when a test asks for one of these fixtures.
+Registered automatically (entry point ``pytest11``) when kubectrl is installed; nothing starts
+until a test asks for one of these fixtures.
 
-* ``control_plane`` (session): a running :class:`kubectrl.envtest.ControlPlane`.
-* ``kubeconfig`` (session): the path of its admin kubeconfig.
-* ``namespace`` (function): the name of a new namespace, deleted after the test. With no
-  controller-manager running, a deleted namespace stays ``Terminating``; names never repeat.
+* ``kubectrl_control_plane`` (session): a running :class:`kubectrl.envtest.ControlPlane`
+  (plain mode: etcd + kube-apiserver).
+* ``kubectrl_kubeconfig`` (session): the path of its admin kubeconfig.
+* ``kubectrl_cluster`` (session): a running :class:`kubectrl.envtest.LocalCluster` (cluster
+  mode: also kube-controller-manager, kube-scheduler and 3 kwok nodes). It is a second, separate
+  apiserver: start it only in tests that need Pods, garbage collection or namespace deletion.
+* ``kubectrl_namespace`` (function): the name of a new namespace, unique per test, in the
+  cluster if the test also uses ``kubectrl_cluster``, otherwise in the plain control plane.
+  Afterwards it is deleted:
+
+  - in cluster mode, for real: the namespace controller deletes everything in it and the
+    fixture waits (up to 60 s) until the namespace is gone, failing the test if it is not;
+  - in plain mode, no namespace controller runs, so the namespace stays ``Terminating`` with
+    its objects in it, forever (names never repeat, so no test sees another's objects by name;
+    a test listing across all namespaces does).
+
+The unprefixed names ``control_plane``, ``kubeconfig`` and ``namespace`` are aliases of the
+prefixed ones (they request them), kept for existing suites; new code should use the prefixed
+names, which cannot clash with a project's own fixtures.
 
 If the control plane cannot start, every test that needs it errors with the reason and the last
-lines of etcd's and kube-apiserver's logs; the rest of the suite still runs.
+lines of the components' logs; the rest of the suite still runs.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,27 +39,46 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from kubectrl.envtest import ControlPlane
+    import httpx
 
-__all__ = ["control_plane", "kubeconfig", "namespace"]
+    from kubectrl.envtest import ControlPlane, LocalCluster
 
-_failed_start: list[BaseException] = []
+__all__ = [
+    "control_plane",
+    "kubeconfig",
+    "kubectrl_cluster",
+    "kubectrl_control_plane",
+    "kubectrl_kubeconfig",
+    "kubectrl_namespace",
+    "namespace",
+]
+
+#: Seconds the cluster-mode namespace fixture waits for its namespace to be gone.
+NAMESPACE_DELETE_TIMEOUT = 60.0
+
+_failed_start: dict[str, BaseException] = {}
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    """A running etcd + kube-apiserver shared by the whole test session."""
-    from kubectrl.envtest import ControlPlane, ControlPlaneError
+def _start(kind: str, cp: ControlPlane) -> ControlPlane:
+    from kubectrl.envtest import ControlPlaneError
 
-    if _failed_start:
+    if kind in _failed_start:
         # Start once per session: a broken build or binary would otherwise be retried per test.
-        pytest.fail(f"the local control plane failed to start: {_failed_start[0]}", pytrace=False)
-    cp = ControlPlane()
+        pytest.fail(f"the local {kind} failed to start: {_failed_start[kind]}", pytrace=False)
     try:
         cp.start()
     except ControlPlaneError as exc:
-        _failed_start.append(exc)
-        pytest.fail(f"the local control plane failed to start: {exc}", pytrace=False)
+        _failed_start[kind] = exc
+        pytest.fail(f"the local {kind} failed to start: {exc}", pytrace=False)
+    return cp
+
+
+@pytest.fixture(scope="session")
+def kubectrl_control_plane() -> Iterator[ControlPlane]:
+    """A running etcd + kube-apiserver shared by the whole test session (plain mode)."""
+    from kubectrl.envtest import ControlPlane
+
+    cp = _start("control plane", ControlPlane())
     try:
         yield cp
     finally:
@@ -51,9 +86,22 @@ def control_plane() -> Iterator[ControlPlane]:
 
 
 @pytest.fixture(scope="session")
-def kubeconfig(control_plane: ControlPlane) -> Path:
-    """Path of the control plane's admin (system:masters) kubeconfig."""
-    return control_plane.kubeconfig.path
+def kubectrl_cluster() -> Iterator[LocalCluster]:
+    """A running :class:`~kubectrl.envtest.LocalCluster` (3 kwok nodes) shared by the session."""
+    from kubectrl.envtest import LocalCluster
+
+    cluster = LocalCluster()
+    _start("cluster", cluster)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kubectrl_kubeconfig(kubectrl_control_plane: ControlPlane) -> Path:
+    """Path of the plain control plane's admin (system:masters) kubeconfig."""
+    return kubectrl_control_plane.kubeconfig.path
 
 
 def _namespace_name(node_name: str) -> str:
@@ -62,10 +110,14 @@ def _namespace_name(node_name: str) -> str:
 
 
 @pytest.fixture
-def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh namespace for one test, deleted afterwards."""
+def kubectrl_namespace(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A new namespace for one test; in cluster mode deleted for real (see the module doc)."""
+    cluster_mode = "kubectrl_cluster" in request.fixturenames
+    cp: ControlPlane = request.getfixturevalue(
+        "kubectrl_cluster" if cluster_mode else "kubectrl_control_plane"
+    )
     name = _namespace_name(request.node.name)
-    with control_plane.http_client() as http:
+    with cp.http_client() as http:
         response = http.post(
             "/api/v1/namespaces",
             json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
@@ -77,9 +129,43 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
     try:
         yield name
     finally:
-        with control_plane.http_client() as http:
+        with cp.http_client() as http:
             response = http.delete(f"/api/v1/namespaces/{name}")
             if response.status_code not in (200, 202, 404):
                 pytest.fail(
                     f"deleting test namespace {name}: HTTP {response.status_code} {response.text}"
                 )
+            if cluster_mode:
+                _wait_namespace_gone(http, name)
+
+
+def _wait_namespace_gone(http: httpx.Client, name: str) -> None:
+    deadline = time.monotonic() + NAMESPACE_DELETE_TIMEOUT
+    while time.monotonic() < deadline:
+        response = http.get(f"/api/v1/namespaces/{name}")
+        if response.status_code == 404:
+            return
+        time.sleep(0.2)
+    conditions = response.json().get("status", {}).get("conditions", [])
+    pytest.fail(
+        f"namespace {name} was not gone {NAMESPACE_DELETE_TIMEOUT:.0f}s after its deletion; "
+        f"its conditions: {conditions}"
+    )
+
+
+@pytest.fixture(scope="session")
+def control_plane(kubectrl_control_plane: ControlPlane) -> ControlPlane:
+    """Alias of ``kubectrl_control_plane``."""
+    return kubectrl_control_plane
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(kubectrl_kubeconfig: Path) -> Path:
+    """Alias of ``kubectrl_kubeconfig``."""
+    return kubectrl_kubeconfig
+
+
+@pytest.fixture
+def namespace(kubectrl_namespace: str) -> str:
+    """Alias of ``kubectrl_namespace``."""
+    return kubectrl_namespace

@@ -37,10 +37,13 @@ def process_gone(pid: int) -> bool:
     return stat.rsplit(") ", 1)[1].startswith("Z")
 
 
-def test_configmap_crud_over_https_as_admin(control_plane: ControlPlane, namespace: str) -> None:
-    assert control_plane.server.startswith("https://127.0.0.1:")
+def test_configmap_crud_over_https_as_admin(
+    kubectrl_control_plane: ControlPlane, kubectrl_namespace: str
+) -> None:
+    namespace = kubectrl_namespace
+    assert kubectrl_control_plane.server.startswith("https://127.0.0.1:")
     base = f"/api/v1/namespaces/{namespace}/configmaps"
-    with control_plane.http_client() as http:
+    with kubectrl_control_plane.http_client() as http:
         created = http.post(
             base,
             json={
@@ -60,14 +63,16 @@ def test_configmap_crud_over_https_as_admin(control_plane: ControlPlane, namespa
         assert http.get(f"{base}/cm").status_code == 404
 
 
-def test_kubeconfig_file_matches_memory_and_verifies_tls(control_plane: ControlPlane) -> None:
-    kubeconfig = control_plane.kubeconfig
+def test_kubeconfig_file_matches_memory_and_verifies_tls(
+    kubectrl_control_plane: ControlPlane,
+) -> None:
+    kubeconfig = kubectrl_control_plane.kubeconfig
     assert json.loads(kubeconfig.path.read_text()) == kubeconfig.data
     assert kubeconfig.user == "admin"
     assert kubeconfig.groups == ("system:masters",)
     assert oct(kubeconfig.path.stat().st_mode & 0o777) == "0o600"
     cluster = kubeconfig.data["clusters"][0]["cluster"]
-    assert cluster["server"] == control_plane.server
+    assert cluster["server"] == kubectrl_control_plane.server
     assert "insecure-skip-tls-verify" not in cluster
     # The key material is not in the repr.
     assert "client-key-data" not in repr(kubeconfig)
@@ -81,17 +86,18 @@ def test_kubeconfig_file_matches_memory_and_verifies_tls(control_plane: ControlP
 
 
 def test_add_user_is_forbidden_until_a_rolebinding_grants_access(
-    control_plane: ControlPlane, namespace: str
+    kubectrl_control_plane: ControlPlane, kubectrl_namespace: str
 ) -> None:
-    alice = control_plane.add_user("alice", groups=["dev"])
+    namespace = kubectrl_namespace
+    alice = kubectrl_control_plane.add_user("alice", groups=["dev"])
     assert alice.user == "alice"
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    with control_plane.http_client(alice) as as_alice:
+    with kubectrl_control_plane.http_client(alice) as as_alice:
         denied = as_alice.get(path)
         assert denied.status_code == 403
         assert 'User "alice"' in denied.json()["message"]
 
-        with control_plane.http_client() as admin:
+        with kubectrl_control_plane.http_client() as admin:
             role = {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
@@ -124,25 +130,27 @@ def test_add_user_is_forbidden_until_a_rolebinding_grants_access(
 
 
 def test_group_membership_comes_from_the_certificate(
-    control_plane: ControlPlane, namespace: str
+    kubectrl_control_plane: ControlPlane, kubectrl_namespace: str
 ) -> None:
-    boss = control_plane.add_user("boss", groups=["system:masters"])
-    with control_plane.http_client(boss) as http:
+    namespace = kubectrl_namespace
+    boss = kubectrl_control_plane.add_user("boss", groups=["system:masters"])
+    with kubectrl_control_plane.http_client(boss) as http:
         assert http.get(f"/api/v1/namespaces/{namespace}/secrets").status_code == 200
 
 
 def test_install_crds_accepts_valid_and_rejects_invalid_objects(
-    control_plane: ControlPlane, namespace: str
+    kubectrl_control_plane: ControlPlane, kubectrl_namespace: str
 ) -> None:
-    installed = control_plane.install_crds([DATA / "crds" / "widgets.yaml"])
+    namespace = kubectrl_namespace
+    installed = kubectrl_control_plane.install_crds([DATA / "crds" / "widgets.yaml"])
     assert [crd["metadata"]["name"] for crd in installed] == ["widgets.test.kubectrl.dev"]
     conditions = {c["type"]: c["status"] for c in installed[0]["status"]["conditions"]}
     assert conditions["Established"] == "True"
     # Installing again (an update) is fine.
-    control_plane.install_crds([DATA / "crds"])
+    kubectrl_control_plane.install_crds([DATA / "crds"])
 
     base = f"/apis/test.kubectrl.dev/v1/namespaces/{namespace}/widgets"
-    with control_plane.http_client() as http:
+    with kubectrl_control_plane.http_client() as http:
         good = {
             "apiVersion": "test.kubectrl.dev/v1",
             "kind": "Widget",
@@ -168,7 +176,7 @@ def test_install_crds_accepts_valid_and_rejects_invalid_objects(
 
 
 def test_install_crds_names_the_file_the_server_refuses(
-    control_plane: ControlPlane, tmp_path: Path
+    kubectrl_control_plane: ControlPlane, tmp_path: Path
 ) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(
@@ -177,7 +185,7 @@ def test_install_crds_names_the_file_the_server_refuses(
         .replace("name: widgets.test.kubectrl.dev", "name: wrong.test.kubectrl.dev")
     )
     with pytest.raises(ControlPlaneError, match=r"broken\.yaml.*wrong\.test\.kubectrl\.dev.*422"):
-        control_plane.install_crds([broken])
+        kubectrl_control_plane.install_crds([broken])
 
 
 def test_stop_leaves_no_process_or_directory() -> None:
@@ -245,20 +253,21 @@ def test_sigkill_of_the_owner_leaves_no_control_plane_behind() -> None:
 
 
 def test_restart_apiserver_keeps_data_port_and_credentials(
-    control_plane: ControlPlane, namespace: str
+    kubectrl_control_plane: ControlPlane, kubectrl_namespace: str
 ) -> None:
-    before = control_plane.pids["kube-apiserver"]
-    server = control_plane.server
-    with control_plane.http_client() as http:
+    namespace = kubectrl_namespace
+    before = kubectrl_control_plane.pids["kube-apiserver"]
+    server = kubectrl_control_plane.server
+    with kubectrl_control_plane.http_client() as http:
         created = http.post(
             f"/api/v1/namespaces/{namespace}/configmaps", json={"metadata": {"name": "kept"}}
         )
         assert created.status_code == 201
-    control_plane.restart_apiserver()
-    assert control_plane.pids["kube-apiserver"] != before
+    kubectrl_control_plane.restart_apiserver()
+    assert kubectrl_control_plane.pids["kube-apiserver"] != before
     assert process_gone(before)
-    assert control_plane.server == server
-    with control_plane.http_client() as http:
+    assert kubectrl_control_plane.server == server
+    with kubectrl_control_plane.http_client() as http:
         got = http.get(f"/api/v1/namespaces/{namespace}/configmaps/kept")
         assert got.status_code == 200
         assert got.json()["metadata"]["uid"] == created.json()["metadata"]["uid"]

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 import pytest
 
-from kubectrl.envtest import BinaryNotFoundError
-from kubectrl.envtest._binaries import ETCD, KUBE_APISERVER, cached_path, find_binary
+from kubectrl.envtest import BinaryNotFoundError, _binaries
+from kubectrl.envtest._binaries import (
+    ALL_SPECS,
+    ETCD,
+    KUBE_APISERVER,
+    KUBE_SCHEDULER,
+    KUBECTL,
+    KWOK,
+    cached_path,
+    find_binaries,
+    find_binary,
+)
 
-ENV_VARS = ("TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD", "KUBEBUILDER_ASSETS")
+ENV_VARS = (*(spec.env_var for spec in ALL_SPECS), "KUBEBUILDER_ASSETS")
 
 
 @pytest.fixture(autouse=True)
@@ -98,3 +109,112 @@ def test_nothing_found_lists_what_was_tried_and_what_to_install() -> None:
         assert tried in message
     assert "Install Go" in message
     assert KUBE_APISERVER.version() in message
+
+
+def test_the_kubernetes_module_pins_four_commands_and_kwok_its_own_release() -> None:
+    gomod = KUBE_APISERVER.gomod_files()["go.mod"].decode()
+    for command in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"):
+        assert f"k8s.io/kubernetes/cmd/{command}" in gomod
+    assert "k8s.io/kubectl => k8s.io/kubectl v0.36.3" in gomod
+    assert {spec.gomod_dir for spec in ALL_SPECS if spec.module == "k8s.io/kubernetes"} == {
+        "kubernetes"
+    }
+    assert KWOK.version() == "v0.8.0"
+    # kubectl reads its version from client-go, the servers from component-base.
+    flags = KUBECTL.ldflags()
+    assert "-X k8s.io/client-go/pkg/version.gitVersion=v1.36.3" in flags
+    assert "-X k8s.io/component-base/version.gitVersion=v1.36.3" in flags
+
+
+def test_kubectl_is_not_taken_from_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Any kubectl on PATH may be far outside the one-minor skew with the pinned apiserver."""
+    on_path = fake_binary(tmp_path / "bin" / "kubectl")
+    monkeypatch.setenv("PATH", str(on_path.parent))
+    with pytest.raises(BinaryNotFoundError, match="PATH: not searched for kubectl"):
+        find_binary(KUBECTL, build=False)
+    cached = fake_binary(cached_path(KUBECTL))
+    assert find_binary(KUBECTL, build=False) == (cached, "cache")
+    monkeypatch.setenv("TEST_ASSET_KUBECTL", str(on_path))
+    assert find_binary(KUBECTL, build=False) == (on_path, "$TEST_ASSET_KUBECTL")
+
+
+def test_kubebuilder_assets_without_a_cluster_binary_falls_through(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """setup-envtest's directory has etcd, kube-apiserver and kubectl only."""
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
+    cached = fake_binary(cached_path(KUBE_SCHEDULER))
+    assert find_binary(KUBE_SCHEDULER, build=False) == (cached, "cache")
+
+
+def test_plain_mode_does_not_need_the_cluster_binaries() -> None:
+    fake_binary(cached_path(ETCD))
+    fake_binary(cached_path(KUBE_APISERVER))
+    plain = find_binaries(build=False)
+    assert (plain.kube_scheduler, plain.kwok, plain.kubectl) == (None, None, None)
+    assert plain.sources == {"etcd": "cache", "kube-apiserver": "cache"}
+    with pytest.raises(BinaryNotFoundError, match=r"cannot find kube-controller-manager v1\.36\.3"):
+        find_binaries(build=False, cluster=True)
+
+
+FAKE_GO = """#!{python}
+# A stand-in for `go build -o DIR/ pkg...`: records its arguments, waits until kubectrl has
+# reported progress at least once (a file the test's log callback writes), writes one file per
+# package into DIR.
+import os, sys, time
+args = sys.argv[1:]
+with open({calls!r}, "a") as calls:
+    calls.write(" ".join(args) + "\\n")
+deadline = time.monotonic() + 10
+while not os.path.exists({progressed!r}) and time.monotonic() < deadline:
+    time.sleep(0.01)
+out = args[args.index("-o") + 1]
+for arg in args:
+    if "/cmd/" in arg:
+        path = os.path.join(out, arg.rsplit("/", 1)[1])
+        with open(path, "w") as binary:
+            binary.write("#!/bin/sh\\n")
+        os.chmod(path, 0o755)
+"""
+
+
+def test_missing_binaries_of_one_module_are_built_by_one_go_build(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls, progressed = tmp_path / "calls", tmp_path / "progressed"
+    go = tmp_path / "gobin" / "go"
+    go.parent.mkdir()
+    go.write_text(
+        FAKE_GO.format(python=sys.executable, calls=str(calls), progressed=str(progressed))
+    )
+    go.chmod(0o755)
+    monkeypatch.setenv("PATH", str(go.parent))
+    monkeypatch.setattr(_binaries, "PROGRESS_EVERY", 0.05)
+    fake_binary(cached_path(ETCD))
+    fake_binary(cached_path(KUBE_APISERVER))
+    lines: list[str] = []
+
+    def log(line: str) -> None:
+        lines.append(line)
+        if "still building" in line:
+            progressed.touch()
+
+    found = find_binaries(cluster=True, kubectl=True, log=log)
+
+    invocations = calls.read_text().splitlines()
+    assert len(invocations) == 2, invocations  # the kubernetes module once, kwok once
+    (kubernetes,) = [c for c in invocations if "k8s.io/kubernetes/cmd/" in c]
+    for command in ("kube-controller-manager", "kube-scheduler", "kubectl"):
+        assert f"k8s.io/kubernetes/cmd/{command}" in kubernetes
+    assert "cmd/kube-apiserver" not in kubernetes  # cached already
+    assert found.kube_apiserver_source == "cache"
+    for name in ("kube-controller-manager", "kube-scheduler", "kubectl", "kwok"):
+        path = found.get(name)
+        assert path is not None, name
+        assert path.is_file(), name
+        assert found.sources[name] == "built"
+    assert any("building kube-controller-manager, kube-scheduler, kubectl" in x for x in lines)
+    assert any("still building" in x for x in lines)
+    # Cached now: a second lookup builds nothing.
+    find_binaries(cluster=True, kubectl=True, log=log)
+    assert len(calls.read_text().splitlines()) == 2
