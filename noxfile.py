@@ -21,7 +21,8 @@ def install_group(session: nox.Session, group: str) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit and integration tests; builds (or finds) etcd and kube-apiserver first."""
+    """Unit and integration tests; builds (or finds) every control-plane binary first (etcd,
+    kube-apiserver, and cluster mode's kube-controller-manager, kube-scheduler, kubectl, kwok)."""
     session.install("-e", ".[test]")
     # Resolve or build the control-plane binaries up front so the build's progress is visible
     # and is not charged to the first test's timeout.
@@ -64,7 +65,7 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """The Foo sample controller on a local control plane: apply a Foo, show the result, stop."""
+    """The Foo sample controller on a local cluster (kwok nodes), shown with the real kubectl."""
     session.install("-e", ".[envtest]")
     session.run("python", "examples/sample_controller/demo.py", *session.posargs)
 
