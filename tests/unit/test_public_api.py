@@ -19,6 +19,7 @@ PACKAGES = [
     "kubectrl.rbac",
     "kubectrl.resources",
     "kubectrl.runtime",
+    "kubectrl.webhook",
     "kubectrl.workqueue",
 ]
 
