@@ -7,6 +7,11 @@ Run it against any cluster that has the Foo CRD::
 or against a local control plane that it starts, with the CRD installed::
 
     python examples/sample_controller --local
+
+``--enable-webhooks`` also serves the Foo webhooks (``webhooks.py``: defaulting, validation and
+v1alpha1 <-> v1beta1 conversion) over HTTPS on ``--webhook-port`` with the ``tls.crt`` and
+``tls.key`` of ``--webhook-cert-dir``; with ``--local`` they get a local CA, and the API server
+is configured to call them.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
-from api import CRD_PATH, Foo
+from api import CRD_NAME, CRD_PATH, Foo
 from controller import CONTROLLER_AGENT_NAME, FooReconciler
 from kubernetes.client.models import V1Deployment
 
@@ -71,9 +77,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--health-probe-bind-address", default="0", help='/healthz and /readyz address ("0": off)'
     )
     parser.add_argument(
+        "--enable-webhooks",
+        action="store_true",
+        help="serve the Foo defaulting, validating and conversion webhooks (HTTPS)",
+    )
+    parser.add_argument(
+        "--webhook-port",
+        type=int,
+        default=9443,
+        help="port of the webhook server (default %(default)s, controller-runtime's)",
+    )
+    parser.add_argument(
+        "--webhook-cert-dir",
+        default="",
+        help="directory of the webhook server's tls.crt and tls.key, reloaded when they change "
+        "(default: <tmp>/k8s-webhook-server/serving-certs)",
+    )
+    parser.add_argument(
         "--local",
         action="store_true",
-        help="start a local control plane, install the Foo CRD and run against it",
+        help="start a local control plane, install the Foo CRD (and the webhooks) and run "
+        "against it",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     args = parser.parse_args(argv)
@@ -81,6 +105,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--workers must be at least 1")
     if args.local and (args.kubeconfig or args.context):
         parser.error("--local runs against its own control plane; drop --kubeconfig/--context")
+    if not 0 < args.webhook_port < 65536:
+        parser.error("--webhook-port must be a port number (1..65535)")
     return args
 
 
@@ -96,6 +122,15 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
     """The manager with the Foo controller registered (not started)."""
     path = kubeconfig or args.kubeconfig
     config = load_kubeconfig(path, context=args.context) if path else load_config()
+    webhook_server = None
+    if args.enable_webhooks:
+        from kubectrl.webhook import WebhookServerOptions
+
+        webhook_server = WebhookServerOptions(
+            host="127.0.0.1" if args.local else "",  # "": all interfaces, in a pod
+            port=args.webhook_port,
+            cert_dir=args.webhook_cert_dir,
+        )
     options = ManagerOptions(
         metrics_bind_address=args.metrics_bind_address,
         metrics_secure=args.metrics_secure,
@@ -107,6 +142,7 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
         leader_election_release_on_cancel=True,
         cache_namespace=args.namespace,
         sync_period=RESYNC_PERIOD,
+        webhook_server=webhook_server,
     )
     manager = Manager(config, options=options)
     recorder = manager.event_recorder(CONTROLLER_AGENT_NAME)
@@ -120,6 +156,10 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
         .with_options(max_concurrent_reconciles=args.workers, rate_limiter=rate_limiter())
         .complete(FooReconciler(manager.client, recorder))
     )
+    if args.enable_webhooks:
+        import webhooks
+
+        webhooks.register(manager)
     return manager
 
 
@@ -142,12 +182,52 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_local(args: argparse.Namespace) -> int:
-    from kubectrl.envtest import ControlPlane
+    from kubectrl.envtest import ControlPlane, WebhookInstallOptions
 
+    log = logging.getLogger("sample_controller")
     with ControlPlane() as control_plane:
         control_plane.install_crds([CRD_PATH])
-        logging.getLogger("sample_controller").info(
-            "local control plane ready; export KUBECONFIG=%s", control_plane.kubeconfig.path
-        )
-        build_manager(args, kubeconfig=str(control_plane.kubeconfig.path)).run()
+        log.info("local control plane ready; export KUBECONFIG=%s", control_plane.kubeconfig.path)
+        install = None
+        if args.enable_webhooks:
+            # A local CA and serving certificate; the server listens on 127.0.0.1.
+            install = WebhookInstallOptions(
+                conversion_crds=[CRD_NAME],
+                local_serving_port=args.webhook_port,
+                local_serving_cert_dir=args.webhook_cert_dir,
+            ).prepare()
+            args.webhook_cert_dir = install.local_serving_cert_dir
+        manager = build_manager(args, kubeconfig=str(control_plane.kubeconfig.path))
+        if install is not None:
+            install_local_webhooks(install, control_plane, manager, log)
+        try:
+            manager.run()
+        finally:
+            if install is not None:
+                install.cleanup()
     return 0
+
+
+def install_local_webhooks(
+    install: Any, control_plane: Any, manager: Manager, log: logging.Logger
+) -> None:
+    """Point the local API server at the webhook server, once the manager serves it.
+
+    ``manager.run()`` blocks this thread, so a daemon thread installs the configurations and
+    waits until the API server reaches the server (``WebhookInstallOptions.install``).
+    """
+    import threading
+
+    import webhooks
+
+    install.configurations = webhooks.configurations(manager)
+
+    def run() -> None:
+        try:
+            install.install(control_plane)
+        except Exception as err:  # reported; the controller keeps running
+            log.error("installing the webhooks on the local control plane failed: %s", err)
+        else:
+            log.info("webhooks installed: the API server calls %s", install.url("/..."))
+
+    threading.Thread(target=run, name="install-webhooks", daemon=True).start()

@@ -66,11 +66,13 @@ def test_committed_crd_equals_the_generated_one(api: ModuleType) -> None:
     assert committed == generated, crd_drift_message(committed, generated)
 
 
-def test_the_cli_prints_the_committed_crd(api: ModuleType) -> None:
-    """``python -m kubectrl crd api:Foo`` (controller-gen's role) generates the committed file,
-    the ``api-approved.kubernetes.io`` annotation (declared by the model) included."""
+def test_the_cli_prints_the_committed_crd_but_the_in_cluster_conversion(api: ModuleType) -> None:
+    """``python -m kubectrl crd api:Foo api:FooV1beta1`` (controller-gen's role) generates the
+    committed file, the ``api-approved.kubernetes.io`` annotation (declared by the model)
+    included; what ``crd_manifest`` adds for a cluster (kubebuilder's ``config/crd/patches``:
+    the conversion webhook and cert-manager's CA injection) is all that differs."""
     result = subprocess.run(
-        [sys.executable, "-m", "kubectrl", "crd", "api:Foo"],
+        [sys.executable, "-m", "kubectrl", "crd", "api:Foo", "api:FooV1beta1"],
         cwd=EXAMPLE,
         capture_output=True,
         text=True,
@@ -79,9 +81,29 @@ def test_the_cli_prints_the_committed_crd(api: ModuleType) -> None:
     assert result.returncode == 0, result.stderr
     key, value = api.API_APPROVED
     annotation = f"  annotations:\n    {key}: {value}\n"
-    committed = api.CRD_PATH.read_text(encoding="utf-8")
-    assert annotation in committed
-    assert result.stdout == committed
+    committed_text = api.CRD_PATH.read_text(encoding="utf-8")
+    assert annotation in committed_text
+    printed = yaml.safe_load(result.stdout)
+    committed = yaml.safe_load(committed_text)
+    assert printed["spec"].pop("conversion") == {"strategy": "None"}
+    assert committed["spec"].pop("conversion") == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": "sample-controller-webhook-service",
+                    "namespace": "sample-controller",
+                    "path": "/convert",
+                    "port": 443,
+                }
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    assert committed["metadata"]["annotations"].pop("cert-manager.io/inject-ca-from") == (
+        "sample-controller/sample-controller-serving-cert"
+    )
+    assert printed == committed
 
 
 def test_drift_message_says_how_to_regenerate() -> None:
@@ -91,13 +113,15 @@ def test_drift_message_says_how_to_regenerate() -> None:
 
 
 def test_the_schema_means_what_the_hand_written_crd_meant(api: ModuleType) -> None:
-    """Field by field: nothing required, replicas an int32 in 1..10, no defaults, status
-    subresource, the approval annotation a ``*.k8s.io`` group needs."""
+    """Field by field: nothing required, replicas an int32 in 1..10, no defaults (the webhook
+    defaults replicas: a schema default would hide it), status subresource, the approval
+    annotation a ``*.k8s.io`` group needs; v1alpha1 is stored, v1beta1 served too."""
     manifest = yaml.safe_load(api.CRD_PATH.read_text(encoding="utf-8"))
     assert manifest["metadata"]["annotations"] == {
         "api-approved.kubernetes.io": (
             "unapproved, sample controller used by kubectrl's examples and tests"
-        )
+        ),
+        "cert-manager.io/inject-ca-from": "sample-controller/sample-controller-serving-cert",
     }
     spec = manifest["spec"]
     assert (spec["group"], spec["scope"]) == ("samplecontroller.k8s.io", "Namespaced")
@@ -107,8 +131,17 @@ def test_the_schema_means_what_the_hand_written_crd_meant(api: ModuleType) -> No
         "plural": "foos",
         "singular": "foo",
     }
-    (version,) = spec["versions"]
+    version, beta = spec["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
+    assert (beta["name"], beta["served"], beta["storage"]) == ("v1beta1", True, False)
+    assert beta["subresources"] == {"status": {}}
+    beta_spec = beta["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    beta_deployment = beta_spec["properties"]["deployment"]
+    assert beta_deployment["properties"]["name"]["type"] == "string"
+    beta_replicas = beta_deployment["properties"]["replicas"]
+    assert (beta_replicas["minimum"], beta_replicas["maximum"]) == (1, 10)
+    assert not [path for path in keys_of(beta) if path.endswith(".default")]
+    assert spec["conversion"]["strategy"] == "Webhook"
     assert version["subresources"] == {"status": {}}
     assert "additionalPrinterColumns" not in version
     root = version["schema"]["openAPIV3Schema"]
