@@ -346,6 +346,7 @@ def _log_failure(message: str, req: AdmissionRequest, **extra: Any) -> None:
         req.object_name,
         req.uid,
         extra={"kind": req.kind.kind, "object": req.object_name, "uid": req.uid, **extra},
+        exc_info=True,  # a bug in the defaulter or validator: its traceback says where
     )
 
 

@@ -324,7 +324,13 @@ class WebhookServer:
         self._certs = _CertWatcher(cert, key)
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # In-flight requests get up to a handler's timeout to be answered on stop.
+        runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=self.options.handler_timeout,
+        )
         await runner.setup()
         site = web.TCPSite(
             runner,
@@ -334,6 +340,10 @@ class WebhookServer:
         )
         try:
             await site.start()
+        except OSError as err:
+            await runner.cleanup()
+            address = f"{self.options.host or '*'}:{self.options.port}"
+            raise OSError(err.errno, f"webhook server cannot listen on {address}: {err}") from err
         except BaseException:
             await runner.cleanup()
             raise

@@ -334,3 +334,58 @@ async def test_conversion_over_https(server: WebhookServer, client: httpx.AsyncC
         assert "no request" in no_request.text
         again = await client.post(url(server, "/convert"), json=review)
         assert again.json()["response"]["result"] == {"status": "Success"}
+
+
+async def test_registration_after_start_is_served(
+    server: WebhookServer, client: httpx.AsyncClient
+) -> None:
+    async with server:
+        before = await client.post(url(server, "/late"), json={})
+        assert before.status_code == 404
+        server.register("/late", DefaultingHandler(Foo, TypedDefaulter()))
+        answer = await post_review(
+            client, server, "/late", admission_review("CREATE", foo(deploymentName="w"))
+        )
+        assert answer["allowed"] is True
+
+
+async def test_a_busy_port_names_the_address(server: WebhookServer, cert_dir: Path) -> None:
+    async with server:
+        second = WebhookServer(
+            WebhookServerOptions(host="127.0.0.1", port=server.port, cert_dir=str(cert_dir))
+        )
+        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{server.port}"):
+            await second.start()
+        assert not second.serving
+
+
+async def test_keep_alive_connections_are_reused(
+    server: WebhookServer, client: httpx.AsyncClient
+) -> None:
+    """The API server keeps connections to webhooks open; several reviews on one connection."""
+    server.register("/mutate", DefaultingHandler(Foo, TypedDefaulter()))
+    async with server:
+        peers = set()
+        for _ in range(3):
+            async with client.stream(
+                "POST",
+                url(server, "/mutate"),
+                json=admission_review("CREATE", foo(deploymentName="w")),
+            ) as response:
+                stream = response.extensions["network_stream"]
+                peers.add(stream.get_extra_info("client_addr"))
+                await response.aread()
+                assert response.json()["response"]["allowed"] is True
+        assert len(peers) == 1
+
+
+def test_importing_the_webhook_package_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kubectrl, kubectrl.webhook, kubectrl.runtime; "
+        "print(sorted(m for m in ('aiohttp', 'pydantic', 'kubernetes') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
