@@ -451,7 +451,9 @@ class Manager:
         if self._webhook_server is None:
             from kubectrl.webhook import WebhookServer
 
-            self._webhook_server = WebhookServer(self._options.webhook_server)
+            self._webhook_server = WebhookServer(
+                self._options.webhook_server, registry=self._registry
+            )
         return self._webhook_server
 
     def is_leader(self) -> bool:

@@ -33,9 +33,11 @@ from kubectrl.webhook._admission import (
     resolve_kind,
 )
 from kubectrl.webhook._conversion import ConversionHandler
+from kubectrl.webhook._metrics import WebhookMetrics
 
 if TYPE_CHECKING:
     from aiohttp import web
+    from prometheus_client import CollectorRegistry
 
 __all__ = [
     "PROBE_MESSAGE",
@@ -195,6 +197,8 @@ class WebhookServer:
     is ``allowed: false`` with code 400 and the reason; a malformed ``ConversionReview`` gets
     HTTP 400. A handler that raises or runs past ``handler_timeout`` is answered with a 500
     error naming it and logged with the kind, namespace/name and uid; the server keeps serving.
+    With a Prometheus ``registry`` (the Manager gives its own), requests are counted under
+    controller-runtime's ``controller_runtime_webhook_*`` names, labelled by path.
 
     Example::
 
@@ -204,8 +208,14 @@ class WebhookServer:
             print(server.port)
     """
 
-    def __init__(self, options: WebhookServerOptions | None = None) -> None:
+    def __init__(
+        self,
+        options: WebhookServerOptions | None = None,
+        *,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
         self.options = options if options is not None else WebhookServerOptions()
+        self._metrics = WebhookMetrics(registry)
         self._registrations: dict[str, WebhookRegistration] = {}
         self._runner: web.AppRunner | None = None
         self._site: Any = None
@@ -386,9 +396,19 @@ class WebhookServer:
             return web.Response(status=404, text=f"no webhook at {path}\n")
         if request.method != "POST":
             return web.Response(status=405, text="webhooks answer POST only\n")
-        if registration is not None and registration.type == "conversion":
-            return await self._convert(request, registration.handler)
-        return await self._admit(request, registration)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        self._metrics.started(path)
+        code = 500
+        try:
+            if registration is not None and registration.type == "conversion":
+                response = await self._convert(request, registration.handler)
+            else:
+                response = await self._admit(request, registration)
+            code = response.status
+            return response
+        finally:
+            self._metrics.finished(path, code, loop.time() - began)
 
     async def _admit(
         self, request: web.Request, registration: WebhookRegistration | None

@@ -79,3 +79,31 @@ async def test_manager_without_certificates_fails_to_start(tmp_path: Path) -> No
             pass
     assert str(tmp_path) in str(info.value)
     assert not manager.webhook_server.serving
+
+
+async def test_webhook_requests_are_in_the_managers_metrics(
+    cert_dir: Path, client: httpx.AsyncClient
+) -> None:
+    """controller-runtime pkg/webhook/internal/metrics/metrics.go: requests_total and
+    latency_seconds by webhook (path) and HTTP code, requests_in_flight by webhook."""
+    api = FakeAPI()
+    manager = Manager(
+        api.config(),
+        options=ManagerOptions(
+            metrics_bind_address="127.0.0.1:0",
+            webhook_server=WebhookServerOptions(host="127.0.0.1", port=0, cert_dir=str(cert_dir)),
+        ),
+    )
+    WebhookBuilder(manager).for_(Foo).with_defaulter(TypedDefaulter()).complete()
+    path = "/mutate-samplecontroller-k8s-io-v1alpha1-foo"
+    async with run_manager(manager):
+        url = f"https://127.0.0.1:{manager.webhook_server.port}{path}"
+        for _ in range(2):
+            review = admission_review("CREATE", foo(deploymentName="w"))
+            assert (await client.post(url, json=review)).status_code == 200
+        async with httpx.AsyncClient() as plain:
+            text = (await plain.get(f"http://127.0.0.1:{manager.metrics_port}/metrics")).text
+    labels = f'code="200",webhook="{path}"'
+    assert f"controller_runtime_webhook_requests_total{{{labels}}} 2.0" in text
+    assert f"controller_runtime_webhook_latency_seconds_count{{{labels}}} 2.0" in text
+    assert f'controller_runtime_webhook_requests_in_flight{{webhook="{path}"}} 0.0' in text
