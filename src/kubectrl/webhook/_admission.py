@@ -277,7 +277,9 @@ class Validator(Protocol[T_contra]):
 
     Each method returns warnings (or ``None``) to admit, and raises :class:`Denied` (or
     ``ValueError``) to refuse; any other exception is answered as a 500 error. ``def`` or
-    ``async def``.
+    ``async def``: a plain ``def`` runs in a worker thread (``asyncio.to_thread``) so a slow one
+    does not stall the server; one that never returns keeps its thread (answered with a 500 once
+    the server's ``handler_timeout`` passes), so prefer ``async def`` for anything that waits.
 
     Example::
 
