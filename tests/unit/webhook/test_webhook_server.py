@@ -389,3 +389,22 @@ def test_importing_the_webhook_package_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_body_over_the_limit_is_a_400(
+    server: WebhookServer, client: httpx.AsyncClient
+) -> None:
+    from kubectrl.webhook import MAX_REQUEST_BYTES
+
+    server.register("/mutate", DefaultingHandler(Foo, TypedDefaulter()))
+    big = foo(deploymentName="w")
+    big["spec"]["padding"] = "x" * (MAX_REQUEST_BYTES + 1)
+    async with server:
+        response = await client.post(url(server, "/mutate"), json=admission_review("CREATE", big))
+        answer = response.json()["response"]
+        assert answer["status"]["code"] == 400
+        assert f"larger than {MAX_REQUEST_BYTES} bytes" in answer["status"]["message"]
+        ok = await post_review(
+            client, server, "/mutate", admission_review("CREATE", foo(deploymentName="w"))
+        )
+        assert ok["allowed"] is True
