@@ -31,6 +31,7 @@ MYPY_CONFIG = """\
 [mypy]
 python_version = 3.10
 check_untyped_defs = True
+allow_redefinition = True
 warn_unused_ignores = False
 disable_error_code = no-redef
 
