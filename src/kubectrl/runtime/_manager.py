@@ -452,7 +452,7 @@ class Manager:
             from kubectrl.webhook import WebhookServer
 
             self._webhook_server = WebhookServer(
-                self._options.webhook_server, registry=self._registry
+                self._options.webhook_server, registry=self._registry, clock=self._clock
             )
         return self._webhook_server
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kubectrl._clock import Clock, RealClock
 from kubectrl.webhook._admission import (
     AdmissionHandler,
     AdmissionRequest,
@@ -199,6 +200,7 @@ class WebhookServer:
     error naming it and logged with the kind, namespace/name and uid; the server keeps serving.
     With a Prometheus ``registry`` (the Manager gives its own), requests are counted under
     controller-runtime's ``controller_runtime_webhook_*`` names, labelled by path.
+    ``handler_timeout`` is measured on ``clock`` (the machine's by default; the Manager's own).
 
     Example::
 
@@ -213,8 +215,10 @@ class WebhookServer:
         options: WebhookServerOptions | None = None,
         *,
         registry: CollectorRegistry | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.options = options if options is not None else WebhookServerOptions()
+        self._clock: Clock = clock if clock is not None else RealClock()
         self._metrics = WebhookMetrics(registry)
         self._registrations: dict[str, WebhookRegistration] = {}
         self._runner: web.AppRunner | None = None
@@ -471,7 +475,7 @@ class WebhookServer:
         extra["uid"] = req.uid
         timeout = self.options.handler_timeout
         try:
-            response = await asyncio.wait_for(handler.handle(req), timeout)
+            response = await self._within_timeout(handler.handle(req), timeout)
         except asyncio.TimeoutError:
             message = f"webhook {name} at {registration.path} timed out after {timeout:g} s"
             log.error(
@@ -509,6 +513,23 @@ class WebhookServer:
                 extra={**extra, "code": response.code},
             )
         return response
+
+    async def _within_timeout(self, coro: Any, timeout: float) -> Any:
+        """``asyncio.wait_for`` on the server's clock."""
+        task = asyncio.ensure_future(coro)
+        timer = asyncio.ensure_future(self._clock.sleep(timeout))
+        try:
+            await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            timer.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise asyncio.TimeoutError
+        return task.result()
 
     async def _convert(
         self, request: web.Request, handler: ConversionHandler

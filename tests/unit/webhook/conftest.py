@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from kubectrl._clock import FakeClock
 from kubectrl.webhook import WebhookServer, WebhookServerOptions
 
 
@@ -82,9 +83,15 @@ def cert_dir(tmp_path: Path, pair: Pair) -> Path:
 
 
 @pytest.fixture
-def server(cert_dir: Path) -> WebhookServer:
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def server(cert_dir: Path, clock: FakeClock) -> WebhookServer:
+    """A server on a free loopback port whose handler timeout (10 s) runs on ``clock``."""
     return WebhookServer(
-        WebhookServerOptions(host="127.0.0.1", port=0, cert_dir=str(cert_dir), handler_timeout=2.0)
+        WebhookServerOptions(host="127.0.0.1", port=0, cert_dir=str(cert_dir)), clock=clock
     )
 
 

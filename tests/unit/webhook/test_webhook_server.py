@@ -21,6 +21,7 @@ import httpx
 import pytest
 from cryptography import x509
 
+from kubectrl._clock import FakeClock
 from kubectrl.testing import eventually
 from kubectrl.webhook import (
     PROBE_MESSAGE,
@@ -164,20 +165,30 @@ async def test_malformed_admission_requests_are_400_and_the_server_keeps_serving
 
 @pytest.mark.parametrize(
     ("handler", "fragment"),
-    [(Hanging(), "timed out after 2 s"), (Raising(), "RuntimeError: handler exploded")],
+    [(Hanging(), "timed out after 10 s"), (Raising(), "RuntimeError: handler exploded")],
 )
 async def test_failing_handlers_are_500_logged_with_the_object(
     server: WebhookServer,
     client: httpx.AsyncClient,
+    clock: FakeClock,
     handler: object,
     fragment: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A handler past the (fake) 10 s timeout or raising: a 500 naming it; still serving."""
     caplog.set_level(logging.ERROR, "kubectrl.webhook")
     server.register("/bad", handler)  # type: ignore[arg-type]
     server.register("/mutate", DefaultingHandler(Foo, TypedDefaulter()))
     async with server:
-        answer = await post_review(client, server, "/bad", admission_review("UPDATE", foo(), foo()))
+        call = asyncio.ensure_future(
+            post_review(client, server, "/bad", admission_review("UPDATE", foo(), foo()))
+        )
+        if isinstance(handler, Hanging):
+            await eventually(lambda: clock.sleepers() == 1, describe="the handler's timer")
+            clock.advance(9.9)
+            assert clock.sleepers() == 1  # not due yet: the handler is still waited for
+            clock.advance(0.1)
+        answer = await call
         assert answer["uid"] == UID
         assert answer["allowed"] is False
         assert answer["status"]["code"] == 500
@@ -192,6 +203,7 @@ async def test_failing_handlers_are_500_logged_with_the_object(
             client, server, "/mutate", admission_review("CREATE", foo(deploymentName="w"))
         )
         assert ok["allowed"] is True
+        assert clock.sleepers() == 0  # no timer left behind
 
 
 async def test_unknown_path_and_method(server: WebhookServer, client: httpx.AsyncClient) -> None:
