@@ -189,8 +189,12 @@ class AdmissionResponse:
     def denied(
         cls, message: str, code: int = 403, *, warnings: Warnings = None
     ) -> AdmissionResponse:
-        """Refuse with ``message`` (controller-runtime's ``Denied``: 403, reason Forbidden)."""
-        reason = "Forbidden" if code == 403 else ""
+        """Refuse with ``message`` (controller-runtime's ``Denied``: 403, reason Forbidden).
+
+        Another ``code`` gets the API's reason for it (422 ``Invalid``, 400 ``BadRequest``,
+        409 ``Conflict``...), so clients see the same error as for a built-in check.
+        """
+        reason = _REASONS.get(code, "")
         return cls(False, code, message, reason, warnings=list(warnings or []))
 
     @classmethod
@@ -227,6 +231,19 @@ class AdmissionResponse:
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
+
+
+#: metav1.StatusReason for the codes a webhook refuses with (apimachinery's StatusReason*).
+_REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    409: "Conflict",
+    410: "Gone",
+    422: "Invalid",
+    429: "TooManyRequests",
+}
 
 
 def _json_bytes(value: Any) -> bytes:

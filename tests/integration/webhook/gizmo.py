@@ -70,7 +70,7 @@ class GizmoValidator:
 
     def validate_update(self, old: Gizmo, new: Gizmo) -> list[str] | None:
         if old.spec.deployment_name != new.spec.deployment_name:
-            raise Denied("spec.deploymentName is immutable")
+            raise Denied("spec.deploymentName is immutable", code=422)
         return self.validate_create(new)
 
     def validate_delete(self, gizmo: Gizmo) -> list[str] | None:

@@ -196,8 +196,9 @@ def test_validation_refuses_with_the_validators_message(http: httpx.Client, name
     renamed = dict(warned.json())
     renamed["spec"] = {**renamed["spec"], "deploymentName": "other"}
     immutable = http.put(gizmos(namespace, name="warned"), json=renamed)
-    assert immutable.status_code == 403
-    assert "spec.deploymentName is immutable" in immutable.text
+    assert immutable.status_code == 422
+    assert immutable.json()["reason"] == "Invalid"
+    assert "spec.deploymentName is immutable" in immutable.json()["message"]
 
 
 def test_conversion_both_ways_and_lists(http: httpx.Client, namespace: str) -> None:

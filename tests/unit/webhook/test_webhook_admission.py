@@ -234,6 +234,13 @@ def test_validator_operations_follow_kubebuilder() -> None:
     assert DefaultingHandler(Foo, TypedDefaulter()).operations == ("CREATE", "UPDATE")
 
 
+def test_denied_reasons_follow_the_code() -> None:
+    """apimachinery pkg/apis/meta/v1/types.go StatusReason: 422 Invalid, 403 Forbidden..."""
+    assert AdmissionResponse.denied("x", 422).to_dict()["status"]["reason"] == "Invalid"
+    assert AdmissionResponse.denied("x").to_dict()["status"]["reason"] == "Forbidden"
+    assert "reason" not in AdmissionResponse.denied("x", 418).to_dict()["status"]
+
+
 def test_response_constructors() -> None:
     assert AdmissionResponse.allowed().to_dict() == {"uid": "", "allowed": True}
     errored = AdmissionResponse.errored(400, "bad").to_dict()
