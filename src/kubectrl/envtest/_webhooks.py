@@ -35,7 +35,12 @@ from kubectrl.envtest._errors import ControlPlaneError
 if TYPE_CHECKING:
     import httpx
 
+    from kubectrl.client import ClientConfig
     from kubectrl.envtest._control_plane import ControlPlane
+
+    #: Where to install: a running :class:`ControlPlane`, a ``ClientConfig``, or the path of a
+    #: kubeconfig (e.g. the one ``python -m kubectrl.envtest start`` prints).
+    Target = ControlPlane | ClientConfig | str | os.PathLike[str]
 
 __all__ = ["PROBE_MESSAGE", "PROBE_PATH", "WebhookInstallOptions"]
 
@@ -65,6 +70,18 @@ def _serial(cert_pem: bytes) -> int:
 
     serial: int = x509.load_pem_x509_certificate(cert_pem).serial_number
     return serial
+
+
+def _http(target: Target) -> httpx.Client:
+    """A blocking client of the API server ``target`` names (admin for a control plane)."""
+    if isinstance(target, (str, os.PathLike)):
+        from kubectrl.client import load_kubeconfig
+
+        return load_kubeconfig(os.fspath(target)).httpx_client()
+    if hasattr(target, "http_client"):
+        client: httpx.Client = target.http_client()
+        return client
+    return target.httpx_client()
 
 
 def _message(response: httpx.Response) -> str:
@@ -260,17 +277,19 @@ class WebhookInstallOptions:
 
     # -- install ------------------------------------------------------------------------------
 
-    def install(self, control_plane: ControlPlane) -> None:
+    def install(self, target: Target) -> None:
         """Install the configurations and conversions, then wait until the apiserver calls in.
 
-        Blocking: the webhook server must run in another thread or process (in an async test,
-        ``await install_async(...)``). Raises :class:`ControlPlaneError` naming the URL when the
-        apiserver still cannot reach the server after ``max_time`` seconds.
+        ``target`` is a :class:`ControlPlane`, a ``kubectrl.client.ClientConfig`` or a
+        kubeconfig path, of an API server that can reach ``local_serving_host``. Blocking: the
+        webhook server must run in another thread or process (with the server on the caller's
+        event loop, ``await install_async(...)``). Raises :class:`ControlPlaneError` naming the
+        URL when the apiserver still cannot reach the server after ``max_time`` seconds.
         """
         self.prepare()
         configurations = [self.rewrite(c) for c in self.configurations]
         configurations += [self.rewrite(doc) for _path, doc in _documents(self.paths)]
-        with control_plane.http_client() as http:
+        with _http(target) as http:
             for configuration in configurations:
                 self._apply(http, configuration)
             for name in self.conversion_crds:
@@ -281,13 +300,13 @@ class WebhookInstallOptions:
             for name in self.conversion_crds:
                 self._wait_conversion(http, name)
 
-    async def install_async(self, control_plane: ControlPlane) -> None:
+    async def install_async(self, target: Target) -> None:
         """:meth:`install` in a worker thread, for a server running on the caller's loop."""
-        await asyncio.to_thread(self.install, control_plane)
+        await asyncio.to_thread(self.install, target)
 
-    def uninstall(self, control_plane: ControlPlane) -> None:
+    def uninstall(self, target: Target) -> None:
         """Delete the installed configurations; put each CRD's previous conversion back."""
-        with control_plane.http_client() as http:
+        with _http(target) as http:
             for kind, name in reversed(self._installed):
                 response = http.delete(f"{_ADMISSION}/{_PLURALS[kind]}/{name}")
                 if response.status_code not in (200, 202, 404):
@@ -311,9 +330,9 @@ class WebhookInstallOptions:
                     )
                 del self._saved_conversions[name]
 
-    async def uninstall_async(self, control_plane: ControlPlane) -> None:
+    async def uninstall_async(self, target: Target) -> None:
         """:meth:`uninstall` in a worker thread."""
-        await asyncio.to_thread(self.uninstall, control_plane)
+        await asyncio.to_thread(self.uninstall, target)
 
     def cleanup(self) -> None:
         """Remove the certificate directory if :meth:`prepare` created it."""

@@ -137,14 +137,16 @@ async def test_install_waits_until_the_apiserver_calls_and_uninstall_removes_it(
         assert gone.status_code == 404
 
 
-async def test_install_reads_configurations_from_files(
+async def test_install_reads_configurations_from_files_and_takes_a_kubeconfig(
     served: tuple[WebhookInstallOptions, list[str]], control_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    options, _calls = served
+    options, calls = served
     path = tmp_path / "hooks.json"
     path.write_text(json.dumps(_validating("envtest-file-test", "/validate-file")))
     options.paths = [path]
-    await options.install_async(control_plane)
+    # The API server named by a kubeconfig path (as `python -m kubectrl.envtest start` prints).
+    await options.install_async(str(control_plane.kubeconfig.path))
+    assert PROBE_PATH in calls
     try:
         with control_plane.http_client() as http:
             stored = http.get(f"{ADMISSION}/validatingwebhookconfigurations/envtest-file-test")
