@@ -222,7 +222,6 @@ class WebhookServer:
         self._metrics = WebhookMetrics(registry)
         self._registrations: dict[str, WebhookRegistration] = {}
         self._runner: web.AppRunner | None = None
-        self._site: Any = None
         self._port: int | None = None
         self._certs: _CertWatcher | None = None
 
@@ -338,6 +337,27 @@ class WebhookServer:
         self._certs = _CertWatcher(cert, key)
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        port = self.options.port
+        for _ in range(5):
+            runner = await self._listen(app, port)
+            ports = {int(address[1]) for address in runner.addresses}
+            if len(ports) <= 1 or self.options.port != 0:
+                break
+            # Port 0 on every interface binds one socket per address family, each on a port of
+            # its own: listen again on one port for all (the first), as Go's dual-stack does.
+            await runner.cleanup()
+            port = min(ports)
+        self._runner = runner
+        self._port = min(ports) if ports else self.options.port
+        log.info(
+            "Serving webhook server",
+            extra={"host": self.options.host or "*", "port": self._port, "cert": str(cert)},
+        )
+
+    async def _listen(self, app: web.Application, port: int) -> web.AppRunner:
+        from aiohttp import web
+
+        assert self._certs is not None
         # In-flight requests get up to a handler's timeout to be answered on stop.
         runner = web.AppRunner(
             app,
@@ -347,28 +367,18 @@ class WebhookServer:
         )
         await runner.setup()
         site = web.TCPSite(
-            runner,
-            self.options.host or None,
-            self.options.port,
-            ssl_context=self._certs.listening,
+            runner, self.options.host or None, port, ssl_context=self._certs.listening
         )
         try:
             await site.start()
         except OSError as err:
             await runner.cleanup()
-            address = f"{self.options.host or '*'}:{self.options.port}"
+            address = f"{self.options.host or '*'}:{port}"
             raise OSError(err.errno, f"webhook server cannot listen on {address}: {err}") from err
         except BaseException:
             await runner.cleanup()
             raise
-        self._runner, self._site = runner, site
-        server = getattr(site, "_server", None)
-        sockets = getattr(server, "sockets", None) or []
-        self._port = int(sockets[0].getsockname()[1]) if sockets else self.options.port
-        log.info(
-            "Serving webhook server",
-            extra={"host": self.options.host or "*", "port": self._port, "cert": str(cert)},
-        )
+        return runner
 
     async def stop(self) -> None:
         """Stop listening and close connections."""

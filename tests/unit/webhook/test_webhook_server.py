@@ -420,3 +420,13 @@ async def test_a_body_over_the_limit_is_a_400(
             client, server, "/mutate", admission_review("CREATE", foo(deploymentName="w"))
         )
         assert ok["allowed"] is True
+
+
+async def test_every_interface_on_a_free_port_is_one_port(cert_dir: Path, pair: Pair) -> None:
+    """host "" (every interface) with port 0: IPv4 and IPv6 listen on the same port."""
+    server = WebhookServer(WebhookServerOptions(port=0, cert_dir=str(cert_dir)))
+    async with server:
+        assert server._runner is not None
+        ports = {address[1] for address in server._runner.addresses}
+        assert ports == {server.port}
+        assert await asyncio.to_thread(served_serial, server.port, [pair.cert_pem]) == pair.serial
