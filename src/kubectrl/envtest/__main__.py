@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubectrl.envtest._binaries import ALL_SPECS, cache_dir, find_binaries
+from kubectrl.envtest._binaries import ALL_SPECS, KUBECTL, cache_dir, find_binaries, find_binary
 from kubectrl.envtest._cluster import LocalCluster
 from kubectrl.envtest._control_plane import ControlPlane
 from kubectrl.envtest._errors import ControlPlaneError
@@ -85,8 +85,7 @@ def cmd_binaries(args: argparse.Namespace) -> int:
 
 def cmd_kubectl(args: argparse.Namespace) -> int:
     """Run the pinned kubectl with the running control plane's admin kubeconfig."""
-    binaries = find_binaries(kubectl=True)
-    assert binaries.kubectl is not None
+    kubectl, _ = find_binary(KUBECTL)  # only kubectl: etcd and the apiserver are not needed
     env = dict(os.environ)
     if state := _read_state():
         env["KUBECONFIG"] = state["kubeconfig"]
@@ -97,7 +96,7 @@ def cmd_kubectl(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    return subprocess.run([str(binaries.kubectl), *args.kubectl_args], env=env).returncode
+    return subprocess.run([str(kubectl), *args.kubectl_args], env=env).returncode
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -212,8 +211,8 @@ def cmd_env(args: argparse.Namespace) -> int:
         _say(state["kubeconfig"])
         return 0
     _say(f"export KUBECONFIG={state['kubeconfig']}")
-    kubectl = find_binaries(build=False).kubectl
-    if kubectl is not None:
+    with contextlib.suppress(ControlPlaneError):
+        kubectl, _ = find_binary(KUBECTL, build=False)
         _say(f'export PATH="{kubectl.parent}:$PATH"')
     return 0
 

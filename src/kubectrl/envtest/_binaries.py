@@ -418,11 +418,20 @@ def _build_group(specs: Sequence[BinarySpec], go: Path, *, log: Log) -> dict[str
                 target = cached_path(spec)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 staged = target.with_name(f".{spec.name}.tmp")
-                shutil.copy2(out_dir / spec.name, staged)
+                shutil.copy2(out_dir / _go_output_name(spec.package), staged)
                 staged.chmod(0o755)
                 staged.replace(target)
         log(f"kubectrl.envtest: built {names} in {time.monotonic() - started:.0f}s")
         return result
+
+
+def _go_output_name(package: str) -> str:
+    """The file ``go build -o DIR/`` writes for ``package``: its last path element, or the one
+    before a major-version suffix (``go.etcd.io/etcd/server/v3`` -> ``server``)."""
+    parts = package.rstrip("/").split("/")
+    if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
+        return parts[-2]
+    return parts[-1]
 
 
 #: Cold build times measured on a 2-core machine with an empty Go build cache (module downloads

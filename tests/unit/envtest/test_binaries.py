@@ -170,8 +170,10 @@ while not os.path.exists({progressed!r}) and time.monotonic() < deadline:
     time.sleep(0.01)
 out = args[args.index("-o") + 1]
 for arg in args:
-    if "/cmd/" in arg:
-        path = os.path.join(out, arg.rsplit("/", 1)[1])
+    if arg.count("/") >= 2 and not arg.startswith("-") and arg != out:
+        parts = arg.split("/")  # go names a binary after the last element, not a /vN suffix
+        name = parts[-2] if parts[-1][1:].isdigit() and parts[-1][0] == "v" else parts[-1]
+        path = os.path.join(out, name)
         with open(path, "w") as binary:
             binary.write("#!/bin/sh\\n")
         os.chmod(path, 0o755)
@@ -218,3 +220,23 @@ def test_missing_binaries_of_one_module_are_built_by_one_go_build(
     # Cached now: a second lookup builds nothing.
     find_binaries(cluster=True, kubectl=True, log=log)
     assert len(calls.read_text().splitlines()) == 2
+
+
+def test_a_module_with_a_major_version_suffix_is_cached_under_the_binary_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`go build -o DIR/ go.etcd.io/etcd/server/v3` writes DIR/server; the cache says etcd."""
+    progressed = tmp_path / "progressed"
+    progressed.touch()
+    go = tmp_path / "gobin" / "go"
+    go.parent.mkdir()
+    go.write_text(
+        FAKE_GO.format(
+            python=sys.executable, calls=str(tmp_path / "calls"), progressed=str(progressed)
+        )
+    )
+    go.chmod(0o755)
+    monkeypatch.setenv("PATH", str(go.parent))
+    path, source = find_binary(ETCD, build=True, log=lambda line: None)
+    assert (path, source) == (cached_path(ETCD), "built")
+    assert path.name == "etcd"
