@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -168,3 +169,120 @@ def test_an_unreachable_server_is_an_error_naming_its_url(
     with control_plane.http_client() as http:
         probes = http.get(f"{ADMISSION}/validatingwebhookconfigurations").json()["items"]
         assert not [p for p in probes if p["metadata"]["name"].startswith("kubectrl-webhook-")]
+
+
+def _two_version_crd() -> dict[str, Any]:
+    def version(name: str, storage: bool) -> dict[str, Any]:
+        return {
+            "name": name,
+            "served": True,
+            "storage": storage,
+            "schema": {
+                "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            },
+        }
+
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.envtest-webhooks.kubectrl.io"},
+        "spec": {
+            "group": "envtest-webhooks.kubectrl.io",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [version("v1", True), version("v2", False)],
+        },
+    }
+
+
+async def test_conversion_is_pointed_at_the_server_and_put_back_on_uninstall(
+    served: tuple[WebhookInstallOptions, list[str]], control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    options, _calls = served
+    path = tmp_path / "widgets.json"
+    path.write_text(json.dumps(_two_version_crd()))
+    control_plane.install_crds([path])
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + (
+        "widgets.envtest-webhooks.kubectrl.io"
+    )
+    with control_plane.http_client() as http:
+        before = http.get(crd_path).json()["spec"]["conversion"]
+    assert before["strategy"] == "None"
+    options.conversion_crds = ["widgets.envtest-webhooks.kubectrl.io"]
+    await options.install_async(control_plane)
+    with control_plane.http_client() as http:
+        conversion = http.get(crd_path).json()["spec"]["conversion"]
+    assert conversion == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "url": f"https://127.0.0.1:{options.local_serving_port}/convert",
+                "caBundle": base64.b64encode(options.local_serving_ca_data).decode(),
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    await options.uninstall_async(control_plane)
+    with control_plane.http_client() as http:
+        assert http.get(crd_path).json()["spec"]["conversion"] == before
+
+
+def test_a_missing_crd_for_conversion_is_an_error_naming_it(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    options = WebhookInstallOptions(
+        local_serving_cert_dir=str(tmp_path), conversion_crds=["nothings.example.com"]
+    )
+    with pytest.raises(
+        ControlPlaneError, match=re.escape("CRD 'nothings.example.com' for conversion: HTTP 404")
+    ):
+        options.install(control_plane)
+
+
+def test_renewing_the_serving_cert_replaces_both_files_from_the_same_ca(tmp_path: Path) -> None:
+    from cryptography import x509
+
+    options = WebhookInstallOptions(local_serving_cert_dir=str(tmp_path)).prepare()
+    first = (tmp_path / "tls.crt").read_bytes(), (tmp_path / "tls.key").read_bytes()
+    ca = options.local_serving_ca_data
+    serial = options.renew_serving_cert()
+    cert = x509.load_pem_x509_certificate((tmp_path / "tls.crt").read_bytes())
+    assert cert.serial_number == serial
+    assert (tmp_path / "tls.key").read_bytes() != first[1]
+    assert options.local_serving_ca_data == ca  # the apiserver's caBundle stays valid
+    issuer = x509.load_pem_x509_certificate(ca).subject
+    assert cert.issuer == issuer
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    assert sans.get_values_for_type(x509.DNSName) == ["localhost"]
+    # prepare() again changes nothing: same port, same CA.
+    port = options.local_serving_port
+    assert options.prepare().local_serving_port == port
+    assert options.local_serving_ca_data == ca
+
+
+def test_rewrite_keeps_a_url_path_and_refuses_a_webhook_without_client_config() -> None:
+    options = WebhookInstallOptions(local_serving_port=8443, local_serving_ca_data=b"CA")
+    config = _validating("x", "/ignored")
+    config["metadata"]["resourceVersion"] = "12"
+    config["webhooks"][0]["clientConfig"] = {"url": "https://elsewhere:9443/validate-x?q=1"}
+    rewritten = options.rewrite(config)
+    assert rewritten["webhooks"][0]["clientConfig"] == {
+        "url": "https://127.0.0.1:8443/validate-x",
+        "caBundle": "Q0E=",
+    }
+    assert "resourceVersion" not in rewritten["metadata"]
+    assert config["metadata"]["resourceVersion"] == "12"  # the input is not changed
+    config["webhooks"][0]["clientConfig"] = {}
+    with pytest.raises(ControlPlaneError, match=re.escape("webhook 'vcm.kubectrl.io' has neither")):
+        options.rewrite(config)
+
+
+def test_a_file_without_webhook_configurations_installs_nothing_from_it(tmp_path: Path) -> None:
+    from kubectrl.envtest._webhooks import _documents
+
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    (tmp_path / "b.yaml").write_text(json.dumps(_validating("y", "/p")))
+    assert [doc["metadata"]["name"] for _path, doc in _documents([tmp_path])] == ["y"]
+    with pytest.raises(ControlPlaneError, match="does not exist"):
+        list(_documents([tmp_path / "missing.yaml"]))
