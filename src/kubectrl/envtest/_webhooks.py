@@ -459,8 +459,13 @@ class WebhookInstallOptions:
         deadline = time.monotonic() + self.max_time
         last = "no answer yet"
         while True:
-            crd = http.get(f"{_CRDS}/{name}").json()
-            spec = crd["spec"]
+            current = http.get(f"{_CRDS}/{name}")
+            if current.status_code != 200:
+                raise ControlPlaneError(
+                    f"install webhooks: CRD {name!r} for conversion: HTTP {current.status_code}: "
+                    f"{_message(current)}"
+                )
+            spec = current.json()["spec"]
             wanted = spec.get("conversion", {}).get("webhook", {}).get("clientConfig", {})
             ok = wanted.get("url") == self.url(self.conversion_path)
             for version in spec["versions"]:
