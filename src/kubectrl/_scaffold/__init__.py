@@ -130,7 +130,6 @@ def init(root: Path, name: str, *, domain: str = "example.com") -> list[Path]:
         ("pkg/api/__init__.py.tmpl", f"{package}/api/__init__.py"),
         ("pkg/controllers/__init__.py.tmpl", f"{package}/controllers/__init__.py"),
         ("pkg/webhooks/__init__.py.tmpl", f"{package}/webhooks/__init__.py"),
-        ("tests/conftest.py.tmpl", "tests/conftest.py"),
         ("api/test_manifests.py.tmpl", "tests/test_manifests.py"),
     ):
         files[Path(target)] = _render(template, values)
@@ -260,8 +259,8 @@ def create_api(
         "scope": "Namespaced" if namespaced else "Cluster",
         "ns_meta": f', "namespace": {namespace_value}' if namespaced else "",
         "ns_kw": f", namespace={namespace_value}" if namespaced else "",
-        "ns_meta_env": ', "namespace": namespace' if namespaced else "",
-        "ns_kw_env": ", namespace=namespace" if namespaced else "",
+        "ns_meta_env": ', "namespace": kubectrl_namespace' if namespaced else "",
+        "ns_kw_env": ", namespace=kubectrl_namespace" if namespaced else "",
     }
     files: dict[Path, str] = {}
     version_init = Path(package, "api", version, "__init__.py")
