@@ -85,7 +85,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--webhook-port",
         type=int,
         default=9443,
-        help="port of the webhook server (default %(default)s, controller-runtime's)",
+        help="port of the webhook server (default %(default)s, controller-runtime's; 0: a free "
+        "port)",
     )
     parser.add_argument(
         "--webhook-cert-dir",
@@ -105,8 +106,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--workers must be at least 1")
     if args.local and (args.kubeconfig or args.context):
         parser.error("--local runs against its own control plane; drop --kubeconfig/--context")
-    if not 0 < args.webhook_port < 65536:
-        parser.error("--webhook-port must be a port number (1..65535)")
+    if not 0 <= args.webhook_port < 65536:
+        parser.error("--webhook-port must be a port number (0: a free one)")
     return args
 
 
@@ -196,6 +197,7 @@ def run_local(args: argparse.Namespace) -> int:
                 local_serving_port=args.webhook_port,
                 local_serving_cert_dir=args.webhook_cert_dir,
             ).prepare()
+            args.webhook_port = install.local_serving_port
             args.webhook_cert_dir = install.local_serving_cert_dir
         manager = build_manager(args, kubeconfig=str(control_plane.kubeconfig.path))
         if install is not None:

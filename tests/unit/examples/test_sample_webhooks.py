@@ -158,8 +158,9 @@ def test_webhook_flags(sample: dict[str, ModuleType]) -> None:
         9443,
         "",
     )
-    with pytest.raises(SystemExit):
-        main.parse_args(["--webhook-port", "0"])
+    for wrong in ("-1", "65536"):
+        with pytest.raises(SystemExit):
+            main.parse_args(["--webhook-port", wrong])
 
 
 @pytest.mark.parametrize(
