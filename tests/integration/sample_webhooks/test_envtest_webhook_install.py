@@ -286,3 +286,11 @@ def test_a_file_without_webhook_configurations_installs_nothing_from_it(tmp_path
     assert [doc["metadata"]["name"] for _path, doc in _documents([tmp_path])] == ["y"]
     with pytest.raises(ControlPlaneError, match="does not exist"):
         list(_documents([tmp_path / "missing.yaml"]))
+
+
+def test_envtest_probes_the_path_and_message_the_webhook_server_answers() -> None:
+    """envtest cannot import kubectrl.webhook (layering): its copy of the probe's path and
+    message must stay the server's."""
+    from kubectrl import webhook
+
+    assert (PROBE_PATH, PROBE_MESSAGE) == (webhook.PROBE_PATH, webhook.PROBE_MESSAGE)
