@@ -25,6 +25,8 @@ from aiohttp import web
 from kubectrl.envtest import ControlPlane, ControlPlaneError, WebhookInstallOptions
 from kubectrl.envtest._webhooks import PROBE_MESSAGE, PROBE_PATH
 
+pytestmark = pytest.mark.integration
+
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 CALLS = web.AppKey("calls", list[str])
 
