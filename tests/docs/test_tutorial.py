@@ -128,6 +128,9 @@ def test_the_tutorial_project_passes_its_unit_tests(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout
     assert "failed" not in result.stdout
+    cache = f"--cache-dir={tmp_path / 'mypy-cache'}"
+    typed = run(project, "-m", "mypy", "--strict", cache, "foo_operator", "tests")
+    assert typed.returncode == 0, typed.stdout + typed.stderr
 
 
 @pytest.mark.integration

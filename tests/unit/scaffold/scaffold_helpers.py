@@ -22,9 +22,16 @@ def kubectrl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def project_pytest(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The project's own test suite, as its developer runs it (``pytest`` in its directory)."""
+    return project_python(
+        cwd, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args, timeout=timeout
+    )
+
+
+def project_python(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in the project's directory, with this interpreter."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [sys.executable, *args],
         cwd=cwd,
         env=environment,
         capture_output=True,

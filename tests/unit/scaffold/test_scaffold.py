@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import yaml
-from scaffold_helpers import kubectrl, project_pytest, scaffold
+from scaffold_helpers import kubectrl, project_pytest, project_python, scaffold
 
 from kubectrl.__main__ import main
 
@@ -40,6 +40,11 @@ def test_init_and_create_api_make_a_project_whose_unit_tests_pass(tmp_path: Path
     assert result.returncode == 0, result.stdout + result.stderr
     # controller (3), webhook (3) and manifests (1) tests ran; the envtest one is deselected.
     assert "7 passed, 1 deselected" in result.stdout, result.stdout
+
+    # The generated code type-checks strictly, tests included (users copy these patterns).
+    cache = f"--cache-dir={tmp_path / 'mypy-cache'}"
+    typed = project_python(root, "-m", "mypy", "--strict", cache, "guestbook", "tests")
+    assert typed.returncode == 0, typed.stdout + typed.stderr
 
 
 def test_generated_rbac_comes_from_the_reconcilers_declarations(tmp_path: Path) -> None:
