@@ -10,11 +10,14 @@ the key "groups + resources + resourceNames + urls").
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes.client.models import V1ConfigMap, V1Deployment
 
 from kubectrl import CustomResource, rbac
+from kubectrl.__main__ import main
 
 
 class Widget(CustomResource, group="example.com", version="v1", kind="Widget"):
@@ -145,3 +148,25 @@ def test_a_source_without_declarations_is_an_error_naming_it() -> None:
 
     with pytest.raises(ValueError, match=r"Forgot.*declares no RBAC rules"):
         rbac.cluster_role("x", Forgot)
+
+
+def test_cli_prints_roles_writes_out_and_names_a_bad_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rbac", "kubectrl.rbac:EVENT_RULES", "--name", "events"]) == 0
+    (role,) = yaml.safe_load_all(capsys.readouterr().out)
+    assert role["metadata"] == {"name": "events"}
+    assert role["rules"] == [rbac.normalize(rbac.EVENT_RULES)[0]]
+
+    out = tmp_path / "config" / "role.yaml"
+    assert main(["rbac", "kubectrl.rbac:METRICS_AUTH_RULES", "--name", "m", "--out", str(out)]) == 0
+    assert yaml.safe_load(out.read_text())["kind"] == "ClusterRole"
+
+    assert main(["rbac", "builtins:int", "--name", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "python -m kubectrl rbac: error: <class 'int'> declares no RBAC rules "
+        "(decorate it with kubectrl.rbac.rule)\n"
+    )
+    assert main(["rbac", "kubectrl.rbac:NOPE", "--name", "x"]) == 2
+    assert "'kubectrl.rbac' has no attribute 'NOPE'" in capsys.readouterr().err
