@@ -261,6 +261,7 @@ def create_api(
         "ns_kw": f", namespace={namespace_value}" if namespaced else "",
         "ns_meta_env": ', "namespace": kubectrl_namespace' if namespaced else "",
         "ns_kw_env": ", namespace=kubectrl_namespace" if namespaced else "",
+        "ns_arg_line": "\n            namespace=kubectrl_namespace," if namespaced else "",
     }
     files: dict[Path, str] = {}
     version_init = Path(package, "api", version, "__init__.py")

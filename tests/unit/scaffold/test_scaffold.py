@@ -65,10 +65,12 @@ def test_generated_rbac_comes_from_the_reconcilers_declarations(tmp_path: Path) 
     assert not (root / "config/webhook").exists()
 
 
-def test_a_second_kind_and_a_second_version_register_at_the_markers(tmp_path: Path) -> None:
+def test_a_cluster_scoped_kind_and_a_second_version_register_at_the_markers(tmp_path: Path) -> None:
     root = scaffold(tmp_path, webhooks=False)
     admiral = ["create", "api", "--group", "webapp", "--version", "v1", "--kind", "Admiral"]
-    assert kubectrl(root, *admiral).returncode == 0
+    assert kubectrl(root, *admiral, "--cluster-scoped").returncode == 0
+    admirals = yaml.safe_load((root / "config/crd/admirals.webapp.my.domain.yaml").read_text())
+    assert admirals["spec"]["scope"] == "Cluster"
     v2 = ["create", "api", "--group", "webapp", "--version", "v2", "--kind", "Guestbook"]
     done = kubectrl(root, *v2)
     assert done.returncode == 0, done.stderr
