@@ -31,7 +31,11 @@ def readme_controller_source(config: str) -> str:
 
 
 @pytest.mark.integration
-async def test_readme_controller_copies_a_configmap(kubeconfig: Path, namespace: str) -> None:
+async def test_readme_controller_copies_a_configmap(
+    kubectrl_kubeconfig: Path, kubectrl_namespace: str
+) -> None:
+    namespace = kubectrl_namespace
+    kubeconfig = kubectrl_kubeconfig
     scope: dict[str, Any] = {}
     source = readme_controller_source(repr(str(kubeconfig)))
     exec(compile(source, str(README), "exec"), scope)

@@ -1,8 +1,11 @@
-"""End to end: the Foo controller, run as a subprocess with least privilege, on a real apiserver.
+"""End to end: the Foo controller, run as a subprocess with least privilege, on a local cluster.
 
 The controller runs as a user bound only to the ClusterRole shipped in
 ``examples/sample_controller/artifacts/rbac.yaml``, so every behaviour below also proves those
-permissions are enough.
+permissions are enough. The cluster (``kubectrl_cluster``) runs the controller-manager, the
+scheduler and kwok nodes, so the Foos' Deployments get real Pods that become Ready, and the
+controller reports what the Deployment controller counts. Every test has its own namespace,
+deleted for real afterwards: no test depends on another's leftovers or on the order.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import pytest
 import yaml
 
 from kubectrl.client import Client, load_kubeconfig
-from kubectrl.envtest import ControlPlane
+from kubectrl.envtest import LocalCluster
 from kubectrl.errors import InvalidError, NotFoundError
 
 pytestmark = pytest.mark.integration
@@ -87,15 +90,23 @@ class ControllerProcess:
 
 
 @pytest.fixture(scope="module")
-def admin(control_plane: ControlPlane) -> Iterator[Client]:
-    control_plane.install_crds([ARTIFACTS / "crd.yaml"])
-    with Client(load_kubeconfig(control_plane.kubeconfig.path)) as client:
+def admin(kubectrl_cluster: LocalCluster) -> Iterator[Client]:
+    # The shipped CRD without its conversion webhook (no webhook server runs here): the
+    # namespace controller and the garbage collector read Foos at the preferred version, and an
+    # unserved webhook would keep test namespaces from being deleted. Only the storage version
+    # is used, so nothing needs converting.
+    crd = yaml.safe_load((ARTIFACTS / "crd.yaml").read_text())
+    crd["spec"]["conversion"] = {"strategy": "None"}
+    path = kubectrl_cluster.work_dir / "foo-crd-e2e.yaml"
+    path.write_text(yaml.safe_dump(crd))
+    kubectrl_cluster.install_crds([path])
+    with Client(load_kubeconfig(kubectrl_cluster.kubeconfig.path)) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
-def controller(control_plane: ControlPlane, admin: Client) -> Iterator[ControllerProcess]:
-    user = control_plane.add_user("sample-controller-e2e")
+def controller(kubectrl_cluster: LocalCluster, admin: Client) -> Iterator[ControllerProcess]:
+    user = kubectrl_cluster.add_user("sample-controller-e2e")
     shipped = [doc for doc in yaml.safe_load_all((ARTIFACTS / "rbac.yaml").read_text()) if doc]
     (role,) = [
         doc
@@ -176,9 +187,16 @@ def events_for(admin: Client, namespace: str, name: str, reason: str) -> list[di
     return list(events["items"])
 
 
+def foo_available(admin: Client, namespace: str, name: str) -> int | None:
+    status = admin.get(FOO, name, namespace=namespace).get("status") or {}
+    available: int | None = status.get("availableReplicas")
+    return available
+
+
 def test_example_foo_gets_its_deployment_and_a_synced_event(
-    admin: Client, controller: ControllerProcess, namespace: str
+    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
+    namespace = kubectrl_namespace
     example = yaml.safe_load((ARTIFACTS / "example-foo.yaml").read_text())
     example["metadata"]["namespace"] = namespace
     foo = admin.create(example)
@@ -203,8 +221,18 @@ def test_example_foo_gets_its_deployment_and_a_synced_event(
         "controller": True,
         "blockOwnerDeletion": True,
     }
-    managers = {entry["manager"] for entry in deployment["metadata"]["managedFields"]}
-    assert managers == {"sample-controller"}
+    # The controller writes the object; the Deployment controller (in kube-controller-manager)
+    # writes only its status.
+    managers = {
+        (entry["manager"], entry.get("subresource", ""))
+        for entry in admin.get(DEPLOYMENT, "example-foo", namespace=namespace)["metadata"][
+            "managedFields"
+        ]
+    }
+    assert {manager for manager, subresource in managers if not subresource} == {
+        "sample-controller"
+    }
+    assert managers <= {("sample-controller", ""), ("kube-controller-manager", "status")}
 
     (synced,) = wait_for(
         "a Synced event", lambda: events_for(admin, namespace, "example-foo", "Synced")
@@ -212,16 +240,19 @@ def test_example_foo_gets_its_deployment_and_a_synced_event(
     assert synced["type"] == "Normal"
     assert synced["message"] == "Foo synced successfully"
     assert synced["source"]["component"] == "sample-controller"
-    status = wait_for(
-        "Foo status",
-        lambda: admin.get(FOO, "example-foo", namespace=namespace).get("status"),
+    # The Pod the Deployment controller made becomes Ready on a kwok node; the Deployment
+    # counts it and the controller copies the count.
+    wait_for(
+        "Foo status.availableReplicas 1",
+        lambda: foo_available(admin, namespace, "example-foo") == 1,
     )
-    assert status == {"availableReplicas": 0}
+    assert admin.get(FOO, "example-foo", namespace=namespace)["status"] == {"availableReplicas": 1}
 
 
 def test_deployment_is_recreated_rescaled_and_reported(
-    admin: Client, controller: ControllerProcess, namespace: str
+    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
+    namespace = kubectrl_namespace
     admin.create(new_foo(namespace, "web", "web-nginx"))
     first = wait_for(
         "Deployment web-nginx", lambda: admin.get(DEPLOYMENT, "web-nginx", namespace=namespace)
@@ -243,28 +274,21 @@ def test_deployment_is_recreated_rescaled_and_reported(
         lambda: admin.get(DEPLOYMENT, "web-nginx", namespace=namespace)["spec"]["replicas"] == 3,
     )
 
-    # No kubelet runs, so report availability by hand, as envtest users do.
-    admin.patch(
-        DEPLOYMENT,
-        "web-nginx",
-        {"status": {"replicas": 3, "readyReplicas": 2, "availableReplicas": 2}},
-        namespace=namespace,
-        subresource="status",
-    )
-    wait_for(
-        "Foo status.availableReplicas 2",
-        lambda: (
-            (admin.get(FOO, "web", namespace=namespace).get("status") or {}).get(
-                "availableReplicas"
-            )
-            == 2
-        ),
-    )
+    # status.availableReplicas follows the Pods becoming Ready (kwok marks them so).
+    wait_for("Foo status.availableReplicas 3", lambda: foo_available(admin, namespace, "web") == 3)
+    pods = admin.list(("v1", "Pod"), namespace=namespace, label_selector="controller=web")
+    assert len(pods["items"]) == 3
+    assert {pod["status"]["phase"] for pod in pods["items"]} == {"Running"}
+
+    # Back to 1: the Deployment controller removes two Pods and the Foo reports 1.
+    admin.patch(FOO, "web", {"spec": {"replicas": 1}}, namespace=namespace)
+    wait_for("Foo status.availableReplicas 1", lambda: foo_available(admin, namespace, "web") == 1)
 
 
 def test_foreign_deployment_is_left_alone_with_a_warning(
-    admin: Client, controller: ControllerProcess, namespace: str
+    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
+    namespace = kubectrl_namespace
     foreign = admin.create(
         {
             "apiVersion": "apps/v1",
@@ -294,13 +318,19 @@ def test_foreign_deployment_is_left_alone_with_a_warning(
     assert warning["type"] == "Warning"
     assert warning["message"] == 'Resource "taken" already exists and is not managed by Foo'
 
+    # Its spec and metadata are untouched (the Deployment controller updates its status).
     untouched = admin.get(DEPLOYMENT, "taken", namespace=namespace)
-    assert untouched["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
+    assert untouched["metadata"]["generation"] == foreign["metadata"]["generation"]
+    assert untouched["spec"] == foreign["spec"]
     assert "ownerReferences" not in untouched["metadata"]
+    assert untouched["metadata"].get("labels") == foreign["metadata"].get("labels")
     assert not events_for(admin, namespace, "intruder", "Synced")
 
 
-def test_invalid_foos(admin: Client, controller: ControllerProcess, namespace: str) -> None:
+def test_invalid_foos(
+    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
+) -> None:
+    namespace = kubectrl_namespace
     # The API server rejects replicas outside 1..10 (the CRD's schema).
     with pytest.raises(InvalidError) as rejected:
         admin.create(new_foo(namespace, "too-big", "too-big", replicas=11))
@@ -332,10 +362,14 @@ def test_metrics_are_served_on_the_flag_address(controller: ControllerProcess) -
 
 
 def test_secure_metrics_only_for_authorized_tokens(
-    control_plane: ControlPlane, admin: Client, controller: ControllerProcess, namespace: str
+    kubectrl_cluster: LocalCluster,
+    admin: Client,
+    controller: ControllerProcess,
+    kubectrl_namespace: str,
 ) -> None:
     """--metrics-secure with the shipped RBAC: 401 without a token, 403 for a token without the
     shipped metrics-reader role, 200 with it (the in-cluster deployment.yaml runs it so)."""
+    namespace = kubectrl_namespace
     port = free_port()
     # Its own (empty) namespace, so it does not reconcile alongside the module's controller.
     proc = subprocess.Popen(
@@ -361,7 +395,7 @@ def test_secure_metrics_only_for_authorized_tokens(
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "scraper"}},
             namespace=namespace,
         )
-        with control_plane.http_client() as http:
+        with kubectrl_cluster.http_client() as http:
             response = http.post(
                 f"/api/v1/namespaces/{namespace}/serviceaccounts/scraper/token",
                 json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"},

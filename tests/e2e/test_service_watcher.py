@@ -56,7 +56,8 @@ class Lines:
 
 
 @pytest.fixture
-def watcher(control_plane: ControlPlane, namespace: str) -> Iterator[Lines]:
+def watcher(kubectrl_control_plane: ControlPlane, kubectrl_namespace: str) -> Iterator[Lines]:
+    namespace = kubectrl_namespace
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("KUBECONFIG", None)
     proc = subprocess.Popen(
@@ -64,7 +65,7 @@ def watcher(control_plane: ControlPlane, namespace: str) -> Iterator[Lines]:
             sys.executable,
             str(EXAMPLE),
             "--kubeconfig",
-            str(control_plane.kubeconfig.path),
+            str(kubectrl_control_plane.kubeconfig.path),
             "--namespace",
             namespace,
         ],
@@ -85,11 +86,12 @@ def watcher(control_plane: ControlPlane, namespace: str) -> Iterator[Lines]:
 
 
 def test_service_watcher_prints_add_update_delete(
-    control_plane: ControlPlane, namespace: str, watcher: Lines
+    kubectrl_control_plane: ControlPlane, kubectrl_namespace: str, watcher: Lines
 ) -> None:
+    namespace = kubectrl_namespace
     assert watcher.expect("# synced") == f"# synced 0 services in namespace {namespace}"
     base = f"/api/v1/namespaces/{namespace}/services"
-    with control_plane.http_client() as http:
+    with kubectrl_control_plane.http_client() as http:
         created = http.post(
             base,
             json={
