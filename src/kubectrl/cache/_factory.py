@@ -97,6 +97,9 @@ class InformerFactory:
     has not resolved yet it files the informer under the kind's spelling, and the first resolved
     request for that kind (any spelling) adopts it.
 
+    Informers drop ``metadata.managedFields`` before storing objects (see :class:`Informer`);
+    ``keep_managed_fields=True`` keeps it in every informer of the factory.
+
     Caveats: factory defaults (namespace, resync, transform, reflector options) apply to
     informers created afterwards. A ``GroupVersionResource`` and a kind that were both only ever
     asked for synchronously, before either was resolved, cannot be matched without the server:
@@ -124,8 +127,10 @@ class InformerFactory:
         tweak: Callable[[ListOptions], ListOptions] | None = None,
         clock: Clock | None = None,
         on_watch_error: WatchErrorHandler | None = None,
+        keep_managed_fields: bool = False,
     ) -> None:
         self.client = client
+        self.keep_managed_fields = keep_managed_fields
         self.namespace = namespace
         self.resync_period = resync_period
         self.transform = transform
@@ -233,6 +238,7 @@ class InformerFactory:
                 reflector_options=self.reflector_options,
                 clock=self.clock,
                 on_watch_error=self.on_watch_error,
+                keep_managed_fields=self.keep_managed_fields,
             )
             self._informers[key] = informer
         elif indexers:

@@ -50,9 +50,13 @@ MIN_RESYNC_PERIOD = 1.0
 def strip_managed_fields(obj: Object) -> Object:
     """A :data:`Transform` that drops ``metadata.managedFields`` (often half an object's size).
 
+    Informers do this by default (``keep_managed_fields=False``); as an explicit transform it
+    serves code that builds its own store.
+
     Example::
 
-        Informer(lw, transform=strip_managed_fields)
+        >>> strip_managed_fields({"metadata": {"name": "a", "managedFields": [{}]}})
+        {'metadata': {'name': 'a'}}
     """
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
@@ -107,7 +111,9 @@ class Informer:
     loop and must not block. Cached objects are shared: never mutate them.
 
     Memory use: one dict per object (after ``transform``), plus index sets; handler buffers hold
-    references only.
+    references only. ``metadata.managedFields`` is dropped before an object is stored (it is
+    often half of a small object, and controllers rarely read it; client-go users get the same
+    with ``TransformStripManagedFields``); pass ``keep_managed_fields=True`` to keep it.
 
     Example::
 
@@ -131,8 +137,10 @@ class Informer:
         on_watch_error: WatchErrorHandler | None = None,
         name: str | None = None,
         rng: random.Random | None = None,
+        keep_managed_fields: bool = False,
     ) -> None:
         self.list_watch = list_watch
+        self.keep_managed_fields = keep_managed_fields
         self.name = name or list_watch.description
         self.clock = clock or RealClock()
         self.indexer = Indexer(indexers)
@@ -335,6 +343,10 @@ class Informer:
     # ------------------------------------------------------------------ the writer
 
     def _transform(self, obj: Object) -> Object:
+        if not self.keep_managed_fields:
+            meta = obj.get("metadata")
+            if meta.__class__ is dict and "managedFields" in meta:
+                del meta["managedFields"]
         if self.transform is None:
             return obj
         try:
@@ -348,16 +360,21 @@ class Informer:
             registration._push(notification)
 
     def _replace(self, items: list[Object], resource_version: str) -> None:
-        items = [self._transform(obj) for obj in items]
-        previous = self.indexer.replace(items)
         key_of = self.indexer.key_of
-        current = {key_of(obj) for obj in items}
+        transform = self._transform
+        # Each key computed once, here; the store takes the keyed objects as they are.
+        keyed: dict[str, Object] = {}
+        for obj in items:
+            obj = transform(obj)
+            keyed[key_of(obj)] = obj
+        previous = self.indexer._replace_keyed(keyed)
         for key, last in previous.items():
-            if key not in current:
+            if key not in keyed:
                 self._fan_out(Notification("delete", DeletedFinalStateUnknown(key, last)))
         initial = not self._synced
-        for obj in items:
-            old = previous.get(key_of(obj))
+        get_previous = previous.get
+        for key, obj in keyed.items():
+            old = get_previous(key)
             if old is None:
                 self._fan_out(Notification("add", obj, is_in_initial_list=initial))
             else:
@@ -370,18 +387,18 @@ class Informer:
                 self._synced_event.set()
         log.debug(
             "informer replaced",
-            extra={"informer": self.name, "items": len(items), "rv": resource_version},
+            extra={"informer": self.name, "items": len(keyed), "rv": resource_version},
         )
 
     def _apply(self, event_type: EventType, obj: Object) -> None:
         obj = self._transform(obj)
+        key = self.indexer.key_of(obj)
         if event_type is EventType.DELETED:
             # Delivered even when the key was not cached (client-go does the same).
-            self.indexer.delete(obj)
+            self.indexer.delete_key(key)
             self._fan_out(Notification("delete", obj))
             return
-        old = self.indexer.get(obj)
-        self.indexer.add(obj)
+        old = self.indexer._put_keyed(key, obj)
         if old is None:
             self._fan_out(Notification("add", obj))
         else:

@@ -35,8 +35,9 @@ from kubectrl.cache._decisions import (
     step,
 )
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions
+from kubectrl.cache._store import fast_meta_namespace_key
 from kubectrl.client import EventType
-from kubectrl.objects import key_of, metadata_of
+from kubectrl.objects import metadata_of
 
 __all__ = ["Reflector", "ReflectorSink", "WatchErrorHandler"]
 
@@ -195,7 +196,7 @@ class Reflector:
         events = 0
         resource_version = action.resource_version
         streaming = action.send_initial_events
-        initial: dict[tuple[str, str], dict[str, Any]] | None = {} if streaming else None
+        initial: dict[str, dict[str, Any]] | None = {} if streaming else None
         error: ErrorKind | None = None
         options = ListOptions(
             resource_version=action.resource_version,
@@ -226,7 +227,7 @@ class Reflector:
                             self._resource_version = resource_version
                         continue
                     if initial is not None:
-                        key = key_of(event.object)
+                        key = fast_meta_namespace_key(event.object)
                         if event.type is EventType.DELETED:
                             initial.pop(key, None)
                         else:

@@ -48,6 +48,24 @@ NAMESPACE_INDEX = "namespace"
 MUTATION_DETECTOR_ENV = "KUBECTRL_CACHE_MUTATION_DETECTOR"
 
 
+def fast_meta_namespace_key(obj: Mapping[str, Any]) -> str:
+    """:func:`~kubectrl.objects.meta_namespace_key` without building an ``ObjectKey``: the
+    same string for every object, computed once per stored object on the informer's hot path.
+
+    Example::
+
+        >>> fast_meta_namespace_key({"metadata": {"namespace": "ns", "name": "a"}})
+        'ns/a'
+    """
+    meta = obj.get("metadata")
+    if meta.__class__ is dict:
+        name = meta.get("name")
+        namespace = meta.get("namespace")
+        if name.__class__ is str and (namespace is None or namespace.__class__ is str):
+            return f"{namespace}/{name}" if namespace else name
+    return meta_namespace_key(obj)
+
+
 def namespace_index_func(obj: Mapping[str, Any]) -> list[str]:
     """client-go's ``MetaNamespaceIndexFunc``: ``[metadata.namespace]``, ``[""]`` if cluster-scoped.
 
@@ -56,6 +74,11 @@ def namespace_index_func(obj: Mapping[str, Any]) -> list[str]:
         >>> namespace_index_func({"metadata": {"namespace": "ns", "name": "a"}})
         ['ns']
     """
+    meta = obj.get("metadata")
+    if meta.__class__ is dict:
+        namespace = meta.get("namespace")
+        if namespace.__class__ is str:
+            return [namespace]
     return [str(metadata_of(obj).get("namespace") or "")]
 
 
@@ -115,7 +138,8 @@ class Indexer:
         detect_mutations: bool | None = None,
     ) -> None:
         self._lock = threading.RLock()
-        self._key_func = key_func
+        # The default, computed without the intermediate ObjectKey (same strings).
+        self._key_func = fast_meta_namespace_key if key_func is meta_namespace_key else key_func
         self._items: dict[str, Object] = {}
         self._index_funcs: dict[str, IndexFunc] = {NAMESPACE_INDEX: namespace_index_func}
         # index name -> value -> keys
@@ -168,18 +192,26 @@ class Indexer:
             previous = indexer.replace(listed_items)
             vanished = previous.keys() - set(indexer.list_keys())
         """
-        new_items: dict[str, Object] = {}
-        for obj in items:
-            new_items[self._key_func(obj)] = obj
+        key_func = self._key_func
+        return self._replace_keyed({key_func(obj): obj for obj in items})
+
+    def _replace_keyed(self, new_items: dict[str, Object]) -> dict[str, Object]:
+        """:meth:`replace` with the keys already computed (the informer's path); takes
+        ``new_items`` as the new content."""
         with self._lock:
             if self._copies is not None:
                 self.verify_no_mutations(raise_error=False)
             funcs = dict(self._index_funcs)
             new_indices: dict[str, dict[str, set[str]]] = {name: {} for name in funcs}
-            for key, obj in new_items.items():
-                for name, func in funcs.items():
+            for name, func in funcs.items():
+                index = new_indices[name]
+                for key, obj in new_items.items():
                     for value in func(obj):
-                        new_indices[name].setdefault(value, set()).add(key)
+                        keys = index.get(value)
+                        if keys is None:
+                            index[value] = {key}
+                        else:
+                            keys.add(key)
             previous, self._items, self._indices = self._items, new_items, new_indices
             if self._copies is not None:
                 self._copies = {key: copy.deepcopy(obj) for key, obj in new_items.items()}
@@ -205,6 +237,13 @@ class Indexer:
                         index.setdefault(value, set()).add(key)
                 self._index_funcs[name] = func
                 self._indices[name] = index
+
+    def _put_keyed(self, key: str, obj: Object) -> Object | None:
+        """Insert or replace ``obj`` under ``key`` (already computed); return what it replaced."""
+        with self._lock:
+            old = self._items.get(key)
+            self._put(key, obj)
+            return old
 
     def _put(self, key: str, obj: Object) -> None:
         old = self._items.get(key)

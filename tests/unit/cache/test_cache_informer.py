@@ -216,6 +216,46 @@ async def test_transform_strips_managed_fields_before_storing() -> None:
         assert "managedFields" not in informer.indexer.get_by_key("ns/a")["metadata"]  # type: ignore[index]
 
 
+def with_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {"f:data": {}}}]
+    return obj
+
+
+async def test_managed_fields_are_dropped_from_listed_and_watched_objects_by_default() -> None:
+    server = FakeServer([with_managed_fields(cm("a", 1))], rv=10)
+    informer = informer_for(server)
+    seen: list[dict[str, Any]] = []
+    informer.add_handler(on_add=lambda obj, initial: seen.append(obj))
+    async with informer:
+        await informer.wait_for_cache_sync(timeout=5)
+        watch = await server.next_watch(1)
+        watch.send("ADDED", with_managed_fields(cm("b", 11)))
+        await eventually(lambda: informer.indexer.get_by_key("ns/b") is not None)
+        for key in ("ns/a", "ns/b"):
+            stored = informer.indexer.get_by_key(key)
+            assert stored is not None
+            assert "managedFields" not in stored["metadata"]
+            assert stored["metadata"]["name"] == key[3:]
+        await eventually(lambda: len(seen) == 2)
+    assert all("managedFields" not in obj["metadata"] for obj in seen)
+
+
+async def test_keep_managed_fields_keeps_them_and_a_transform_still_runs() -> None:
+    server = FakeServer([with_managed_fields(cm("a", 1))], rv=10)
+
+    def label(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["metadata"].setdefault("labels", {})["seen"] = "yes"
+        return obj
+
+    informer = informer_for(server, keep_managed_fields=True, transform=label)
+    async with informer:
+        await informer.wait_for_cache_sync(timeout=5)
+        stored = informer.indexer.get_by_key("ns/a")
+        assert stored is not None
+        assert stored["metadata"]["managedFields"][0]["manager"] == "kubectl"
+        assert stored["metadata"]["labels"]["seen"] == "yes"
+
+
 async def test_wait_for_cache_sync_names_resource_and_forbidden_error() -> None:
     server = FakeServer([], rv=10)
     forbidden = ForbiddenError(
