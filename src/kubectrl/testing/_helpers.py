@@ -16,7 +16,7 @@ import contextlib
 import inspect
 import reprlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from kubectrl._clock import Clock, FakeClock
 
@@ -50,6 +50,28 @@ class _ManagerLike(Protocol):
     async def start(self, *, handle_signals: bool = False) -> None: ...
 
     def stop(self) -> None: ...
+
+
+@overload
+async def eventually(
+    predicate: Callable[[], Awaitable[T]],
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    clock: Clock | None = None,
+    describe: str | None = None,
+) -> T: ...
+
+
+@overload
+async def eventually(
+    predicate: Callable[[], T],
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    clock: Clock | None = None,
+    describe: str | None = None,
+) -> T: ...
 
 
 async def eventually(
