@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import httpx
 
@@ -40,6 +40,7 @@ _SERVING_DNS = (
 _SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"  # as controller-runtime's envtest
 _SERVICE_CLUSTER_IP = "10.0.0.1"
 _LOG_TAIL_LINES = 25
+_Self = TypeVar("_Self", bound="ControlPlane")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -299,7 +300,7 @@ class ControlPlane:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def __enter__(self) -> ControlPlane:
+    def __enter__(self: _Self) -> _Self:
         return self.start()
 
     def __exit__(
@@ -310,7 +311,7 @@ class ControlPlane:
     ) -> None:
         self.stop()
 
-    def start(self) -> ControlPlane:
+    def start(self: _Self) -> _Self:
         """Start etcd, then kube-apiserver; return when the apiserver is ready."""
         if self._apiserver is not None:
             raise ControlPlaneError("the control plane is already started")
