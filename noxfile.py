@@ -35,6 +35,8 @@ def tests_unit(session: nox.Session) -> None:
     """The unit suite and the docstring examples (no control plane) on every supported Python."""
     session.install("-e", ".[test]")
     session.run("pytest", "tests/unit", "tests/typing", "src/kubectrl", *session.posargs)
+    # The docs' blocks and the packaging checks, without the pages that need a control plane.
+    session.run("pytest", "tests/docs", "-m", "not integration", *session.posargs)
 
 
 @nox.session(python=PYTHON)

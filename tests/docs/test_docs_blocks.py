@@ -47,6 +47,19 @@ def _page_id(page: Path) -> str:
     return page.relative_to(DOCS).as_posix()
 
 
+def _page_params() -> list[object]:
+    """The pages with blocks to run; those with envtest blocks are marked ``integration``."""
+    params: list[object] = []
+    for page in _runnable_pages():
+        try:
+            needs_cluster = any(block.mode == "envtest" for block in blocks(page))
+        except MarkerError:
+            needs_cluster = False
+        marks = [pytest.mark.integration] if needs_cluster else []
+        params.append(pytest.param(page, marks=marks, id=_page_id(page)))
+    return params
+
+
 def _runnable_pages() -> list[Path]:
     found = []
     for page in pages():
@@ -176,7 +189,7 @@ def test_markers_are_valid() -> None:
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("page", _runnable_pages(), ids=_page_id)
+@pytest.mark.parametrize("page", _page_params())
 def test_page_blocks(
     page: Path,
     request: pytest.FixtureRequest,
