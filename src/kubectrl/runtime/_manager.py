@@ -347,6 +347,7 @@ class Manager:
         self._lost = False
         self._background: asyncio.Task[None] | None = None
         self._broadcaster: EventBroadcaster | None = None
+        self._events_api: AsyncClient | None = None
         self._in_run = False
         self._run_done = threading.Event()
         self._webhook_server: WebhookServer | None = None
@@ -495,7 +496,10 @@ class Manager:
         broadcaster (correlation, spam filter, retries), which runs on every replica (not only
         the leader) and is flushed on shutdown after the controllers stopped and the lease was
         released, for at most ``event_flush_timeout``: a broadcaster that cannot write (the
-        server is gone, events are retried) never delays the successor's takeover.
+        server is gone, events are retried) never delays the successor's takeover. Events are
+        written through a client of their own (same config, its own rate limiter and
+        connections, as controller-runtime's recorder provider builds its own clientset), so a
+        burst of events never spends the reconcilers' QPS.
 
         Example::
 
@@ -503,7 +507,10 @@ class Manager:
             recorder.event(foo, "Normal", "Synced", "Foo synced successfully")
         """
         if self._broadcaster is None:
-            self._broadcaster = EventBroadcaster(ClientEventSink(self._api), clock=self._clock)
+            self._events_api = AsyncClient(self._config)
+            self._broadcaster = EventBroadcaster(
+                ClientEventSink(self._events_api), clock=self._clock
+            )
             self.add(
                 _BroadcasterRunnable(self._broadcaster, self._options.event_flush_timeout),
                 need_leader_election=False,
@@ -759,6 +766,8 @@ class Manager:
         if self._webhook_server is not None:
             await self._webhook_server.stop()
         await self._api.aclose()
+        if self._events_api is not None:
+            await self._events_api.aclose()
         log.info("Wait completed, proceeding to shutdown the manager")
 
     def _left(self, deadline: float) -> float:
