@@ -28,6 +28,7 @@ import httpx
 
 from kubectrl import kinds as _kinds
 from kubectrl._clock import Clock, RealClock
+from kubectrl.client import _json
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._models import to_dict
@@ -355,7 +356,7 @@ class AsyncClient:
         return body if isinstance(body, dict) else {}
 
     async def _json(self, response: httpx.Response) -> dict[str, Any]:
-        data = json.loads(response.content) if response.content else {}
+        data = _json.loads(response.content) if response.content else {}
         return data if isinstance(data, dict) else {"value": data}
 
     async def resource(self, resource: KindRef) -> APIResource:

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 from kubectrl import kinds as _kinds
+from kubectrl.client import _json
 from kubectrl.errors import MalformedStreamError, api_error_from_status
 
 __all__ = ["EventType", "WatchDecoder", "WatchEvent"]
@@ -176,7 +177,7 @@ class WatchDecoder:
         if not rest:
             return
         try:
-            json.loads(rest)
+            _json.loads(rest)
         except ValueError:
             raise MalformedStreamError(
                 f"watch {self._resource}: stream ended inside an event "
@@ -191,7 +192,7 @@ class WatchDecoder:
         if not line:
             return None  # tolerate blank lines (keep-alives from proxies)
         try:
-            raw = json.loads(line)
+            raw = _json.loads(line)
         except ValueError as err:
             reason = err.msg if isinstance(err, json.JSONDecodeError) else "undecodable bytes"
             raise MalformedStreamError(
