@@ -51,6 +51,7 @@ def test_sdist_holds_what_its_tests_and_docs_need(dists: dict[str, Path]) -> Non
         "CHANGELOG.md",
         "pyproject.toml",
         "noxfile.py",
+        "conftest.py",
         "mkdocs.yml",
         "src",
         "tests",
