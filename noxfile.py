@@ -79,9 +79,22 @@ BENCHMARKS = [
 ]
 
 
+#: The Python peers of benchmarks/compare.py; one that cannot be installed is reported as skipped.
+BENCH_PEERS = ["lightkube>=1.0,<2", "kopf>=1.45,<2"]
+
+
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmarks: figures to read and record, never pass/fail."""
-    session.install("-e", ".[test]")
+    """Benchmarks: figures to read and record, never pass/fail.
+
+    benchmarks/compare.py runs kubectrl side by side with client-go, the Go sample-controller,
+    the `kubernetes` client, lightkube and kopf on one local control plane (docs/performance.md);
+    arguments after `--` go to it (e.g. `nox -s bench -- --rounds 3 --configmaps 2000`).
+    """
+    session.install("-e", ".[test,speedups]")
+    for peer in BENCH_PEERS:
+        session.run("python", "-m", "pip", "install", "-q", peer, success_codes=[0, 1])
+    session.run("python", "-m", "kubectrl.envtest", "binaries")
+    session.run("python", "benchmarks/compare.py", *session.posargs)
     for script in BENCHMARKS:
         session.run("python", script)

@@ -1,0 +1,645 @@
+"""kubectrl side by side with client-go, the Go sample-controller, `kubernetes`, lightkube and kopf.
+
+One local control plane (kubectrl.envtest), every program in its own process, rounds interleaved
+(each round runs every peer once, in a rotated order), medians and min-max printed with ratios to
+kubectrl, and everything written as JSON. Run it with ``nox -s bench`` (which installs the Python
+peers) or directly::
+
+    python benchmarks/compare.py --rounds 5 --json build/bench/compare.json
+
+Workloads:
+
+- ``sync``: initial sync of ``--configmaps`` ConfigMaps (about 1 KiB each) into an informer:
+  wall time, and RSS after the sync above the process's own baseline (taken after imports and
+  config loading, before the informer starts).
+- ``events``: CPU per watch event: ``--events`` updates written while the informer runs, each
+  going informer -> handler -> rate-limited queue -> worker (kubectrl vs client-go).
+- ``foo``: the Foo controller converging ``--foos`` Foos (Deployment created, status written)
+  at equal client limits (QPS/burst ``--qps``, 2 workers): wall, CPU and peak RSS of the
+  controller process (kubectrl's examples/sample_controller vs the Go sample-controller).
+- ``import``: ``import kubectrl`` + ``load_config()`` vs ``import kopf`` (wall, RSS).
+
+Figures to read, never pass/fail. A peer that cannot be imported or built is reported as skipped
+with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import _gobuild
+
+from kubectrl.client import AsyncClient, load_kubeconfig
+from kubectrl.envtest import ControlPlane
+
+HERE = Path(__file__).resolve().parent
+PEERS = HERE / "peers"
+ROOT = HERE.parent
+FOO_CRD = ROOT / "examples" / "sample_controller" / "artifacts" / "crd.yaml"
+PY = sys.executable
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+SYNC_NS = "bench-sync"
+EVENTS_NS = "bench-events"
+FOO_NS = "bench-foo"
+FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
+DEPLOYMENT = ("apps/v1", "Deployment")
+CONFIGMAP = ("v1", "ConfigMap")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)  # noqa: T201
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+def proc_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
+
+
+def proc_status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return -1
+
+
+def python_can_import(module: str) -> str | None:
+    """None when ``module`` imports in this interpreter, else the reason it does not."""
+    proc = subprocess.run(
+        [PY, "-c", f"import {module}"], capture_output=True, text=True, check=False
+    )
+    if proc.returncode == 0:
+        return None
+    lines = proc.stderr.strip().splitlines()
+    return lines[-1] if lines else f"exit {proc.returncode}"
+
+
+class Peer:
+    """One program that can run the sync (and maybe events) workload."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        events: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.argv = argv
+        self.events = events
+        self.env = env
+        self.skipped: str | None = None
+
+    def start(
+        self, kubeconfig: str, namespace: str, expect: int, events: int
+    ) -> subprocess.Popen[str]:
+        argv = [
+            *self.argv,
+            "--kubeconfig",
+            kubeconfig,
+            "--namespace",
+            namespace,
+            "--expect",
+            str(expect),
+            "--events",
+            str(events),
+        ]
+        return subprocess.Popen(
+            argv,
+            cwd=PEERS,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+
+def read_phase(proc: subprocess.Popen[str], phase: str, what: str) -> dict[str, Any]:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        data: dict[str, Any] = json.loads(line)
+        if data.get("phase") == phase:
+            return data
+    proc.wait(30)
+    err = proc.stderr.read() if proc.stderr else ""
+    raise RuntimeError(f"{what}: exited {proc.returncode} before phase {phase!r}:\n{err[-3000:]}")
+
+
+def finish(proc: subprocess.Popen[str], what: str) -> None:
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.returncode not in (0, -9, -15):
+        err = proc.stderr.read() if proc.stderr else ""
+        log(f"bench: {what} exited {proc.returncode}: {err[-2000:]}")
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+# ----------------------------------------------------------------------------- cluster work
+
+
+def configmap(name: str, size: int) -> dict[str, Any]:
+    filler = (name * (size // len(name) + 1))[: max(0, size - 200)]
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": "bench", "shard": name[-1]}},
+        "data": {"payload": filler, "mode": "benchmark"},
+    }
+
+
+async def bounded(calls: list[Callable[[], Any]], concurrency: int) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(call: Callable[[], Any]) -> None:
+        async with semaphore:
+            await call()
+
+    await asyncio.gather(*(one(call) for call in calls))
+
+
+async def seed(kubeconfig: str, namespace: str, count: int, size: int = 1024) -> None:
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    async with AsyncClient(config) as client:
+        try:
+            await client.create(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            )
+        except Exception as err:  # AlreadyExists on a rerun
+            log(f"bench: namespace {namespace}: {err}")
+        existing = len((await client.list(CONFIGMAP, namespace=namespace, limit=500))["items"])
+        calls = [
+            (lambda i=i: client.create(configmap(f"cm-{i:06d}", size), namespace=namespace))
+            for i in range(existing, count)
+        ]
+        await bounded(calls, 48)
+
+
+async def write_updates(
+    kubeconfig: str, namespace: str, objects: int, updates: int, tag: str
+) -> None:
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    async with AsyncClient(config) as client:
+        calls = [
+            (
+                lambda i=i: client.patch(
+                    CONFIGMAP,
+                    f"cm-{i % objects:06d}",
+                    {"data": {"mode": f"{tag}-{i}"}},
+                    namespace=namespace,
+                )
+            )
+            for i in range(updates)
+        ]
+        await bounded(calls, 32)
+
+
+async def clean_foos(kubeconfig: str) -> None:
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    async with AsyncClient(config) as client:
+        for kind in (FOO, DEPLOYMENT):
+            await client.delete_collection(kind, namespace=FOO_NS)
+        for kind in (FOO, DEPLOYMENT):
+            deadline = time.monotonic() + 120
+            while (await client.list(kind, namespace=FOO_NS, limit=1))["items"]:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{kind[1]}s in {FOO_NS} were not deleted within 120 s")
+                await asyncio.sleep(0.1)
+
+
+def foo(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "metadata": {"name": name, "namespace": FOO_NS},
+        "spec": {"deploymentName": name, "replicas": 1},
+    }
+
+
+async def converge(kubeconfig: str, names: list[str], timeout: float) -> float:
+    """Create the Foos ``names`` and return the seconds until every one has a status."""
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    async with AsyncClient(config) as client:
+        listed = await client.list(FOO, namespace=FOO_NS)
+        pending = set(names)
+        async with client.watch(
+            FOO, namespace=FOO_NS, resource_version=listed["metadata"]["resourceVersion"]
+        ) as events:
+            started = time.perf_counter()
+            creates = asyncio.ensure_future(
+                bounded([(lambda n=n: client.create(foo(n))) for n in names], 32)
+            )
+            deadline = started + timeout
+            async for event in events:
+                status = event.object.get("status") or {}
+                if "availableReplicas" in status:
+                    pending.discard(event.object["metadata"]["name"])
+                if not pending:
+                    break
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"{len(pending)} Foos did not converge in {timeout:g} s")
+            elapsed = time.perf_counter() - started
+            await creates
+            return elapsed
+
+
+# ----------------------------------------------------------------------------- workloads
+
+
+def rotate(items: list[Any], round_: int) -> list[Any]:
+    shift = round_ % len(items) if items else 0
+    return items[shift:] + items[:shift]
+
+
+def run_sync(
+    peers: list[Peer], kubeconfig: str, args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
+    results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in peers if not p.skipped}
+    for round_ in range(args.rounds):
+        for peer in rotate([p for p in peers if not p.skipped], round_):
+            proc = peer.start(kubeconfig, SYNC_NS, args.configmaps, 0)
+            try:
+                data = read_phase(proc, "synced", f"sync {peer.name}")
+            except RuntimeError as err:
+                peer.skipped = f"failed: {err}"
+                log(f"bench: sync {peer.name} failed, skipping it: {err}")
+                results.pop(peer.name, None)
+                continue
+            finally:
+                finish(proc, f"sync {peer.name}")
+            if data["objects"] != args.configmaps:
+                raise RuntimeError(f"{peer.name} synced {data['objects']} of {args.configmaps}")
+            data["above_baseline_kib"] = data["rss_kib"] - data["baseline_rss_kib"]
+            results[peer.name].append(data)
+            log(
+                f"bench: round {round_ + 1} sync {peer.name}: {data['wall_s']:.3f} s, "
+                f"{data['rss_kib'] / 1024:.0f} MB "
+                f"({data['above_baseline_kib'] / 1024:.0f} above baseline)"
+            )
+    return results
+
+
+def run_events(
+    peers: list[Peer], kubeconfig: str, args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
+    chosen = [p for p in peers if p.events and not p.skipped]
+    results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in chosen}
+    for round_ in range(args.rounds):
+        for peer in rotate(chosen, round_):
+            proc = peer.start(kubeconfig, EVENTS_NS, args.event_objects, args.events)
+            try:
+                read_phase(proc, "synced", f"events {peer.name}")
+                asyncio.run(
+                    write_updates(
+                        kubeconfig,
+                        EVENTS_NS,
+                        args.event_objects,
+                        args.events,
+                        f"{peer.name}{round_}",
+                    )
+                )
+                data = read_phase(proc, "events", f"events {peer.name}")
+            finally:
+                finish(proc, f"events {peer.name}")
+            data["cpu_per_event_us"] = data["cpu_s"] / args.events * 1e6
+            results[peer.name].append(data)
+            log(
+                f"bench: round {round_ + 1} events {peer.name}: "
+                f"{data['cpu_per_event_us']:.1f} us/event"
+            )
+    return results
+
+
+def run_foo(
+    controllers: dict[str, tuple[list[str], dict[str, str] | None]],
+    kubeconfig: str,
+    args: argparse.Namespace,
+) -> dict[str, list[dict[str, Any]]]:
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in controllers}
+    logs = Path(tempfile.mkdtemp(prefix="kubectrl-bench-foo-"))
+    for round_ in range(args.rounds):
+        for name in rotate(list(controllers), round_):
+            asyncio.run(clean_foos(kubeconfig))
+            log_path = logs / f"{name}-{round_}.log"
+            with open(log_path, "w") as out:
+                argv, env = controllers[name]
+                proc = subprocess.Popen(
+                    argv, cwd=PEERS, env=env, stdout=out, stderr=subprocess.STDOUT
+                )
+            try:
+                # Warm-up: one Foo converged means the controller is synced and running.
+                asyncio.run(converge(kubeconfig, [f"warmup-{round_}"], 120))
+                cpu0 = proc_cpu_s(proc.pid)
+                names = [f"foo-{round_}-{i:04d}" for i in range(args.foos)]
+                wall = asyncio.run(converge(kubeconfig, names, 600))
+                cpu = proc_cpu_s(proc.pid) - cpu0
+                peak = proc_status_kib(proc.pid, "VmHWM")
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            data = {"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": peak}
+            results[name].append(data)
+            log(
+                f"bench: round {round_ + 1} foo {name}: {wall:.2f} s, CPU {cpu:.2f} s, "
+                f"peak {peak / 1024:.0f} MB"
+            )
+    asyncio.run(clean_foos(kubeconfig))
+    return results
+
+
+def run_import(
+    kubeconfig: str, args: argparse.Namespace, kopf_skipped: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    whats = ["none", "kubectrl"] + ([] if kopf_skipped else ["kopf"])
+    results: dict[str, list[dict[str, Any]]] = {w: [] for w in whats}
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    for round_ in range(args.rounds):
+        for what in rotate(whats, round_):
+            proc = subprocess.run(
+                [PY, str(PEERS / "import_cost.py"), what],
+                cwd=PEERS,
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            data = json.loads(proc.stdout.strip().splitlines()[-1])
+            results[what].append(data)
+    return results
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def fmt(stat: dict[str, float], unit: str, scale: float = 1.0, digits: int = 2) -> str:
+    m, lo, hi = (stat[k] * scale for k in ("median", "min", "max"))
+    return f"{m:.{digits}f} {unit} ({lo:.{digits}f}-{hi:.{digits}f})"
+
+
+def table(
+    title: str,
+    metrics: list[tuple[str, str, str, float, int]],
+    runs: dict[str, list[dict[str, Any]]],
+    base: str,
+) -> dict[str, Any]:
+    """Print one workload's table; return its summary (medians, ranges, ratios to ``base``)."""
+    out: dict[str, Any] = {}
+    print(f"\n## {title}")  # noqa: T201
+    names = list(runs)
+    header = "| metric | " + " | ".join(names) + " |"
+    print(header)  # noqa: T201
+    print("|" + "---|" * (len(names) + 1))  # noqa: T201
+    for key, label, unit, scale, digits in metrics:
+        cells = []
+        for name in names:
+            values = [r[key] for r in runs[name]]
+            if not values:
+                cells.append("-")
+                continue
+            stat = summary(values)
+            out.setdefault(name, {})[key] = stat
+            cell = fmt(stat, unit, scale, digits)
+            if name != base and base in out and key in out[base] and stat["median"]:
+                ratio = out[base][key]["median"] / stat["median"]
+                out[name].setdefault("ratio_kubectrl_to_peer", {})[key] = ratio
+                cell += f"; kubectrl {ratio:.2f}x"
+            cells.append(cell)
+        print(f"| {label} | " + " | ".join(cells) + " |")  # noqa: T201
+    return out
+
+
+HIDER = """import sys
+
+HIDDEN = {names!r}
+
+
+class _Hide:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.partition(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _Hide)
+"""
+
+
+def baseline_environment(checkout: Path, hide: str) -> dict[str, str]:
+    """The environment of the baseline peer: its ``src`` first on the path, its example, and
+    stub modules that fail to import for each module in ``hide``."""
+    checkout = checkout.resolve()
+    if not (checkout / "src" / "kubectrl").is_dir():
+        raise SystemExit(f"--baseline-src {checkout}: no src/kubectrl in it")
+    paths = [str(checkout / "src")]
+    names = [name for name in hide.split(",") if name]
+    if names:
+        # A sitecustomize that makes the modules look uninstalled (ModuleNotFoundError, as a
+        # missing module gives; cheaper than the real sys.path search, so it flatters the
+        # baseline a little).
+        stubs = Path(tempfile.mkdtemp(prefix="kubectrl-bench-hide-"))
+        (stubs / "sitecustomize.py").write_text(HIDER.format(names=names))
+        paths.insert(0, str(stubs))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    env["KUBECTRL_BENCH_EXAMPLE"] = str(checkout / "examples" / "sample_controller")
+    return env
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    return {
+        "cpu_model": model,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg_at_start": os.getloadavg(),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--configmaps", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=5_000)
+    parser.add_argument("--event-objects", type=int, default=500)
+    parser.add_argument("--foos", type=int, default=500)
+    parser.add_argument("--qps", type=float, default=1000)
+    parser.add_argument(
+        "--workloads", default="sync,events,foo,import", help="comma-separated subset to run"
+    )
+    parser.add_argument("--json", default="build/bench/compare.json", help="where to write results")
+    parser.add_argument(
+        "--baseline-src",
+        help="a checkout (e.g. `git archive <ref> src examples | tar -x -C DIR`) to run as an "
+        "extra peer 'kubectrl-baseline' (its src/ and examples/), for before/after in one run",
+    )
+    parser.add_argument(
+        "--baseline-hide",
+        default="",
+        help="comma-separated modules the baseline must not find (e.g. sniffio,orjson), to "
+        "reproduce the environment it ran in",
+    )
+    args = parser.parse_args()
+    workloads = set(args.workloads.split(","))
+
+    report: dict[str, Any] = {"machine": machine(), "args": vars(args), "skipped": {}}
+    try:
+        go = _gobuild.build(log)
+        go_error = None
+    except RuntimeError as err:
+        go, go_error = {}, str(err)
+        log(f"bench: Go peers skipped: {err}")
+
+    peers = [
+        Peer("kubectrl", [PY, str(PEERS / "sync_kubectrl.py")], events=True),
+        Peer("client-go", [str(go.get("informer", "informer"))], events=True),
+        Peer("kubernetes", [PY, str(PEERS / "sync_kubernetes.py")]),
+        Peer("lightkube", [PY, str(PEERS / "sync_lightkube.py")]),
+        Peer("kopf", [PY, str(PEERS / "sync_kopf.py")]),
+    ]
+    for peer, module in zip(
+        peers, ["kubectrl", None, "kubernetes", "lightkube", "kopf"], strict=True
+    ):
+        if module is None:
+            peer.skipped = go_error and f"Go build failed: {go_error}"
+        else:
+            peer.skipped = python_can_import(module)
+    kopf_skipped = peers[-1].skipped
+    baseline_env = None
+    if args.baseline_src:
+        baseline_env = baseline_environment(Path(args.baseline_src), args.baseline_hide)
+        peers.insert(
+            1,
+            Peer(
+                "kubectrl-baseline",
+                [PY, str(PEERS / "sync_kubectrl.py")],
+                events=True,
+                env=baseline_env,
+            ),
+        )
+
+    with ControlPlane() as control_plane:
+        kubeconfig = str(control_plane.kubeconfig.path)
+        control_plane.install_crds([FOO_CRD])
+        report["apiserver"] = control_plane.http_client().get("/version").json()["gitVersion"]
+        if "sync" in workloads:
+            log(f"bench: seeding {args.configmaps} ConfigMaps")
+            asyncio.run(seed(kubeconfig, SYNC_NS, args.configmaps))
+        if "events" in workloads:
+            asyncio.run(seed(kubeconfig, EVENTS_NS, args.event_objects))
+        if "foo" in workloads:
+            asyncio.run(seed(kubeconfig, FOO_NS, 0))
+
+        if "sync" in workloads:
+            runs = run_sync(peers, kubeconfig, args)
+            report["sync"] = table(
+                f"Initial sync of {args.configmaps} ConfigMaps (~1 KiB)",
+                [
+                    ("wall_s", "wall", "s", 1, 2),
+                    ("above_baseline_kib", "RSS above baseline", "MB", 1 / 1024, 0),
+                    ("rss_kib", "RSS after sync", "MB", 1 / 1024, 0),
+                    ("cpu_s", "CPU", "s", 1, 2),
+                ],
+                runs,
+                "kubectrl",
+            )
+            report["sync_runs"] = runs
+        if "events" in workloads:
+            runs = run_events(peers, kubeconfig, args)
+            report["events"] = table(
+                f"CPU per watch event ({args.events} updates, informer -> handler -> queue)",
+                [("cpu_per_event_us", "CPU per event", "us", 1, 1)],
+                runs,
+                "kubectrl",
+            )
+            report["events_runs"] = runs
+        if "foo" in workloads:
+            limits = ["--qps", str(args.qps), "--burst", str(int(args.qps))]
+            kubectrl_foo = [PY, str(PEERS / "foo_kubectrl.py"), "--kubeconfig", kubeconfig, *limits]
+            controllers: dict[str, tuple[list[str], dict[str, str] | None]] = {
+                "kubectrl": (kubectrl_foo, None),
+            }
+            if baseline_env is not None:
+                controllers["kubectrl-baseline"] = (kubectrl_foo, baseline_env)
+            if "sample-controller" in go:
+                controllers["go-sample-controller"] = (
+                    [
+                        str(go["sample-controller"]),
+                        f"-kubeconfig={kubeconfig}",
+                        f"-qps={args.qps}",
+                        f"-burst={int(args.qps)}",
+                        "-workers=2",
+                    ],
+                    None,
+                )
+            runs = run_foo(controllers, kubeconfig, args)
+            report["foo"] = table(
+                f"Foo controller converging {args.foos} Foos (QPS {args.qps:g}, 2 workers)",
+                [
+                    ("wall_s", "converge wall", "s", 1, 2),
+                    ("cpu_s", "CPU", "s", 1, 2),
+                    ("peak_rss_kib", "peak RSS", "MB", 1 / 1024, 0),
+                ],
+                runs,
+                "kubectrl",
+            )
+            report["foo_runs"] = runs
+        if "import" in workloads:
+            runs = run_import(kubeconfig, args, kopf_skipped)
+            report["import"] = table(
+                "import kubectrl + load_config() vs import kopf (empty interpreter: none)",
+                [("wall_s", "time", "ms", 1000, 0), ("rss_kib", "RSS", "MB", 1 / 1024, 1)],
+                runs,
+                "kubectrl",
+            )
+            report["import_runs"] = runs
+
+    for peer in peers:
+        if peer.skipped:
+            report["skipped"][peer.name] = peer.skipped
+            print(f"\nskipped {peer.name}: {peer.skipped}")  # noqa: T201
+    report["machine"]["loadavg_at_end"] = os.getloadavg()
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, sort_keys=True))
+    print(f"\nJSON: {out}")  # noqa: T201
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

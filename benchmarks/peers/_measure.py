@@ -1,0 +1,48 @@
+"""What every peer program of the comparison reports, measured the same way in each process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return -1
+
+
+def rss_kib() -> int:
+    """Resident set size now (``VmRSS``)."""
+    return _status_kib("VmRSS")
+
+
+def peak_rss_kib() -> int:
+    """Peak resident set size of the process so far (``VmHWM``)."""
+    return _status_kib("VmHWM")
+
+
+def cpu_s() -> float:
+    """User + system CPU seconds of the process, all threads."""
+    times = os.times()
+    return times.user + times.system
+
+
+def emit(**fields: object) -> None:
+    """One JSON line on stdout: the driver reads phases from them."""
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def sync_args() -> argparse.Namespace:
+    """The arguments of every informer peer (same as the Go program's flags)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--namespace", required=True)
+    parser.add_argument("--expect", type=int, required=True)
+    parser.add_argument("--events", type=int, default=0)
+    return parser.parse_args()
