@@ -369,6 +369,13 @@ def _log_failure(message: str, req: AdmissionRequest, **extra: Any) -> None:
     )
 
 
+def _undecodable(kind: str, req: AdmissionRequest, err: Exception) -> str:
+    """What is wrong with an object that did not decode, naming it once."""
+    if isinstance(err, _errors.ModelValidationError):
+        return str(err)  # "Foo ns/x does not validate as Foo: spec.replicas: ..."
+    return f"cannot decode {kind} {req.object_name}: {err}"
+
+
 class _TypedHandler(Generic[T]):
     def __init__(self, kind: KindLike) -> None:
         self.kind_info, self.model = resolve_kind(kind)
@@ -401,6 +408,9 @@ class DefaultingHandler(_TypedHandler[T]):
     the JSON patch between the object as decoded and as defaulted (nothing changed: no patch).
     A typed object is compared with its own round trip through the model, so a model that
     writes a value differently from the server (a timestamp format) makes no spurious patch.
+    An object that does not validate as the model (``replicas: 11`` against ``le=10``) is
+    admitted unchanged with a warning: the CRD's schema, which runs after mutating webhooks,
+    refuses it with the API's own 422 naming the field.
 
     Example::
 
@@ -436,11 +446,15 @@ class DefaultingHandler(_TypedHandler[T]):
                 req.object if self.model is None else self._encode(self._decode(req, req.object))
             )
         except (ValueError, TypeError, _errors.ModelValidationError) as err:
-            message = f"cannot decode {self.kind_info.kind} {req.object_name}: {err}"
+            # The object breaks the model (a value out of bounds, a wrong type). Admit it as it
+            # is: the CRD's schema, generated from the same model, runs after mutating webhooks
+            # and refuses it with the API's own 422 naming the field; a defaulter cannot default
+            # what it cannot read.
+            message = f"not defaulted: {_undecodable(self.kind_info.kind, req, err)}"
             log.info(
                 message, extra={"kind": req.kind.kind, "object": req.object_name, "uid": req.uid}
             )
-            return AdmissionResponse.errored(400, message)
+            return AdmissionResponse.allowed(warnings=[message])
         try:
             await _call(self.defaulter.default, obj)
         except Denied as err:
@@ -462,7 +476,9 @@ class ValidatingHandler(_TypedHandler[T]):
     DELETE ``validate_delete(old_object)`` (the webhook configuration lists DELETE only with
     ``delete=True``). Returned warnings are sent; :class:`Denied` or
     ``ValueError`` refuses with its message (403); any other exception answers 500 naming the
-    validator and is logged with the kind, namespace/name and uid.
+    validator and is logged with the kind, namespace/name and uid. An object that does not
+    validate as the model (one stricter than its CRD's schema) is refused with 422 naming the
+    field.
 
     Example::
 
@@ -515,11 +531,13 @@ class ValidatingHandler(_TypedHandler[T]):
             else:
                 return AdmissionResponse.errored(400, f"unknown operation {operation!r}")
         except (ValueError, TypeError, _errors.ModelValidationError) as err:
-            message = f"cannot decode {self.kind_info.kind} {req.object_name}: {err}"
+            # Validating webhooks run after the schema, so this is a model stricter than its
+            # CRD: the object is invalid as far as this kind's code is concerned.
+            message = _undecodable(self.kind_info.kind, req, err)
             log.info(
                 message, extra={"kind": req.kind.kind, "object": req.object_name, "uid": req.uid}
             )
-            return AdmissionResponse.errored(400, message)
+            return AdmissionResponse.denied(message, 422)
         try:
             warnings = await _call(method, *args)
         except Denied as err:

@@ -126,10 +126,11 @@ def test_an_invalid_foo_is_refused_with_the_validators_message(
 def test_replicas_outside_1_to_10_are_refused_naming_the_field(
     foo_webhooks: FooWebhooks, namespace: str
 ) -> None:
-    """The model bounds replicas (so does the CRD's schema, which refuses them with a 422 when
-    no webhook runs): mutating webhooks run before the schema, and the defaulter's typed
-    decoding refuses the Foo first, naming the field. The validator's own replicas rule covers
-    Foos built in Python (tests/unit/examples)."""
+    """The model bounds replicas and so does the CRD's schema generated from it. Mutating
+    webhooks run before the schema: the defaulter cannot read such a Foo as the model, admits it
+    unchanged with a warning, and the schema refuses it with the API's own 422 naming the field
+    (validating webhooks, run after the schema, never see it; the validator's replicas rule
+    covers Foos built in Python, tests/unit/examples)."""
     with foo_webhooks.http() as http:
         for replicas, bound in (
             (0, "greater than or equal to 1"),
@@ -138,13 +139,12 @@ def test_replicas_outside_1_to_10_are_refused_naming_the_field(
             refused = http.post(
                 foos(namespace), json=alpha("big", {"deploymentName": "big", "replicas": replicas})
             )
-            assert refused.status_code == 400, refused.text
+            assert refused.status_code == 422, refused.text
             message = refused.json()["message"]
-            assert message.startswith(
-                'admission webhook "mfoo-v1alpha1.kb.io" denied the request: cannot decode Foo '
-                f"{namespace}/big"
-            ), message
-            assert f"spec.replicas: Input should be {bound}" in message
+            assert message.startswith('Foo.samplecontroller.k8s.io "big" is invalid: '), message
+            assert f"spec.replicas in body should be {bound}" in message
+            warning = refused.headers.get("Warning", "")
+            assert "not defaulted" in warning, refused.headers
 
 
 def test_changing_the_deployment_name_is_refused(foo_webhooks: FooWebhooks, namespace: str) -> None:

@@ -115,12 +115,27 @@ async def test_defaulter_that_raises_is_a_500_naming_it(caplog: pytest.LogCaptur
     assert "Foo" in record.getMessage()
 
 
-async def test_defaulter_on_undecodable_object_is_a_400() -> None:
+async def test_defaulter_admits_an_object_that_breaks_the_model_unchanged() -> None:
+    """controller-runtime's defaulter answers 400 when Go's JSON decoding fails, which happens
+    only on a wrong type; pydantic also refuses values out of the model's bounds. Either way the
+    CRD's schema (generated from the model, run after mutating webhooks) refuses the object with
+    the API's own 422 naming the field, so the defaulter admits it unchanged with a warning."""
     bad = foo()
     bad["spec"] = {"replicas": "many"}
     response = await DefaultingHandler(Foo, TypedDefaulter()).handle(request("CREATE", bad))
-    assert (response.is_allowed, response.code) == (False, 400)
-    assert "default/example-foo" in response.message
+    assert (response.is_allowed, response.patch) == (True, None)
+    [warning] = response.warnings
+    assert warning.startswith("not defaulted: Foo default/example-foo does not validate as Foo")
+    assert "spec.replicas" in warning
+
+
+async def test_validator_refuses_an_object_that_breaks_the_model_with_422() -> None:
+    bad = foo()
+    bad["spec"] = {"replicas": "many"}
+    response = await ValidatingHandler(Foo, FooValidator()).handle(request("CREATE", bad))
+    assert (response.is_allowed, response.code) == (False, 422)
+    assert response.message.startswith("Foo default/example-foo does not validate as Foo")
+    assert "spec.replicas" in response.message
 
 
 async def test_handler_refuses_another_kind() -> None:
