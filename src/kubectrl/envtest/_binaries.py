@@ -434,10 +434,10 @@ def _go_output_name(package: str) -> str:
     return parts[-1]
 
 
-#: Cold build times measured on a 2-core machine with an empty Go build cache (module downloads
-#: included), shown before a build starts.
+#: Cold build times measured on a 2-core machine with an empty Go build cache (modules already
+#: downloaded), shown before a build starts; docs/envtest.md has the measurements.
 BUILD_ESTIMATES = {
-    "etcd": "about 1 minute",
-    "kubernetes": "about 9 minutes for kube-apiserver alone, about NN minutes for all four",
-    "kwok": "about NN minutes",
+    "etcd": "about 1 minute (6 on a busy machine)",
+    "kubernetes": "about 9 minutes (24 on a busy machine)",
+    "kwok": "2 to 4 minutes",
 }
