@@ -40,7 +40,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from kubectrl import CustomResource, ResourceModel, crd
-from kubectrl.resources import Int32
+from kubectrl.resources import Int32, PrinterColumn
 
 #: Where the generated CRD is committed.
 CRD_PATH = Path(__file__).resolve().parent / "artifacts" / "crd.yaml"
@@ -86,6 +86,12 @@ class Foo(
     scope="Namespaced",
     storage=True,
     crd_annotations=dict([API_APPROVED]),
+    printer_columns=(
+        PrinterColumn("Deployment", "string", ".spec.deploymentName"),
+        PrinterColumn("Replicas", "integer", ".spec.replicas"),
+        PrinterColumn("Available", "integer", ".status.availableReplicas"),
+        PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+    ),
 ):
     """Foo is a specification for a Foo resource: an nginx Deployment and its size."""
 
@@ -117,6 +123,12 @@ class FooV1beta1(
     plural="foos",
     scope="Namespaced",
     crd_annotations=dict([API_APPROVED]),
+    printer_columns=(
+        PrinterColumn("Deployment", "string", ".spec.deployment.name"),
+        PrinterColumn("Replicas", "integer", ".spec.deployment.replicas"),
+        PrinterColumn("Available", "integer", ".status.availableReplicas"),
+        PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+    ),
 ):
     """Foo is a specification for a Foo resource: an nginx Deployment and its size."""
 

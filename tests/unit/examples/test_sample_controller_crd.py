@@ -143,7 +143,16 @@ def test_the_schema_means_what_the_hand_written_crd_meant(api: ModuleType) -> No
     assert not [path for path in keys_of(beta) if path.endswith(".default")]
     assert spec["conversion"]["strategy"] == "Webhook"
     assert version["subresources"] == {"status": {}}
-    assert "additionalPrinterColumns" not in version
+    assert [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]] == [
+        ("Deployment", ".spec.deploymentName"),
+        ("Replicas", ".spec.replicas"),
+        ("Available", ".status.availableReplicas"),
+        ("Age", ".metadata.creationTimestamp"),
+    ]
+    assert [c["jsonPath"] for c in beta["additionalPrinterColumns"]][:2] == [
+        ".spec.deployment.name",
+        ".spec.deployment.replicas",
+    ]
     root = version["schema"]["openAPIV3Schema"]
     foo_spec = root["properties"]["spec"]
     foo_status = root["properties"]["status"]
