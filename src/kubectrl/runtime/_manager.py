@@ -136,6 +136,9 @@ class ManagerOptions:
     - ``cache_sync_timeout`` 120 s (controller-runtime's controller ``CacheSyncTimeout``).
     - ``sync_period`` ``None``: no periodic resync. controller-runtime uses 10 h with jitter;
       level-triggered reconcilers with ``requeue_after`` rarely need it.
+    - ``cache_keep_managed_fields`` ``False``: cached objects carry no ``metadata.managedFields``
+      (server-side apply bookkeeping, often the largest part of an object; reads from the API
+      reader still have it). ``True`` keeps it in every informer of the manager.
     - ``webhook_server`` ``None``: the :class:`~kubectrl.webhook.WebhookServerOptions` of
       :attr:`Manager.webhook_server` (port 9443, certificates from the default cert dir).
 
@@ -162,6 +165,7 @@ class ManagerOptions:
     cache_namespace: str | None = None
     cache_sync_timeout: float = 120.0
     sync_period: float | None = None
+    cache_keep_managed_fields: bool = False
     webhook_server: WebhookServerOptions | None = None
 
     def __post_init__(self) -> None:
@@ -319,6 +323,7 @@ class Manager:
             namespace=self._options.cache_namespace,
             resync_period=self._options.sync_period,
             clock=self._clock,
+            keep_managed_fields=self._options.cache_keep_managed_fields,
         )
         self._client = CachedClient(
             self._api, self._factory, sync_timeout=self._options.cache_sync_timeout
