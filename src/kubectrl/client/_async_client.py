@@ -598,7 +598,11 @@ class AsyncClient:
                 accept=METADATA_LIST_ACCEPT if metadata_only else None,
             )
             page = await self._json(response)
-            for item in page.get("items") or ():
+            if page.get("items") is None:
+                # An empty list of PartialObjectMetadata comes as `"items": null` (a nil Go
+                # slice); a list page always has a list.
+                page["items"] = []
+            for item in page["items"]:
                 if metadata_only:
                     item.setdefault("apiVersion", "meta.k8s.io/v1")
                     item.setdefault("kind", "PartialObjectMetadata")

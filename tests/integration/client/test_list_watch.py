@@ -172,3 +172,17 @@ async def test_streaming_list_ends_with_initial_events_bookmark(
     assert sorted(added) == ["s-0", "s-1", "s-2"]
     assert rv
     assert stream.resource_version == rv
+
+
+async def test_empty_metadata_only_page_has_an_empty_items_list(
+    client: AsyncClient, namespace: str
+) -> None:
+    """The apiserver answers an empty PartialObjectMetadataList with ``"items": null`` (a nil
+    slice from k8s.io/apimachinery/pkg/apis/meta/v1 PartialObjectMetadataList, whose ``Items``
+    has no ``omitempty``); a page still carries a list, as the typed list's ``items: []`` does."""
+    pages = [
+        p
+        async for p in client.list_pages(("v1", "Secret"), namespace=namespace, metadata_only=True)
+    ]
+    assert [p["items"] for p in pages] == [[]]
+    assert pages[0]["kind"] == "PartialObjectMetadataList"
