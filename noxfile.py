@@ -44,7 +44,7 @@ def lint(session: nox.Session) -> None:
     """ruff (lint and format check) and import-linter's layer contracts."""
     session.install("-e", ".")
     install_group(session, "lint")
-    paths = ["src", "tests", "examples", "benchmarks", "noxfile.py"]
+    paths = ["src", "tests", "examples", "benchmarks", "noxfile.py", "conftest.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
     session.run("lint-imports")
