@@ -3,8 +3,9 @@
 The ``target`` fixture is parametrised over ``["real", "fake"]``:
 
 * ``real``: the local control plane of the pytest plugin (etcd + kube-apiserver, no
-  kube-controller-manager). One namespace is shared by the cases of a module (names are unique
-  per case); the CRD these cases use is installed once per session.
+  kube-controller-manager), or its cluster mode for ``needs_cluster`` cases. One namespace is
+  shared by the cases of a module (names are unique per case); the CRD these cases use is
+  installed once per session.
 * ``fake``: a fresh :class:`kubectrl.testing.FakeAPI` per case.
 
 The real parametrisation carries the ``integration`` mark: ``pytest tests/contract -m "not
@@ -16,11 +17,15 @@ them):
 * ``known_difference("reason")``: the fake does not implement the behaviour. On the fake the
   case must fail with a clear ``NotImplementedError`` (``kubectrl.testing.UnsupportedFeatureError``
   is one) naming the feature; silently doing something else fails the case.
-* ``fake_only("reason")``: the test environment cannot show the behaviour (the envtest control
-  plane runs no controllers, so no garbage collector); the real parametrisation is skipped. A
-  difference of the test environment, not of the fake.
+* ``fake_only("reason")``: the test environment cannot show the behaviour; the real
+  parametrisation is skipped. A difference of the test environment, not of the fake (unused
+  since the garbage-collection cases run on the cluster mode).
 * ``fake_xfail("reason")``: a fake bug still open; the fake parametrisation is
   ``xfail(strict=True)``.
+* ``needs_cluster("reason")``: the behaviour comes from a controller (the garbage collector):
+  the real parametrisation runs on the session's envtest ``LocalCluster`` (with
+  kube-controller-manager), in a namespace of its own, instead of the plain control plane.
+  Such cases wait for the outcome (``eventually``): controllers act asynchronously.
 """
 
 from __future__ import annotations
@@ -49,11 +54,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "fake_only(reason): the envtest control plane cannot show this behaviour (no "
-        "controllers run); the real parametrisation is skipped",
+        "fake_only(reason): the test environment cannot show this behaviour; the real "
+        "parametrisation is skipped",
     )
     config.addinivalue_line(
         "markers", "fake_xfail(reason): a FakeAPI bug still open; xfail(strict=True) on the fake"
+    )
+    config.addinivalue_line(
+        "markers",
+        "needs_cluster(reason): the real parametrisation runs on the envtest LocalCluster "
+        "(controllers run there)",
     )
 
 
@@ -97,16 +107,17 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 # ---------------------------------------------------------------------------------- fixtures
 
 _REAL_CRDS: dict[str, str] = {}
+_CLUSTER_CRDS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
 def real_module_namespace(
-    control_plane: ControlPlane, request: pytest.FixtureRequest
+    kubectrl_control_plane: ControlPlane, request: pytest.FixtureRequest
 ) -> Iterator[str]:
     """One namespace shared by a module's real-server cases (names in it are unique)."""
     stem = re.sub(r"[^a-z0-9]+", "-", request.module.__name__.split(".")[-1].lower())
     name = f"{stem[:40].strip('-')}-{secrets.token_hex(3)}"
-    with control_plane.http_client() as http:
+    with kubectrl_control_plane.http_client() as http:
         response = http.post(
             "/api/v1/namespaces",
             json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
@@ -114,7 +125,7 @@ def real_module_namespace(
         if response.status_code != 201:
             pytest.fail(f"creating namespace {name}: HTTP {response.status_code} {response.text}")
     yield name
-    with control_plane.http_client() as http:
+    with kubectrl_control_plane.http_client() as http:
         http.delete(f"/api/v1/namespaces/{name}")
 
 
@@ -125,18 +136,30 @@ async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         mark = request.node.get_closest_marker("fake_only")
         if mark is not None:
             pytest.skip(f"test environment: {mark.args[0]}")
-        control_plane: ControlPlane = request.getfixturevalue("control_plane")
-        namespace = request.getfixturevalue("real_module_namespace")
+        cluster = request.node.get_closest_marker("needs_cluster") is not None
+        if cluster:
+            control_plane: ControlPlane = request.getfixturevalue("kubectrl_cluster")
+        else:
+            control_plane = request.getfixturevalue("kubectrl_control_plane")
         config = load_kubeconfig(control_plane.kubeconfig.path).with_options(rate_limit=None)
         async with AsyncClient(config) as client:
+            if cluster:
+                namespace = unique("contract")
+                await client.create(
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+                )
+            else:
+                namespace = request.getfixturevalue("real_module_namespace")
             t = Target(
                 "real",
                 client,
                 namespace,
                 control_plane=control_plane,
                 tmp_path=tmp_path,
-                crd_cache=_REAL_CRDS,
+                crd_cache=_CLUSTER_CRDS if cluster else _REAL_CRDS,
             )
+            if cluster:
+                t.delete_namespace_after(namespace)
             try:
                 yield t
             finally:

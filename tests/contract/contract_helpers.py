@@ -15,12 +15,17 @@ import httpx
 import yaml
 
 from kubectrl.client import AsyncClient
+from kubectrl.errors import NotFoundError
+from kubectrl.testing import eventually
 
 if TYPE_CHECKING:
     from kubectrl.envtest import ControlPlane
 
 NS = ("v1", "Namespace")
 CM = ("v1", "ConfigMap")
+#: How long a case waits for the garbage collector, seconds. kube-controller-manager's collector
+#: learns of a CRD installed after it started at its next discovery resync (every 30 s).
+GC_TIMEOUT = 90.0
 DEPLOY = ("apps/v1", "Deployment")
 
 
@@ -185,6 +190,22 @@ class Target:
         )
         self._namespaces.append(name)
         return name
+
+    def delete_namespace_after(self, name: str) -> None:
+        """Delete namespace ``name`` when the case ends (real server)."""
+        self._namespaces.append(name)
+
+    async def gone(self, kind: tuple[str, str], name: str, namespace: str) -> None:
+        """Wait until ``kind`` ``namespace/name`` is not found (a controller deletes it)."""
+
+        async def absent() -> bool:
+            try:
+                await self.client.get(kind, name, namespace=namespace)
+            except NotFoundError:
+                return True
+            return False
+
+        await eventually(absent, GC_TIMEOUT, describe=f"{kind[1]} {namespace}/{name} is gone")
 
     async def compact(self) -> None:
         """Forget the history before now: watches from older resourceVersions get 410.

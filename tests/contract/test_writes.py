@@ -79,7 +79,7 @@ async def test_deployment_update_ignores_status(target: Target) -> None:
     assert updated.get("status", {}).get("replicas") is None
 
 
-@pytest.mark.fake_only("no garbage collector: envtest runs no kube-controller-manager")
+@pytest.mark.needs_cluster("the garbage collector runs in kube-controller-manager")
 async def test_foreground_deletion_removes_dependents_then_the_owner(target: Target) -> None:
     c, ns = target.client, target.namespace
     owner = await c.create(configmap(unique("fgowner"), ns))
@@ -95,10 +95,8 @@ async def test_foreground_deletion_removes_dependents_then_the_owner(target: Tar
     ]
     await c.create(dep)
     await c.delete(CM, owner["metadata"]["name"], namespace=ns, propagation_policy="Foreground")
-    with pytest.raises(NotFoundError):
-        await c.get(CM, dep["metadata"]["name"], namespace=ns)
-    with pytest.raises(NotFoundError):
-        await c.get(CM, owner["metadata"]["name"], namespace=ns)
+    await target.gone(CM, dep["metadata"]["name"], ns)
+    await target.gone(CM, owner["metadata"]["name"], ns)
 
 
 async def test_foreground_delete_marks_the_owner_with_the_finalizer(target: Target) -> None:

@@ -308,8 +308,7 @@ TABLE_END = "<!-- known-differences:end -->"
 MARK_MEANING = {
     "known_difference": "the fake does not implement it: it raises `UnsupportedFeatureError`",
     "fake_xfail": "a fake bug still open: the case is expected to fail on the fake",
-    "fake_only": "the test environment cannot show it (envtest runs no controllers); "
-    "checked on the fake only",
+    "fake_only": "the test environment cannot show it; checked on the fake only",
 }
 
 
