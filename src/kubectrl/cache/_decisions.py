@@ -138,25 +138,29 @@ class BackoffPolicy:
 
 @dataclasses.dataclass(frozen=True)
 class ReflectorOptions:
-    """Reflector tuning; every default is client-go's.
+    """Reflector tuning; every default but ``streaming_list`` is client-go's.
 
     - ``page_size``: list page size, 500 as client-go's pager.
     - ``min_watch_timeout`` / ``max_watch_timeout``: ``timeoutSeconds`` is random in
       ``[min, max)``, [300, 600) as client-go (spreads reconnects of many clients).
     - ``very_short_watch``: a watch ending faster than this with no event is an error (1 s).
-    - ``streaming_list``: try ``sendInitialEvents`` streaming lists first (falls back to LIST).
+    - ``streaming_list`` ``False``: list with paged LISTs (client-go's pager). ``True`` tries
+      ``sendInitialEvents`` streaming lists first (falling back to LIST), as client-go 1.36
+      does by default: easier on the apiserver's memory for very large lists, but the stream
+      arrives as one HTTP chunk per object, and in Python that costs several times the CPU of
+      the paged LIST (10,000 ConfigMaps: 1.1 s against 0.3 s).
     - ``backoff``: see :class:`BackoffPolicy`.
 
     Example::
 
-        options = ReflectorOptions(streaming_list=False, backoff=BackoffPolicy(cap=5.0))
+        options = ReflectorOptions(streaming_list=True, backoff=BackoffPolicy(cap=5.0))
     """
 
     page_size: int = 500
     min_watch_timeout: int = 300
     max_watch_timeout: int = 600
     very_short_watch: float = 1.0
-    streaming_list: bool = True
+    streaming_list: bool = False
     backoff: BackoffPolicy = dataclasses.field(default_factory=BackoffPolicy)
 
 

@@ -86,7 +86,7 @@ async def test_nameless_objects_in_a_streaming_list_are_skipped(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = FakeServer([], rv=10)
-    informer = Informer(server)  # streaming list
+    informer = Informer(server, reflector_options=ReflectorOptions(streaming_list=True))
     caplog.set_level(logging.WARNING, "kubectrl.cache")
     async with informer:
         watch = await server.next_watch(1)

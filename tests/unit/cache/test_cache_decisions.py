@@ -32,6 +32,7 @@ from kubectrl.errors import (
 )
 
 LIST_ONLY = ReflectorOptions(streaming_list=False)
+STREAMING = ReflectorOptions(streaming_list=True)
 
 
 def listed(rv: str = "100", options: ReflectorOptions = LIST_ONLY) -> ReflectorState:
@@ -211,15 +212,22 @@ def test_backoff_policy_defaults_match_client_go() -> None:
 # ------------------------------------------------------------------ streaming list
 
 
-def test_streaming_list_first_when_enabled() -> None:
+def test_paged_list_first_by_default() -> None:
+    """kubectrl departs from client-go 1.36 here: streaming lists are opt-in (the stream's
+    per-object HTTP chunks cost several times the CPU of paged LISTs in Python)."""
     decision, _ = step(ReflectorState.initial(), Start(), now=0.0, rand=0.0)
+    assert decision.action == ListAction("0", 500)
+
+
+def test_streaming_list_first_when_enabled() -> None:
+    decision, _ = step(ReflectorState.initial(STREAMING), Start(), now=0.0, rand=0.0)
     assert decision.action == WatchAction(
         "", 300, send_initial_events=True, resource_version_match="NotOlderThan"
     )
 
 
 def test_streaming_list_failure_falls_back_to_list_at_once() -> None:
-    state = ReflectorState.initial()
+    state = ReflectorState.initial(STREAMING)
     outcome = WatchEnded(ErrorKind.CONNECTION_LOST, 0.1, 5, "", streaming=True,
                          initial_events_done=False)  # fmt: skip
     decision, new = step(state, outcome, now=0.0, rand=0.0)
@@ -230,7 +238,7 @@ def test_streaming_list_failure_falls_back_to_list_at_once() -> None:
 
 def test_streaming_list_rejected_disables_streaming() -> None:
     outcome = WatchEnded(ErrorKind.OTHER, 0.1, 0, "", streaming=True, initial_events_done=False)
-    decision, new = step(ReflectorState.initial(), outcome, now=0.0, rand=0.0)
+    decision, new = step(ReflectorState.initial(STREAMING), outcome, now=0.0, rand=0.0)
     assert isinstance(decision.action, ListAction)
     assert not new.streaming
     decision, _ = step(new, ended(ErrorKind.OTHER), now=1.0, rand=0.0)
@@ -239,19 +247,19 @@ def test_streaming_list_rejected_disables_streaming() -> None:
 
 def test_streaming_list_expired_falls_back_to_consistent_list() -> None:
     outcome = WatchEnded(ErrorKind.EXPIRED, 0.1, 0, "", streaming=True, initial_events_done=False)
-    decision, _ = step(listed("5", ReflectorOptions()), outcome, now=0.0, rand=0.0)
+    decision, _ = step(listed("5", STREAMING), outcome, now=0.0, rand=0.0)
     assert decision.action == ListAction("", 500)
 
 
 def test_completed_streaming_list_then_ends_cleanly_rewatches() -> None:
     outcome = WatchEnded(None, 60.0, 10, "77", streaming=True, initial_events_done=True)
-    decision, state = step(ReflectorState.initial(), outcome, now=0.0, rand=0.0)
+    decision, state = step(ReflectorState.initial(STREAMING), outcome, now=0.0, rand=0.0)
     assert decision.action == WatchAction("77", 300)
     assert state.resource_version == "77"
 
 
 def test_relist_with_streaming_uses_last_rv_not_older_than() -> None:
-    state = listed("100", ReflectorOptions())
+    state = listed("100", STREAMING)
     decision, _ = step(state, ended(ErrorKind.OTHER, rv="150"), now=0.0, rand=0.0)
     assert decision.action == WatchAction(
         "150", 300, send_initial_events=True, resource_version_match="NotOlderThan"

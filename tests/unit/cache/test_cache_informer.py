@@ -20,6 +20,7 @@ from kubectrl.cache import (
 from kubectrl.errors import ExpiredError, ForbiddenError, NotFoundError
 
 LIST_ONLY = ReflectorOptions(streaming_list=False)
+STREAMING = ReflectorOptions(streaming_list=True)
 
 
 class Recorder:
@@ -293,7 +294,7 @@ async def test_lister_reads_the_cache() -> None:
 
 async def test_streaming_list_fills_store_at_initial_events_end_bookmark() -> None:
     server = FakeServer([], rv=10)
-    informer = Informer(server)  # streaming on by default
+    informer = Informer(server, reflector_options=STREAMING)
     rec = Recorder()
     informer.add_handler(rec)
     async with informer:
@@ -314,7 +315,7 @@ async def test_streaming_list_fills_store_at_initial_events_end_bookmark() -> No
 
 async def test_streaming_list_error_falls_back_to_list() -> None:
     server = FakeServer([cm("a", 1)], rv=10)
-    informer = Informer(server)
+    informer = Informer(server, reflector_options=STREAMING)
     async with informer:
         watch = await server.next_watch(1)
         watch.send("ADDED", cm("a", 1))
