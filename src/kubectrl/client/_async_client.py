@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
 import httpx
 
 from kubectrl import kinds as _kinds
+from kubectrl._aio import wait_within
 from kubectrl._clock import Clock, RealClock
 from kubectrl.client import _json
 from kubectrl.client._config import ClientConfig, load_config
@@ -180,6 +181,10 @@ class _Default:
 
 
 _UNSET: Any = _Default()
+
+
+async def _close_response(response: httpx.Response) -> None:
+    await response.aclose()
 
 
 def _clean(params: Mapping[str, Any]) -> dict[str, str]:
@@ -871,7 +876,9 @@ class AsyncClient:
             extensions=self._extensions,
         )
         try:
-            response = await asyncio.wait_for(pool.send(request, stream=True), open_timeout)
+            response = await wait_within(
+                pool.send(request, stream=True), open_timeout, discard=_close_response
+            )
         except asyncio.TimeoutError:
             raise RequestTimeoutError(
                 f"no response headers within {open_timeout:g} s (watch_open_timeout) from "

@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubectrl._aio import wait_within
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import ConfigError, KubectrlError
 
@@ -213,12 +214,12 @@ class HTTPServer:
     async def _respond(self, reader: asyncio.StreamReader) -> tuple[int, bytes, str, bool]:
         text = "text/plain; charset=utf-8"
         try:
-            request_line = await asyncio.wait_for(reader.readline(), 10)
+            request_line = await wait_within(reader.readline(), 10)
             if not request_line.strip():
                 return 400, b"bad request\n", text, False
             headers: dict[str, str] = {}
             for _ in range(_MAX_HEADERS + 1):
-                line = await asyncio.wait_for(reader.readline(), 10)
+                line = await wait_within(reader.readline(), 10)
                 if line in (b"\r\n", b"\n", b""):
                     break
                 name, sep, value = line.decode("latin-1").partition(":")
@@ -285,7 +286,7 @@ class HTTPServer:
         try:
             result = check()
             if inspect.isawaitable(result):
-                await asyncio.wait_for(result, self._check_timeout)
+                await wait_within(result, self._check_timeout)
         except asyncio.TimeoutError:
             return f"timed out after {self._check_timeout} s"
         except Exception as err:
