@@ -4,6 +4,10 @@ An informer fans every change out to its handlers. Each handler gets its own unb
 its own asyncio task that drains it, so a slow handler delays only itself; calls to one handler
 are sequential and in the order the informer observed the changes (client-go's
 ``processorListener``). A handler that raises is logged and keeps receiving later events.
+
+While a handler is idle (nothing buffered, no call running) a notification is delivered at once,
+on the informer's stack, rather than by waking the handler's task; the task takes over whatever
+must wait (an ``async`` call's awaiting, notifications that arrive while it runs).
 """
 
 from __future__ import annotations
@@ -119,6 +123,16 @@ HandlerLike = ResourceEventHandler | ResourceEventHandlerFuncs | Callable[[Notif
 _SYNCED = object()
 
 
+class _Awaiting:
+    """A notification whose handler call already ran up to its first ``await``."""
+
+    __slots__ = ("notification", "result")
+
+    def __init__(self, notification: Any, result: Awaitable[Any]) -> None:
+        self.notification = notification
+        self.result = result
+
+
 def _dispatcher(handler: Any) -> Callable[[Notification], Any]:
     names = ("on_add", "on_update", "on_delete")
     if any(getattr(handler, name, None) is not None for name in names):
@@ -201,11 +215,46 @@ class HandlerRegistration:
     # ------------------------------------------------------------------ informer side
 
     def _push(self, item: Notification | object) -> None:
+        idle = self._idle
+        if idle is not None and idle.is_set() and self._task is not None and not self._removed:
+            # Nothing buffered and no call running: deliver now, on the caller's stack, instead
+            # of waking this handler's task (a task switch per event). Order and one-call-at-a-
+            # time hold: the buffer is empty, and a call that returns an awaitable is finished
+            # by the task before anything pushed after it.
+            self._deliver_now(item)
+            return
         self._buffer.append(item)
-        if self._idle is not None:
-            self._idle.clear()
+        if idle is not None:
+            idle.clear()
         if self._wake is not None:
             self._wake.set()
+
+    def _deliver_now(self, item: Notification | object) -> None:
+        if item is _SYNCED:
+            self._synced = True
+            return
+        try:
+            result = self._dispatch(item)  # type: ignore[arg-type]
+        except Exception:
+            self._failed(item)
+            self.delivered += 1
+            return
+        if inspect.isawaitable(result):
+            # An async call: the task awaits it (and counts it) before the next notification.
+            self._buffer.append(_Awaiting(item, result))
+            assert self._idle is not None
+            assert self._wake is not None
+            self._idle.clear()
+            self._wake.set()
+            return
+        self.delivered += 1
+
+    def _failed(self, item: Any) -> None:
+        self.errors += 1
+        log.exception(
+            "event handler raised",
+            extra={"handler": self.name, "event": getattr(item, "type", None)},
+        )
 
     def _start(self) -> None:
         if self._task is None and not self._removed:
@@ -221,6 +270,11 @@ class HandlerRegistration:
 
     def _stop(self) -> None:
         self._removed = True
+        for item in self._buffer:
+            if isinstance(item, _Awaiting):
+                close = getattr(item.result, "close", None)
+                if close is not None:
+                    close()  # a coroutine that will never be awaited now
         self._buffer.clear()
         if self._task is not None:
             self._task.cancel()
@@ -244,14 +298,14 @@ class HandlerRegistration:
                 self._synced = True
                 continue
             try:
-                result = self._dispatch(item)
+                if isinstance(item, _Awaiting):
+                    item, result = item.notification, item.result
+                else:
+                    result = self._dispatch(item)
                 if inspect.isawaitable(result):
                     await result
             except Exception:
-                self.errors += 1
-                log.exception(
-                    "event handler raised", extra={"handler": self.name, "event": item.type}
-                )
+                self._failed(item)
             self.delivered += 1
 
     def __repr__(self) -> str:

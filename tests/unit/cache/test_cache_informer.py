@@ -136,6 +136,56 @@ async def test_blocked_handler_does_not_delay_another() -> None:
     assert slow_seen == ["a"] + [f"x{i}" for i in range(50)]
 
 
+async def test_async_handler_calls_never_overlap_and_keep_order() -> None:
+    """An idle handler is called at once, on the informer's stack; an ``async`` call that
+    suspends is finished by the handler's task before the next notification starts."""
+    server = FakeServer([cm("a", 1)], rv=10)
+    informer = informer_for(server)
+    trace: list[str] = []
+
+    async def handler(n: Notification) -> None:
+        name = n.obj["metadata"]["name"]
+        trace.append(f"start {name}")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        trace.append(f"end {name}")
+
+    reg = informer.add_handler(handler)
+    async with informer:
+        watch = await server.next_watch(1)
+        for i in range(20):
+            watch.send("ADDED", cm(f"x{i}", 11 + i))
+            if i % 3 == 0:
+                await asyncio.sleep(0)  # some arrive while a call runs, some while idle
+        await eventually(lambda: len(trace) == 42)
+    names = ["a"] + [f"x{i}" for i in range(20)]
+    assert trace == [step for name in names for step in (f"start {name}", f"end {name}")]
+    assert (reg.delivered, reg.errors) == (21, 0)
+
+
+async def test_sync_handler_counts_every_delivery_and_error() -> None:
+    server = FakeServer([cm("a", 1), cm("b", 2)], rv=10)
+    informer = informer_for(server)
+    seen: list[str] = []
+
+    def handler(n: Notification) -> None:
+        seen.append(n.obj["metadata"]["name"])
+        if n.obj["metadata"]["name"] == "bad":
+            raise ValueError("bad object")
+
+    reg = informer.add_handler(handler)
+    async with informer:
+        await informer.wait_for_cache_sync(timeout=5)
+        watch = await server.next_watch(1)
+        for name in ("c", "bad", "d"):
+            watch.send("ADDED", cm(name, 11))
+        await eventually(lambda: len(seen) == 5)
+        assert reg.has_synced()
+        assert reg.pending == 0
+    assert seen == ["a", "b", "c", "bad", "d"]
+    assert (reg.delivered, reg.errors) == (5, 1)
+
+
 async def test_raising_handler_keeps_receiving(caplog: pytest.LogCaptureFixture) -> None:
     server = FakeServer([cm("a", 1)], rv=10)
     informer = informer_for(server)
