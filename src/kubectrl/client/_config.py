@@ -222,6 +222,17 @@ class ClientConfig:
         kwargs = self._httpx_kwargs(limit, timeout, transport=self.transport is not None)
         if self.transport is not None:
             kwargs["transport"] = self.transport
+        elif not self.proxy:
+            # Direct connections use asyncio's sockets and TLS (see kubectrl.client._transport);
+            # a proxy goes through httpx's own transport, which speaks the proxy protocols.
+            from kubectrl.client._transport import AsyncioTransport  # httpcore: import when used
+
+            limits: httpx.Limits = kwargs["limits"]
+            kwargs["transport"] = AsyncioTransport(
+                ssl_context=kwargs.pop("verify"),
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+            )
         return httpx.AsyncClient(**kwargs)
 
     def request_extensions(self) -> dict[str, Any]:
