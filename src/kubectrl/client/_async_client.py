@@ -20,6 +20,7 @@ import enum
 import json
 import logging
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
@@ -183,6 +184,10 @@ class _Default:
 _UNSET: Any = _Default()
 
 
+#: Parsed request URLs kept per client (a controller's paths and queries repeat).
+_URL_CACHE_SIZE = 4096
+
+
 async def _close_response(response: httpx.Response) -> None:
     await response.aclose()
 
@@ -242,6 +247,8 @@ class AsyncClient:
         )
         self.mapper = RESTMapper(self._discovery_get)
         self._extensions = self.config.request_extensions()
+        self._base = str(self._http.base_url).rstrip("/")
+        self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -274,6 +281,22 @@ class AsyncClient:
             self._watch_http = self.config.async_httpx_client(max_connections=0, timeout=None)
         return self._watch_http
 
+    def _url(self, path: str, query: dict[str, str]) -> httpx.URL:
+        # httpx parses and validates a URL character by character, three times per request when
+        # it joins a relative path and parameters; a controller asks for the same few URLs over
+        # and over, so each is parsed once here, absolute and with its query.
+        key = (path, tuple(query.items()))
+        url = self._urls.get(key)
+        if url is None:
+            text = self._base + path
+            if query:
+                text += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+            url = httpx.URL(text)
+            if len(self._urls) >= _URL_CACHE_SIZE:
+                self._urls.clear()
+            self._urls[key] = url
+        return url
+
     async def _send(
         self,
         method: str,
@@ -296,7 +319,7 @@ class AsyncClient:
             headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
-        query = _clean(params or {})
+        url = self._url(path, _clean(params) if params else {})
         if idempotent is None:
             idempotent = method == "GET"
 
@@ -306,8 +329,7 @@ class AsyncClient:
             try:
                 response = await self._http.request(
                     method,
-                    path,
-                    params=query,
+                    url,
                     content=content,
                     headers=headers,
                     extensions=self._extensions,

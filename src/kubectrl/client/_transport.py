@@ -27,6 +27,8 @@ __all__ = ["AsyncioTransport"]
 
 #: Stop reading from the socket while this much is received and not yet consumed.
 _READ_HIGH_WATER = 1024 * 1024
+#: Writes smaller than this together wait for the reader or the loop's next turn to go out.
+_COALESCE_BYTES = 64 * 1024
 
 
 class _TimedOutError(Exception):
@@ -98,9 +100,28 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
         self._transport = transport
         self._protocol = protocol
+        # httpcore writes a request's head and body separately; they leave in one send (and
+        # one TLS record) when the reader asks for the answer, or at the loop's next turn.
+        self._out: list[bytes] = []
+        self._out_size = 0
+        self._flush_scheduled = False
+
+    def _flush(self) -> None:
+        if self._out:
+            data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
+            self._out.clear()
+            self._out_size = 0
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def _scheduled_flush(self) -> None:
+        self._flush_scheduled = False
+        self._flush()
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         protocol = self._protocol
+        if self._out:
+            self._flush()
         if not protocol.chunks:
             if protocol.eof:
                 if protocol.error is not None:
@@ -141,7 +162,14 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         protocol = self._protocol
         if protocol.eof or self._transport.is_closing():
             raise httpcore.WriteError("the connection is closed")
-        self._transport.write(buffer)
+        self._out.append(buffer)
+        self._out_size += len(buffer)
+        if self._out_size < _COALESCE_BYTES:
+            if not self._flush_scheduled:
+                self._flush_scheduled = True
+                asyncio.get_running_loop().call_soon(self._scheduled_flush)
+            return
+        self._flush()
         if not protocol.writing_paused:
             return
         loop = asyncio.get_running_loop()
@@ -160,6 +188,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(str(protocol.error) or type(protocol.error).__name__)
 
     async def aclose(self) -> None:
+        self._flush()
         self._transport.close()
 
     async def start_tls(

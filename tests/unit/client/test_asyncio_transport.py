@@ -170,3 +170,28 @@ users:
         encoding="utf-8",
     )
     return str(path)
+
+
+async def test_small_and_large_request_bodies_arrive_whole(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await _read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            body = await reader.readexactly(length)
+            answer = str(sum(body) % 1000003).encode()
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer))
+            await writer.drain()
+
+    bodies = [b"x", bytes(range(256)) * 40, bytes(range(256)) * 8192]  # 1 B, 10 KiB, 2 MiB
+    async with client(await serve(handler)) as http:
+        answers = [(await http.post("/", content=body)).text for body in bodies]
+    assert answers == [str(sum(body) % 1000003) for body in bodies]
