@@ -107,6 +107,9 @@ async def test_initial_sync_of_2000_configmaps_matches_server_and_indexes(
             await factory.shutdown()
     finally:
         for ns in namespaces:
+            # Without a namespace controller (plain mode) a deleted namespace keeps its objects;
+            # 2,000 leftover ConfigMaps would flood every later test's cluster-wide controller.
+            await client.delete_collection(("v1", "ConfigMap"), namespace=ns)
             await client.delete(("v1", "Namespace"), ns)
 
 

@@ -147,6 +147,10 @@ def test_the_client_uses_it_for_direct_connections_and_not_behind_a_proxy(
     assert isinstance(direct._transport, AsyncioTransport)
     proxied = load_kubeconfig(_kubeconfig(tmp_path, proxy="http://proxy.example:3128"))
     assert not isinstance(proxied.async_httpx_client()._transport, AsyncioTransport)
+    # The documented way back to httpx's own network layer: a transport in the config.
+    config = load_kubeconfig(_kubeconfig(tmp_path, proxy=None))
+    own = httpx.AsyncHTTPTransport(verify=config.ssl_context())
+    assert config.with_options(transport=own).async_httpx_client()._transport is own
 
 
 def _kubeconfig(folder: Path, proxy: str | None) -> str:
