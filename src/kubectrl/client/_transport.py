@@ -17,11 +17,13 @@ import asyncio
 import collections
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from typing import Any
 
 import httpcore
 import httpx
+
+from kubectrl._aio import wait_within
 
 __all__ = ["AsyncioTransport"]
 
@@ -87,6 +89,11 @@ class _Protocol(asyncio.Protocol):
     def _wake_reader(self) -> None:
         if self.reader is not None and not self.reader.done():
             self.reader.set_result(None)
+
+
+async def _abort_tls(transport: asyncio.BaseTransport | None) -> None:
+    if transport is not None:
+        transport.close()  # a handshake that completed after its caller was cancelled
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -199,7 +206,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     ) -> AsyncioStream:
         loop = asyncio.get_running_loop()
         try:
-            transport = await asyncio.wait_for(
+            transport = await wait_within(
                 loop.start_tls(
                     self._transport,
                     self._protocol,
@@ -207,6 +214,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                     server_hostname=server_hostname,
                 ),
                 timeout,
+                discard=_abort_tls,
             )
         except asyncio.TimeoutError:
             self._transport.abort()
@@ -235,6 +243,23 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         return None
 
 
+async def _abort(opened: tuple[asyncio.BaseTransport, Any]) -> None:
+    opened[0].close()  # a connection that completed after its opener was cancelled
+
+
+async def _connect(
+    opening: Awaitable[tuple[asyncio.BaseTransport, Any]], timeout: float | None
+) -> asyncio.Transport:
+    try:
+        transport, _ = await wait_within(opening, timeout, discard=_abort)
+    except asyncio.TimeoutError:
+        raise httpcore.ConnectTimeout(f"no connection within {timeout:g} s") from None
+    except OSError as err:
+        raise httpcore.ConnectError(str(err) or type(err).__name__) from err
+    assert isinstance(transport, asyncio.Transport)
+    return transport
+
+
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend on asyncio streams (see the module docstring)."""
 
@@ -246,22 +271,16 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> AsyncioStream:
-        loop = asyncio.get_running_loop()
         protocol = _Protocol()
-        try:
-            transport, _ = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: protocol,
-                    host,
-                    port,
-                    local_addr=(local_address, 0) if local_address else None,
-                ),
-                timeout,
-            )
-        except asyncio.TimeoutError:
-            raise httpcore.ConnectTimeout(f"no connection within {timeout:g} s") from None
-        except OSError as err:
-            raise httpcore.ConnectError(str(err) or type(err).__name__) from err
+        transport = await _connect(
+            asyncio.get_running_loop().create_connection(
+                lambda: protocol,
+                host,
+                port,
+                local_addr=(local_address, 0) if local_address else None,
+            ),
+            timeout,
+        )
         sock = transport.get_extra_info("socket")
         if sock is not None:
             for option in socket_options or ():
@@ -274,17 +293,9 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> AsyncioStream:
-        loop = asyncio.get_running_loop()
         protocol = _Protocol()
-        try:
-            transport, _ = await asyncio.wait_for(
-                loop.create_unix_connection(lambda: protocol, path), timeout
-            )
-        except asyncio.TimeoutError:
-            raise httpcore.ConnectTimeout(f"no connection within {timeout:g} s") from None
-        except OSError as err:
-            raise httpcore.ConnectError(str(err) or type(err).__name__) from err
-        return AsyncioStream(transport, protocol)
+        opening = asyncio.get_running_loop().create_unix_connection(lambda: protocol, path)
+        return AsyncioStream(await _connect(opening, timeout), protocol)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
