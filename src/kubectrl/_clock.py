@@ -24,6 +24,8 @@ import threading
 import time
 from typing import Protocol, runtime_checkable
 
+from kubectrl._aio import call_in_loop
+
 __all__ = ["BlockingClock", "Clock", "FakeClock", "RealClock", "wait_event_blocking"]
 
 
@@ -183,7 +185,7 @@ class FakeClock:
             while self._thread_sleepers and self._thread_sleepers[0][0] <= now:
                 heapq.heappop(self._thread_sleepers)[2].set()
         for fut in due:
-            fut.get_loop().call_soon_threadsafe(_resolve, fut)
+            call_in_loop(fut.get_loop(), _resolve, fut)  # False: its loop is closed, nobody waits
 
     def next_deadline(self) -> float | None:
         """When the earliest pending sleeper is due, or ``None`` if nobody sleeps."""

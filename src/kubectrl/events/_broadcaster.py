@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import random
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.events._correlator import CorrelationResult, CorrelatorOptions, EventCorrelator
@@ -162,15 +162,7 @@ class EventBroadcaster:
             self._pending.append(event)
             loop, wakeup = self._loop, self._wakeup
         if loop is not None and wakeup is not None:
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is loop:
-                wakeup.set()
-            else:
-                with contextlib.suppress(RuntimeError):  # the loop is closed
-                    loop.call_soon_threadsafe(wakeup.set)
+            call_in_loop(loop, wakeup.set)  # False: the loop is closed, nobody to wake
         return True
 
     def start(self) -> asyncio.Task[None]:

@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.leaderelection._lock import ResourceLock
@@ -465,14 +466,7 @@ class LeaderElector:
         loop, event = self._loop, self._stop_event
         if loop is None or event is None:
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            event.set()
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(event.set)
+        call_in_loop(loop, event.set)  # False: the loop is closed, run() is over
 
     def _report_transition(self) -> None:
         holder = self.leader

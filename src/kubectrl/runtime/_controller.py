@@ -27,7 +27,6 @@ routine for a controller and needs no traceback. Anything else keeps its traceba
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import dataclasses
 import itertools
@@ -38,6 +37,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import APIError, KubectrlError
 from kubectrl.runtime._metrics import ControllerMetrics
@@ -532,9 +532,8 @@ class Controller:
                 outcome: tuple[bool, Any] = (True, context.run(self._reconcile, request))
             except BaseException as err:
                 outcome = (False, err)
-            # A closed loop raises RuntimeError: nobody waits for this result any more.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_settle, future, outcome)
+            # A closed loop drops the call: nobody waits for this result any more.
+            call_in_loop(loop, _settle, future, outcome)
 
         thread = threading.Thread(
             target=target, name=f"reconcile-{self._name}-{next(self._thread_ids)}", daemon=True

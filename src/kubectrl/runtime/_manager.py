@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
+from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
@@ -541,14 +542,9 @@ class Manager:
         if loop is None:
             self._stop_requested = True
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._request_stop()
-        else:
-            loop.call_soon_threadsafe(self._request_stop)
+        if not call_in_loop(loop, self._request_stop):
+            # The loop that ran start() is closed: a later start() stops at once.
+            self._stop_requested = True
 
     def run(self, *, handle_signals: bool = True) -> None:
         """Blocking entry point: ``asyncio.run(start())`` with SIGTERM/SIGINT handlers.

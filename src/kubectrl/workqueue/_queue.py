@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from kubectrl._aio import call_in_loop, running_loop
 from kubectrl._clock import Clock, RealClock, wait_event_blocking
 from kubectrl.workqueue._metrics import MetricsProvider, queue_metrics
 
@@ -105,16 +106,8 @@ class _TaskWaiter(_Waiter):
         self.future: asyncio.Future[None] = loop.create_future()
 
     def wake(self) -> bool:
-        # asyncio._get_running_loop() is the exception-free form of get_running_loop(); this is
-        # the hot path of every add() that finds a parked getter.
-        if asyncio._get_running_loop() is self.loop:
-            _resolve(self.future)
-            return True
-        try:
-            self.loop.call_soon_threadsafe(_resolve, self.future)
-        except RuntimeError:  # the loop is closed: this waiter will never run
-            return False
-        return True
+        # False: the loop is closed, this waiter will never run.
+        return call_in_loop(self.loop, _resolve, self.future)
 
 
 class _ThreadWaiter(_Waiter):
@@ -260,7 +253,7 @@ class Queue(Generic[T]):
                     return self._take_locked()
                 if self._shutting_down:
                     raise QueueShutDown
-                if asyncio._get_running_loop() is not None:
+                if running_loop() is not None:
                     raise RuntimeError("get_blocking() would block the event loop; await get()")
                 waiter = _ThreadWaiter()
                 self._getters.append(waiter)
@@ -339,7 +332,7 @@ class Queue(Generic[T]):
             with self._lock:
                 if self._drained_locked():
                     return
-                if asyncio._get_running_loop() is not None:
+                if running_loop() is not None:
                     raise RuntimeError(
                         "shutdown_with_drain_blocking() would block the event loop; "
                         "await shutdown_with_drain()"
