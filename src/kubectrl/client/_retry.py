@@ -4,9 +4,11 @@ Request retries (``RetryPolicy``) follow client-go's rules: a 429 is retried for
 server rejected it before doing anything) after its ``Retry-After``; a connect failure is retried
 for every verb (nothing reached the server); 5xx answers and connections lost mid-request are
 retried only for idempotent requests (GET, and server-side apply, which converges). Attempts are
-bounded. Waiting goes through the injected clock, so unit tests never sleep. Requests run
-through :meth:`RetryPolicy.call`, a plain loop: the error that finally escapes is the last
-attempt's own, with nothing of the retry machinery chained to it or in its traceback.
+bounded. A 429 or a retried 5xx that carries ``Retry-After`` waits what the server asked; other
+waits grow exponentially, with jitter. Requests run through :meth:`RetryPolicy.call`, which
+tenacity drives, sleeping on the injected clock (so unit tests never sleep): the error that
+finally escapes is the last attempt's own, with nothing of the retry machinery chained to it or
+in its traceback.
 
 ``retry_on_conflict`` is client-go's ``retry.RetryOnConflict`` with ``retry.DefaultRetry``
 (5 steps, 10 ms, factor 1.0, jitter 0.1).
@@ -18,6 +20,7 @@ import dataclasses
 import random
 import time
 from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import TypeVar
 
 import tenacity
@@ -144,8 +147,9 @@ class RetryPolicy:
     """How requests are retried automatically.
 
     ``max_attempts`` counts the first try (5: a request is sent at most five times). Waits double
-    from ``initial_backoff`` up to ``max_backoff`` with full jitter, except after a 429 with
-    ``Retry-After``, which waits what the server asked (at most ``max_retry_after``).
+    from ``initial_backoff`` up to ``max_backoff``, each drawn between half and all of that
+    ceiling (jitter), except when the failure carries the server's ``Retry-After`` (a 429, or a
+    5xx that is retried), which waits what the server asked (at most ``max_retry_after``).
     ``max_attempts=1`` turns retries off.
 
     Example::
@@ -172,7 +176,7 @@ class RetryPolicy:
 
     def wait_for(self, err: BaseException | None, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        if isinstance(err, TooManyRequestsError) and err.retry_after is not None:
+        if isinstance(err, APIError) and err.retry_after is not None:
             return float(min(err.retry_after, self.max_retry_after))
         ceiling = min(self.max_backoff, self.initial_backoff * (2.0 ** (attempt - 1)))
         return float(ceiling / 2 + random.random() * ceiling / 2)  # noqa: S311 - jitter
@@ -182,45 +186,51 @@ class RetryPolicy:
     ) -> T:
         """Run ``attempt`` until it succeeds, the policy says stop, or attempts run out.
 
-        The error of the last attempt is raised as itself, with its own traceback: nothing of
-        the retry loop is chained to it (a 404 after a retried 500 reads as a plain 404).
+        tenacity drives the attempts and sleeps on ``clock``. The error of the last attempt is
+        raised as itself, with the traceback it had when the attempt raised it and its own cause
+        (the transport error under an :class:`APIConnectionError`): nothing of the retry
+        machinery is chained to it or in its traceback (a 404 after a retried 500 reads as a
+        plain 404).
 
         Example::
 
             obj = await RetryPolicy().call(fetch, idempotent=True, clock=RealClock())
         """
-        number = 0
-        while True:
-            number += 1
+        # The traceback of the last failure as the attempt raised it: tenacity re-raises the
+        # exception from its own frames, which would otherwise be prepended to it.
+        last: list[tuple[BaseException, TracebackType | None]] = []
+
+        async def tracked() -> T:
             try:
                 return await attempt()
             except Exception as err:
-                if number >= max(1, self.max_attempts) or not self.should_retry(
-                    err, idempotent=idempotent
-                ):
-                    raise
-                delay = self.wait_for(err, number)
-            # Outside the except block, so the next attempt's error has no __context__.
-            await clock.sleep(delay)
+                last[:] = [(err, err.__traceback__)]
+                raise
 
-    def retrying(self, *, idempotent: bool, clock: Clock) -> tenacity.AsyncRetrying:
-        """A tenacity controller applying this policy, sleeping on ``clock``."""
+        def retry(state: tenacity.RetryCallState) -> bool:
+            err = state.outcome.exception() if state.outcome is not None else None
+            return isinstance(err, Exception) and self.should_retry(err, idempotent=idempotent)
 
-        def _should(state: tenacity.RetryCallState) -> bool:
-            outcome = state.outcome
-            if outcome is None or not outcome.failed:
-                return False
-            err = outcome.exception()
-            return err is not None and self.should_retry(err, idempotent=idempotent)
-
-        def _wait(state: tenacity.RetryCallState) -> float:
+        def wait(state: tenacity.RetryCallState) -> float:
             err = state.outcome.exception() if state.outcome is not None else None
             return self.wait_for(err, state.attempt_number)
 
-        return tenacity.AsyncRetrying(
+        # A controller per call: tenacity keeps a call's state on the controller (per thread),
+        # and the requests of one event loop share a thread.
+        controller = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(max(1, self.max_attempts)),
-            retry=_should,
-            wait=_wait,
+            retry=retry,
+            wait=wait,
             sleep=clock.sleep,
             reraise=True,
         )
+        try:
+            return await controller(tracked)
+        except Exception as err:
+            # Re-raised as the same object: no __context__ is added; `from` keeps its own cause
+            # and suppresses any context, so a log shows no "During handling..." chain.
+            if last and last[0][0] is err:
+                err = err.with_traceback(last[0][1])
+            raise err from err.__cause__
+        finally:
+            last.clear()  # the traceback refers to tracked's frame, which refers to `last`
