@@ -21,10 +21,10 @@ from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.events._correlator import CorrelationResult, CorrelatorOptions, EventCorrelator
+from kubectrl.events._recorder import EventRecorder
 
 if TYPE_CHECKING:
     from kubectrl.client import AsyncClient
-    from kubectrl.events._recorder import EventRecorder
 
 __all__ = ["ClientEventSink", "EventBroadcaster", "EventSink"]
 
@@ -133,8 +133,6 @@ class EventBroadcaster:
         self, component: str, *, host: str = "", reporting_instance: str | None = None
     ) -> EventRecorder:
         """An :class:`EventRecorder` reporting as ``component`` (and ``host``) through this."""
-        from kubectrl.events._recorder import EventRecorder
-
         return EventRecorder(
             self, component=component, host=host, reporting_instance=reporting_instance
         )

@@ -1,10 +1,16 @@
-"""The event recorder: builds core/v1 Events about an object and hands them to the broadcaster."""
+"""The event recorder: builds core/v1 Events about an object and hands them to the broadcaster.
+
+The recorder knows the broadcaster only through :class:`EventQueue` (what it needs of it), so
+this module does not import ``_broadcaster``; ``_broadcaster`` imports this one.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectrl import kinds
 from kubectrl.events._correlator import format_time
@@ -12,9 +18,9 @@ from kubectrl.events._correlator import format_time
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from kubectrl.events._broadcaster import EventBroadcaster
+    from kubectrl._clock import Clock
 
-__all__ = ["NORMAL", "WARNING", "EventRecorder"]
+__all__ = ["NORMAL", "WARNING", "EventQueue", "EventRecorder", "object_reference"]
 
 log = logging.getLogger("kubectrl.events")
 
@@ -22,6 +28,138 @@ log = logging.getLogger("kubectrl.events")
 NORMAL = "Normal"
 #: Event type for things a human may need to look at.
 WARNING = "Warning"
+
+# How many distinct bad message formats a recorder remembers having warned about.
+_WARNED_FORMATS_MAX = 256
+
+# One printf conversion: %[(key)][flags][width][.precision][length]conversion. An empty
+# conversion is a "%" at the very end of the format.
+_DIRECTIVE = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?"
+    r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<conversion>.?)",
+    re.DOTALL,
+)
+
+
+class EventQueue(Protocol):
+    """What an :class:`EventRecorder` needs of its broadcaster (:class:`EventBroadcaster` has it).
+
+    ``clock`` stamps the event, ``unique_name_suffix()`` names it, ``action(event)`` queues it
+    (``False`` when it was dropped; it never raises).
+    """
+
+    @property
+    def clock(self) -> Clock:
+        """The clock whose wall time stamps events."""
+        ...
+
+    def unique_name_suffix(self) -> str:
+        """A suffix that makes a new Event's name unique."""
+        ...
+
+    def action(self, event: dict[str, Any]) -> bool:
+        """Queue ``event`` for writing; ``False`` when it was dropped."""
+        ...
+
+
+def _safe_str(value: object) -> str:
+    try:
+        return str(value)
+    except Exception as err:  # a user's __str__ must not break the event
+        return f"<str() raised {type(err).__name__}>"
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__}={_safe_str(value)}"
+
+
+def _percent(spec: str, value: object) -> str | None:
+    """``spec % (value,)``, or ``None`` when the value does not fit the conversion."""
+    try:
+        return spec % (value,)
+    except Exception:  # wrong type, unknown conversion, or a raising __str__
+        return None
+
+
+def sprintf(message_format: str, args: tuple[object, ...]) -> tuple[str, str | None]:
+    """Format like ``message_format % args``, never raising; ``(message, problem or None)``.
+
+    A single non-empty mapping argument fills ``%(key)s`` conversions, as in :mod:`logging`.
+    When the arguments do not fit the format, each conversion that fits is formatted and each
+    that does not shows what went wrong in place, the way Go's ``fmt.Sprintf`` (and so
+    client-go's ``Eventf``) does: ``%!d(str=many)`` for a value of the wrong type or an unknown
+    conversion, ``%!s(MISSING)`` for a missing argument, ``%!(EXTRA str=x)`` for arguments left
+    over, ``%!(NOVERB)`` for a lone ``%`` at the end, ``%!(BADWIDTH)`` / ``%!(BADPREC)`` for a
+    ``*`` given a non-integer. ``problem`` is Python's own complaint, for the log.
+
+    Example::
+
+        >>> sprintf("%d replicas", ("many",))
+        ('%!d(str=many) replicas', 'TypeError: %d format: a real number is required, not str')
+        >>> sprintf("%s and %s", ("a",))[0]
+        'a and %!s(MISSING)'
+    """
+    mapping = args[0] if len(args) == 1 and isinstance(args[0], Mapping) and args[0] else None
+    try:
+        return message_format % (mapping if mapping is not None else args), None
+    except Exception as err:  # shown in the message instead, below
+        problem = f"{type(err).__name__}: {_safe_str(err)}"
+    out: list[str] = []
+    position = 0
+    next_arg = 0
+
+    def take() -> tuple[bool, object]:
+        nonlocal next_arg
+        if next_arg >= len(args):
+            return False, None
+        next_arg += 1
+        return True, args[next_arg - 1]
+
+    for match in _DIRECTIVE.finditer(message_format):
+        out.append(message_format[position : match.start()])
+        position = match.end()
+        conversion = match["conversion"]
+        if not conversion:
+            out.append("%!(NOVERB)")
+            continue
+        if conversion == "%":
+            out.append("%")
+            continue
+        width, precision = match["width"] or "", match["precision"]
+        key = match["key"]
+        if key is None:
+            if width == "*":
+                found, value = take()
+                width = str(value) if found and isinstance(value, int) else ""
+                if not width:
+                    out.append("%!(BADWIDTH)")
+            if precision == "*":
+                found, value = take()
+                precision = str(value) if found and isinstance(value, int) else None
+                if precision is None:
+                    out.append("%!(BADPREC)")
+        elif width == "*" or precision == "*":
+            # Python refuses "*" next to a mapping key; so does this.
+            out.append(f"%!{conversion}(BADWIDTH)")
+            continue
+        spec = "%" + match["flags"] + width + ("" if precision is None else "." + precision)
+        spec += conversion
+        if key is not None:
+            if mapping is None or key not in mapping:
+                out.append(f"%!{conversion}(MISSING {key!r})")
+                continue
+            value = mapping[key]
+        else:
+            found, value = take()
+            if not found:
+                out.append(f"%!{conversion}(MISSING)")
+                continue
+        text = _percent(spec, value)
+        out.append(text if text is not None else f"%!{conversion}({_shown(value)})")
+    out.append(message_format[position:])
+    if mapping is None and next_arg < len(args):
+        out.append("%!(EXTRA " + ", ".join(_shown(v) for v in args[next_arg:]) + ")")
+    return "".join(out), problem
 
 
 def object_reference(obj: Mapping[str, Any], field_path: str = "") -> dict[str, Any]:
@@ -62,7 +200,9 @@ class EventRecorder:
     broadcaster's task.
 
     Guarantees: never blocks, never raises for a bad event (it is logged and dropped); safe from
-    any thread, so sync reconcilers running in worker threads can use it. Caveats: an event is
+    any thread, so sync reconcilers running in worker threads can use it. An ``eventf`` whose
+    arguments do not fit its format is still recorded, with each problem shown in place as Go's
+    ``fmt.Sprintf`` does (``%!d(str=many)``), and logged once per format as a warning. Caveats: an event is
     written some time later, or not at all (queue full, spam filter, server rejects it); do not
     use events as a data channel. Events on cluster-scoped objects go to namespace ``default``.
 
@@ -75,7 +215,7 @@ class EventRecorder:
 
     def __init__(
         self,
-        broadcaster: EventBroadcaster,
+        broadcaster: EventQueue,
         *,
         component: str,
         host: str = "",
@@ -85,6 +225,8 @@ class EventRecorder:
         self._component = component
         self._host = host
         self._reporting_instance = reporting_instance if reporting_instance is not None else host
+        self._warned_lock = threading.Lock()
+        self._warned_formats: set[str] = set()
 
     @property
     def component(self) -> str:
@@ -108,8 +250,39 @@ class EventRecorder:
         message_format: str,
         *args: object,
     ) -> None:
-        """Like :meth:`event` with a ``%``-format message: ``eventf(o, NORMAL, "R", "%s", x)``."""
-        self._generate(obj, type, reason, message_format % args if args else message_format)
+        """Like :meth:`event` with a ``%``-format message: ``eventf(o, NORMAL, "R", "%s", x)``.
+
+        Without ``args`` the message is used as written. A single mapping argument fills
+        ``%(key)s`` conversions. Arguments that do not fit the format never raise: the event
+        is recorded with each problem shown in place (``%!d(str=many)``, as Go's
+        ``fmt.Sprintf`` renders it) and the format is logged once as a warning.
+        """
+        if not args:
+            self._generate(obj, type, reason, message_format)
+            return
+        message, problem = sprintf(message_format, args)
+        if problem is not None and self._first_warning(message_format):
+            log.warning(
+                "event message format %r does not fit its arguments (%s); recording %r",
+                message_format,
+                problem,
+                message,
+                extra={
+                    "component": self._component,
+                    "reason": reason,
+                    "message_format": message_format,
+                    "problem": problem,
+                },
+            )
+        self._generate(obj, type, reason, message)
+
+    def _first_warning(self, message_format: str) -> bool:
+        with self._warned_lock:
+            if message_format in self._warned_formats:
+                return False
+            if len(self._warned_formats) < _WARNED_FORMATS_MAX:
+                self._warned_formats.add(message_format)
+            return True
 
     def _generate(
         self,
@@ -126,7 +299,17 @@ class EventRecorder:
                 extra={"type": event_type, "reason": reason},
             )
             return
-        ref = object_reference(obj if isinstance(obj, Mapping) else kinds.to_dict(obj))
+        try:
+            ref = object_reference(obj if isinstance(obj, Mapping) else kinds.to_dict(obj))
+        except Exception as err:  # the promise: a bad event is logged, not raised
+            log.error(
+                "cannot record event %s about a %s: %s",
+                reason,
+                type(obj).__name__,
+                _safe_str(err),
+                extra={"reason": reason},
+            )
+            return
         if not ref["name"] or not ref["kind"]:
             log.error(
                 "cannot record event %s: the object has no kind or name",
