@@ -1,4 +1,4 @@
-"""Every error kubectrl raises, in one shallow tree.
+"""Every error kubectrl raises, in one shallow tree rooted at :class:`KubectrlError`.
 
 Errors the API server decides are parsed from the ``Status`` object it sends (HTTP code, ``reason``,
 ``details.causes``, ``Retry-After``), so ``except NotFoundError`` means exactly what client-go's
@@ -7,12 +7,15 @@ sending the *same* request again later may succeed (throttling, overload, a drop
 ``False`` when the caller must change something first (re-read and retry on a conflict, relist
 after an expired resourceVersion, fix the request).
 
-The tree::
+The tree (classes without a module are defined here; the others live with the code that raises
+them, since their attributes are that code's types, and are importable from the module named)::
 
     KubectrlError
     ├── ConfigError                    kubeconfig / in-cluster configuration is unusable
     ├── ResourceNotFoundError          discovery knows no such kind / resource (RESTMapper miss)
     ├── ModelValidationError           an object does not validate as the model class asked for
+    ├── UnsupportedFeatureError        FakeAPI does not implement what a request asked for
+    │                                  (also a NotImplementedError)
     ├── APIError                       the server answered with a failure ``Status``
     │   ├── BadRequestError            400
     │   ├── UnauthorizedError          401: no or bad credentials
@@ -31,9 +34,35 @@ The tree::
     ├── TransportError                 no usable HTTP answer                      [retryable]
     │   ├── APIConnectionError         connect / TLS / connection reset
     │   └── RequestTimeoutError        the client's own timeout elapsed
-    └── WatchError                     a watch stream ended abnormally
-        ├── WatchStalledError          no bytes for longer than the stall timeout [retryable]
-        └── MalformedStreamError       a line that is not a watch event, or a truncated one
+    ├── WatchError                     a watch stream ended abnormally
+    │   ├── WatchStalledError          no bytes for longer than the stall timeout [retryable]
+    │   └── MalformedStreamError       a line that is not a watch event, or a truncated one
+    ├── CacheSyncError                 kubectrl.cache: an informer did not sync in time
+    ├── CacheMutationError             kubectrl.cache: a cached object was changed in place
+    ├── LeaderElectionLostError        kubectrl.leaderelection: this process lost its lease
+    ├── SourceSyncError                kubectrl.runtime: a controller's sources did not sync
+    ├── ReconcileTimeoutError          kubectrl.runtime: a reconcile outran reconcile_timeout
+    ├── ManagerError                   kubectrl.runtime: a runnable failed, the manager stopped
+    ├── AlreadyOwnedError              kubectrl.runtime: another controller owns the object
+    ├── ConversionError                kubectrl.webhook: a CRD version conversion failed
+    ├── UnsupportedModelError          kubectrl.crd: a model cannot be a CRD (also a ValueError)
+    ├── ControlPlaneError              kubectrl.envtest: the local control plane failed to start,
+    │   │                              answer or stop (also a RuntimeError)
+    │   └── BinaryNotFoundError        kubectrl.envtest: etcd / kube-apiserver not found or built
+    └── ScaffoldError                  ``python -m kubectrl create``: what stops a scaffold
+
+Deliberately outside the tree: signals, not failures, which ``except KubectrlError`` (say,
+around a retry loop) must not swallow::
+
+    Exception
+    ├── QueueShutDown                  kubectrl.workqueue: ``get()`` on a shut-down queue; how a
+    │                                  worker learns to stop (named and behaving as Python 3.13's
+    │                                  asyncio.QueueShutDown / queue.ShutDown). Caught by a
+    │                                  retrying ``except KubectrlError`` it would loop forever.
+    ├── TerminalError                  kubectrl.runtime: raised BY a reconciler to say "do not
+    │                                  requeue"; kubectrl catches it, never raises it at you
+    └── Denied                         kubectrl.webhook: raised BY an admission validator to refuse
+                                       an object; kubectrl turns it into the webhook's answer
 
 Guarantees: messages name the verb, the resource, ``namespace/name`` and the server's reason and
 message; they never contain a token, key, password or request body.
@@ -80,6 +109,7 @@ __all__ = [
     "TooManyRequestsError",
     "TransportError",
     "UnauthorizedError",
+    "UnsupportedFeatureError",
     "WatchError",
     "WatchStalledError",
     "aignore_already_exists",
@@ -197,6 +227,27 @@ class ModelValidationError(KubectrlError):
         self.name = name
         self.model = model
         self.fields = tuple(path for path, _ in problems)
+
+
+class UnsupportedFeatureError(KubectrlError, NotImplementedError):
+    """The fake API server does not implement a feature the request asked for.
+
+    ``feature`` names it; the message is ``FakeAPI does not implement <feature>``. The fake
+    raises it (it reaches the test as is, through the client) rather than silently doing
+    something the real apiserver would not. Also a :class:`NotImplementedError`. Not retryable.
+
+    Example::
+
+        >>> err = UnsupportedFeatureError("strategic merge patch directive $retainKeys")
+        >>> str(err)
+        'FakeAPI does not implement strategic merge patch directive $retainKeys'
+        >>> err.feature, isinstance(err, NotImplementedError)
+        ('strategic merge patch directive $retainKeys', True)
+    """
+
+    def __init__(self, feature: str) -> None:
+        super().__init__(f"FakeAPI does not implement {feature}")
+        self.feature = feature
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,6 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kubectrl.errors import KubectrlError
+
 __all__ = ["ScaffoldError", "create_api", "init", "plural_of"]
 
 _TEMPLATES = resources.files(__name__) / "templates"
@@ -36,7 +38,7 @@ _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _RESERVED_PACKAGES = {"kubectrl", "tests", "test", "config", "dist", "api"}
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(KubectrlError):
     """What stops a scaffold, in one line (a file it would overwrite, a bad name...)."""
 
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 
 from kubectrl import kinds as _kinds
 from kubectrl import objects as _objects
+from kubectrl.errors import KubectrlError
 
 __all__ = ["ConversionError", "ConversionHandler", "Convertible"]
 
@@ -63,8 +64,11 @@ class Convertible(Protocol[H]):
         ...
 
 
-class ConversionError(Exception):
-    """A conversion failed; the message names the object and the versions."""
+class ConversionError(KubectrlError):
+    """A conversion failed; the message names the object and the versions.
+
+    Not retryable: the same object converts the same way until the models change.
+    """
 
 
 @dataclasses.dataclass
