@@ -18,7 +18,7 @@ They work on three spellings of a condition list, chosen by what the list holds:
 
 * :class:`Condition` models (``foo.status.conditions`` of a
   :class:`~kubectrl.resources.CustomResource` whose status declares
-  ``conditions: Conditions = []``);
+  ``conditions: Conditions = Field(default_factory=list)``);
 * ``kubernetes.client.models.V1Condition`` models;
 * plain dicts as the API server sends them (``obj["status"]["conditions"]``), with camelCase keys
   and ``lastTransitionTime`` an RFC 3339 string; a missing key is Go's zero value (``""``, ``0``).
@@ -54,7 +54,7 @@ Example::
 The same with models::
 
     >>> class FooStatus(ResourceModel):
-    ...     conditions: Conditions = []
+    ...     conditions: Conditions = Field(default_factory=list)
     >>> status = FooStatus()
     >>> set_status_condition(status.conditions, Condition(
     ...     type="Ready", status="True", reason="Deployed", message="3 replicas up",
@@ -157,7 +157,7 @@ their conditions, so server-side apply merges conditions by type.
 Example::
 
     >>> class FooStatus(ResourceModel):
-    ...     conditions: Conditions = []
+    ...     conditions: Conditions = Field(default_factory=list)
 """
 
 _C = TypeVar("_C", Condition, "V1Condition", "dict[str, Any]")
