@@ -1,7 +1,7 @@
 """Field ownership: ``managedFields`` and server-side apply, a simplified structured-merge-diff.
 
 Fields are tracked as paths (``f:spec``, ``f:replicas``; ``k:{"name":"c"}`` for items of the
-keyed built-in lists of :data:`~kubectrl.testing._patch.MERGE_KEYS`; ``v:"x"`` for merged
+keyed built-in lists of :data:`~kubectrl.apiserver._patch.MERGE_KEYS`; ``v:"x"`` for merged
 primitive lists such as ``finalizers``); other lists are atomic (owned as a whole). An apply
 conflicts when another manager owns a field the applied configuration sets to a different
 value; ``force`` takes the field over. Fields the applier stops applying are removed unless
@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubectrl.testing._patch import MERGED_PRIMITIVES, merge_key
-from kubectrl.testing._status import StatusError
+from kubectrl.apiserver._patch import MERGED_PRIMITIVES, merge_key
+from kubectrl.apiserver._status import StatusError
 
 __all__ = ["Path", "fields_of", "record_update", "server_side_apply"]
 

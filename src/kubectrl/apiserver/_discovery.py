@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kubectrl.testing._fake import FakeAPI
+from kubectrl.apiserver._registry import Registry
+from kubectrl.apiserver._status import StatusError
 
-__all__ = ["answer"]
+__all__ = ["VERSION", "answer"]
 
 VERSION = {
     "major": "1",
@@ -22,9 +22,9 @@ VERSION = {
 }
 
 
-def _groups(api: FakeAPI) -> dict[str, list[str]]:
+def _groups(registry: Registry) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for info in api._resources.values():
+    for info in registry.infos():
         versions = out.setdefault(info.group, [])
         for v in info.versions:
             if v not in versions:
@@ -32,11 +32,11 @@ def _groups(api: FakeAPI) -> dict[str, list[str]]:
     return out
 
 
-def answer(api: FakeAPI, parts: list[str]) -> dict[str, Any] | None:
+def answer(registry: Registry, parts: list[str]) -> dict[str, Any] | None:
     """The discovery body for a path (split on ``/``), or ``None`` when it is not discovery."""
     if parts == ["version"]:
         return dict(VERSION)
-    groups = _groups(api)
+    groups = _groups(registry)
     if parts == ["api"]:
         return {
             "kind": "APIVersions",
@@ -54,9 +54,9 @@ def answer(api: FakeAPI, parts: list[str]) -> dict[str, Any] | None:
     if len(parts) == 2 and parts[0] == "apis" and parts[1] in groups:
         return {"kind": "APIGroup", "apiVersion": "v1", **_group(parts[1], groups[parts[1]])}
     if len(parts) == 2 and parts[0] == "api":
-        return _resource_list(api, "", parts[1])
+        return _resource_list(registry, "", parts[1])
     if len(parts) == 3 and parts[0] == "apis":
-        return _resource_list(api, parts[1], parts[2])
+        return _resource_list(registry, parts[1], parts[2])
     return None
 
 
@@ -65,10 +65,8 @@ def _group(group: str, versions: list[str]) -> dict[str, Any]:
     return {"name": group, "versions": entries, "preferredVersion": entries[0]}
 
 
-def _resource_list(api: FakeAPI, group: str, version: str) -> dict[str, Any] | None:
-    from kubectrl.testing._status import StatusError
-
-    infos = [i for i in api._resources.values() if i.group == group and version in i.versions]
+def _resource_list(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+    infos = [i for i in registry.infos() if i.group == group and version in i.versions]
     if not infos:
         raise StatusError.make(404, "the server could not find the requested resource")
     return {

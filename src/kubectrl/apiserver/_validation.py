@@ -3,19 +3,24 @@
 Every kind: label keys and values (``apimachinery/pkg/api/validation/objectmeta.go``,
 ``util/validation``). ConfigMaps and Secrets: ``immutable: true`` freezes data and the flag.
 Workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet): ``spec.selector`` is required, must
-match the template's labels and cannot change; a Job's selector cannot change either.
+match the template's labels and cannot change; a Job's selector cannot change either. Names:
+RFC 1123 labels for namespaces, subdomains for the rest; custom resources: their CRD schema.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.testing._resources import ResourceInfo
+from kubectrl.apiserver import _resources
+from kubectrl.apiserver._defaults import defaults
+from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._status import invalid
 
-__all__ = ["validate"]
+__all__ = ["validate", "validate_custom", "validate_name"]
 
 Cause = tuple[str, str, str]
 
@@ -44,6 +49,18 @@ _KEY_MSG = (
     "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
     "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
     "subdomain prefix and '/' (e.g. 'example.com/MyName')"
+)
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
 _IMMUTABLE_DATA = {("", "configmaps"): ("data", "binaryData"), ("", "secrets"): ("data",)}
 _WORKLOADS = {
@@ -185,3 +202,43 @@ def validate(
                 )
             )
     return causes
+
+
+def validate_name(info: ResourceInfo, name: str, obj: dict[str, Any]) -> None:
+    """Raise 422 Invalid for a missing or malformed name (with the object's other errors)."""
+    if not name:
+        raise invalid(
+            info.kind,
+            info.group,
+            "",
+            [
+                (
+                    "FieldValueRequired",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                )
+            ],
+        )
+    # Namespaces are RFC 1123 labels, the rest (Services too, since v1.34) subdomains.
+    pattern, message, limit = _DNS_SUBDOMAIN, _SUBDOMAIN_MSG, 253
+    if info.key == ("", "namespaces"):
+        pattern, message, limit = _DNS_LABEL, _LABEL_MSG, 63
+    if len(name) > limit:
+        message = f"must be no more than {limit} characters"
+    if not pattern.match(name) or len(name) > limit:
+        cause = ("FieldValueInvalid", "metadata.name", f'Invalid value: "{name}": {message}')
+        probe = copy.deepcopy(obj)  # the other metadata errors come in the same answer
+        defaults(info, probe)
+        raise invalid(info.kind, info.group, name, [cause, *validate(info, probe, None)])
+
+
+def validate_custom(info: ResourceInfo, version: str, obj: dict[str, Any], name: str) -> None:
+    """Prune, default and validate a custom object with its CRD's schema at ``version``."""
+    schema = info.schemas.get(version)
+    if not schema:
+        return
+    _resources.prune(schema, obj, top=True)
+    _resources.apply_defaults(schema, obj)
+    errors = _resources.validate(schema, obj)
+    if errors:
+        raise invalid(info.kind, info.group, name, errors)

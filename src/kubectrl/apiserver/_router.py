@@ -1,0 +1,123 @@
+"""Requests: what one says (method, path, query, headers, body) and what it asks for (a route).
+
+A path names discovery, or a resource, a version, a namespace, a name and a subresource; the
+method (and ``?watch``) makes the verb, as the apiserver's ``RequestInfoFactory`` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl.apiserver import _discovery
+from kubectrl.apiserver._registry import Registry
+from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._status import StatusError
+
+__all__ = ["Reply", "Request", "Route", "route"]
+
+_VERBS = {
+    ("GET", True): "get",
+    ("PUT", True): "update",
+    ("PATCH", True): "patch",
+    ("DELETE", True): "delete",
+    ("GET", False): "list",
+    ("POST", False): "create",
+    ("DELETE", False): "deletecollection",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One HTTP request as the core reads it (``headers`` keys are lower case)."""
+
+    method: str
+    path: str
+    params: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    body: bytes = b""
+
+    @property
+    def content_type(self) -> str:
+        """The media type of the body, without parameters (``application/json`` by default)."""
+        return self.headers.get("content-type", "application/json").split(";")[0].strip()
+
+    @property
+    def metadata_only(self) -> bool:
+        """Whether the client asked for ``PartialObjectMetadata``."""
+        return "as=PartialObjectMetadata" in self.headers.get("accept", "")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reply:
+    """A whole answer: an HTTP status code and its JSON body (or ``content``, sent as is)."""
+
+    code: int
+    body: Any
+    content: bytes | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """What a resource request asks for."""
+
+    info: ResourceInfo
+    version: str
+    namespace: str | None
+    name: str | None
+    subresource: str
+    verb: str
+
+
+def _not_found() -> StatusError:
+    return StatusError.make(404, "the server could not find the requested resource")
+
+
+def _not_allowed() -> StatusError:
+    return StatusError.make(405, "the server does not allow this method on the requested resource")
+
+
+def route(registry: Registry, request: Request) -> Route | Reply:
+    """The route of a resource request, or the :class:`Reply` to a discovery request.
+
+    Raises :class:`~kubectrl.apiserver._status.StatusError` (404, 405) for what is not served.
+    """
+    parts = [p for p in request.path.split("/") if p]
+    discovery = _discovery.answer(registry, parts)
+    if discovery is not None:
+        if request.method != "GET":
+            raise _not_allowed()
+        return Reply(200, discovery)
+    if len(parts) >= 3 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 4 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise _not_found()
+    ns: str | None = None
+    if (
+        rest[0] == "namespaces"
+        and len(rest) >= 3
+        and not (group == "" and len(rest) == 3 and rest[2] in ("status", "finalize"))
+    ):
+        ns, rest = rest[1], rest[2:]
+    info = registry.get((group, rest[0]))
+    if info is None or version not in info.versions or len(rest) > 3:
+        raise _not_found()
+    if ns is not None and not info.namespaced:
+        raise _not_found()
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else ""
+    if sub and not (
+        (sub == "status" and info.status) or (sub == "scale" and info.scale is not None)
+    ):
+        raise _not_found()
+    if name is not None and info.namespaced and ns is None:
+        raise _not_found()
+    verb = _VERBS.get((request.method, name is not None))
+    if verb is None:
+        raise _not_allowed()
+    if verb == "list" and request.params.get("watch") in ("true", "1"):
+        verb = "watch"
+    return Route(info, version, ns, name, sub, verb)

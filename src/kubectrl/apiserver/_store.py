@@ -1,0 +1,465 @@
+"""The object store: what a write does to an object before and after it reaches storage.
+
+Like the apiserver's generic registry store (``registry/generic/registry/store.go``) and the
+strategies of the resources: names (``generateName``), namespaces, system metadata (uid,
+creationTimestamp, generation, resourceVersion), defaulting, validation, field managers,
+optimistic concurrency, the status subresource, finalizers and graceful deletion; CRD writes
+(un)register their resource and deletions hand over to the garbage collector.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl._clock import Clock
+from kubectrl.apiserver import _apply, _crds, _validation
+from kubectrl.apiserver._defaults import allocate, defaults
+from kubectrl.apiserver._gc import GarbageCollector
+from kubectrl.apiserver._objects import (
+    check,
+    comparable,
+    key_of,
+    now_string,
+    ordered,
+    render,
+    spec_of,
+)
+from kubectrl.apiserver._registry import Registry
+from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._status import (
+    MODIFIED,
+    StatusError,
+    already_exists,
+    bad_request,
+    conflict,
+    invalid,
+    not_found,
+    qualified,
+)
+from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver._watch import WatchHub
+
+__all__ = ["ObjectStore"]
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_SYSTEM_FIELDS = (
+    "resourceVersion",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "generation",
+)
+_KEPT_ON_UPDATE = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
+
+
+class ObjectStore:
+    """Create, update, delete and read objects of the served resources."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        registry: Registry,
+        hub: WatchHub,
+        clock: Clock,
+        *,
+        garbage_collection: bool = True,
+    ) -> None:
+        self.storage = storage
+        self.registry = registry
+        self.hub = hub
+        self.clock = clock
+        self.gc = GarbageCollector(storage, registry, self, clock, enabled=garbage_collection)
+
+    def __repr__(self) -> str:
+        return f"ObjectStore({self.storage!r})"
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, info: ResourceInfo, ns: str | None, name: str) -> dict[str, Any]:
+        """The stored object, or 404."""
+        obj = self.storage.get(info.key, (ns or "", name))
+        if obj is None:
+            raise not_found(info.plural, info.group, name)
+        return obj
+
+    # ------------------------------------------------------------------ create
+
+    def _check_namespace(self, info: ResourceInfo, ns: str | None, name: str) -> None:
+        if not info.namespaced:
+            return
+        if not ns:
+            raise bad_request(
+                "the server could not find the requested resource: a namespace is required"
+            )
+        namespace = self.storage.get(("", "namespaces"), ("", ns))
+        if namespace is None:
+            raise not_found("namespaces", "", ns)
+        if (namespace.get("metadata") or {}).get("deletionTimestamp"):
+            raise StatusError.make(
+                403,
+                (
+                    f'{qualified(info.plural, info.group)} "{name}" is forbidden: unable to '
+                    f"create new content in namespace {ns} because it is being terminated"
+                ),
+                details={
+                    "name": name,
+                    "group": info.group,
+                    "kind": info.plural,
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {ns} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
+            )
+
+    def create(
+        self,
+        info: ResourceInfo,
+        version: str,
+        ns: str | None,
+        body: dict[str, Any],
+        *,
+        manager: str | None,
+        keep_status: bool = False,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Create an object as a POST would; returns it as stored (or as it would be)."""
+        obj = copy.deepcopy(body)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = str(meta["generateName"]) + "".join(
+                random.choice(_NAME_CHARS)  # noqa: S311 (names, not secrets)
+                for _ in range(5)
+            )
+        name = str(meta.get("name") or "")
+        _validation.validate_name(info, name, obj)
+        self._check_namespace(info, ns, name)
+        if self.storage.get(info.key, (ns or "", name)) is not None:
+            raise already_exists(info.plural, info.group, name)
+        obj["apiVersion"], obj["kind"] = info.api_version(version), info.kind
+        for key in _SYSTEM_FIELDS:
+            meta.pop(key, None)
+        if ns is not None:
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        if not keep_status and info.status:
+            if info.crd:
+                obj.pop("status", None)
+            else:
+                obj["status"] = {}
+        defaults(info, obj)
+        if info.crd:
+            _validation.validate_custom(info, version, obj, name)
+        check(info, name, _validation.validate(info, obj, None))
+        if info.key == _crds.CRDS:
+            crd_info = _crds.accept(obj, self.clock)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_string(self.clock)
+        if info.generation:
+            meta["generation"] = 1
+        if manager is not None:
+            _apply.record_update(
+                None,
+                obj,
+                manager=manager,
+                api_version=info.api_version(version),
+                time=now_string(self.clock),
+                has_status=info.status,
+                unstructured=info.crd,
+            )
+        allocate(info, obj)  # after the field manager: admission and registry, not the writer
+        if dry_run:
+            return obj
+        meta["resourceVersion"] = ""  # set by the storage, here for the key order
+        obj = ordered(obj)
+        if info.key == _crds.CRDS:
+            self.registry.register(crd_info)
+        self.storage.create(info.key, (ns or "", name), obj)
+        return obj
+
+    # ------------------------------------------------------------------ update
+
+    def update(
+        self,
+        info: ResourceInfo,
+        version: str,
+        ns: str | None,
+        name: str,
+        body: dict[str, Any],
+        *,
+        sub: str,
+        manager: str | None,
+        dry_run: bool,
+        precondition_rv: bool = True,
+        applied: bool = False,
+    ) -> dict[str, Any]:
+        """Update an object as a PUT would (``applied``: by server-side apply)."""
+        old = self.get(info, ns, name)
+        meta_in = body.get("metadata") or {}
+        rv = meta_in.get("resourceVersion")
+        if precondition_rv and not rv and info.crd:
+            # customresource strategy: AllowUnconditionalUpdate is false.
+            raise invalid(
+                info.kind,
+                info.group,
+                name,
+                [
+                    (
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "Invalid value: 0x0: must be specified for an update",
+                    )
+                ],
+            )
+        if precondition_rv and rv and str(rv) != old["metadata"]["resourceVersion"]:
+            raise conflict(info.plural, info.group, name, MODIFIED)
+        uid = meta_in.get("uid")
+        if uid and uid != old["metadata"]["uid"]:
+            raise conflict(
+                info.plural,
+                info.group,
+                name,
+                (
+                    f"Precondition failed: UID in precondition: {uid}, "
+                    f"UID in object meta: {old['metadata']['uid']}"
+                ),
+            )
+        new = self._merged(info, version, old, body, sub)
+        meta = new.setdefault("metadata", {})
+        old_meta = old["metadata"]
+        for key in _KEPT_ON_UPDATE:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        meta.pop("resourceVersion", None)
+        meta.pop("selfLink", None)
+        if applied:
+            managed = (body.get("metadata") or {}).get("managedFields")
+            if managed:
+                meta["managedFields"] = copy.deepcopy(managed)
+        elif "managedFields" in old_meta and not meta.get("managedFields"):
+            meta["managedFields"] = copy.deepcopy(old_meta["managedFields"])
+        if old_meta.get("deletionTimestamp"):
+            _no_new_finalizers(info, name, meta, old_meta)
+        if sub != "status":
+            defaults(info, new)
+        if info.crd:
+            _validation.validate_custom(info, version, new, name)
+        check(info, name, _validation.validate(info, new, old))
+        if info.generation and spec_of(info, new) != spec_of(info, old):
+            meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        if manager is not None and not applied:
+            _apply.record_update(
+                old,
+                new,
+                manager=manager,
+                api_version=info.api_version(version),
+                time=now_string(self.clock),
+                subresource=sub,
+                has_status=info.status,
+                unstructured=info.crd,
+            )
+        if comparable(new) == comparable(old):
+            return old
+        if info.key == _crds.CRDS and sub != "status":
+            crd_info = _crds.accept(new, self.clock)
+            if not dry_run:
+                self.registry.register(crd_info)
+        if dry_run:
+            new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
+            return new
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            # The last finalizer is gone: the object goes; watchers get DELETED with the
+            # state it was stored in (finalizers included), as from the apiserver.
+            gone = self.remove(info, old)
+            meta["resourceVersion"] = gone["metadata"]["resourceVersion"]
+            return ordered(new)
+        meta["resourceVersion"] = ""  # set by the storage, here for the key order
+        new = ordered(new)
+        self.storage.update(info.key, (ns or "", name), new, old_meta["resourceVersion"])
+        return new
+
+    @staticmethod
+    def _merged(
+        info: ResourceInfo, version: str, old: dict[str, Any], body: dict[str, Any], sub: str
+    ) -> dict[str, Any]:
+        """The written object: the status of ``body`` (status writes) or all but it."""
+        if sub == "status":
+            new = copy.deepcopy(old)
+            if "status" in body:
+                new["status"] = copy.deepcopy(body["status"])
+            else:
+                new.pop("status", None)
+            return new
+        new = copy.deepcopy(body)
+        new["apiVersion"], new["kind"] = info.api_version(version), info.kind
+        if info.status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        return new
+
+    # ------------------------------------------------------------------ delete
+
+    def delete(
+        self,
+        info: ResourceInfo,
+        version: str,
+        ns: str | None,
+        name: str,
+        options: Mapping[str, Any],
+        dry_run: bool,
+    ) -> tuple[int, Any]:
+        """Delete an object as a DELETE would; returns the answer's code and body."""
+        obj = self.get(info, ns, name)
+        meta = obj["metadata"]
+        _check_preconditions(info, name, meta, options.get("preconditions") or {})
+        if dry_run:
+            return 200, render(info, version, obj)
+        policy = options.get("propagationPolicy")
+        if options.get("orphanDependents") is True:
+            policy = "Orphan"
+        finalizers = list(meta.get("finalizers") or ())
+        if info.key == ("", "namespaces"):
+            return 200, render(info, version, self.gc.terminate_namespace(info, obj))
+        # registry/store.go: the apiserver itself adds the garbage collector's finalizer; the
+        # collector (here: at once, when garbage_collection is on) does the rest.
+        # An explicit policy replaces the other one's finalizer (also on an object already
+        # being deleted); without one the finalizers stay as they are.
+        if policy in ("Foreground", "Orphan", "Background"):
+            wanted = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(policy)
+            finalizers = [f for f in finalizers if f not in ("foregroundDeletion", "orphan")]
+            if wanted:
+                finalizers.append(wanted)
+        if finalizers:
+            if not meta.get("deletionTimestamp") or finalizers != list(
+                meta.get("finalizers") or ()
+            ):
+                new = copy.deepcopy(obj)
+                new["metadata"]["finalizers"] = finalizers
+                obj = self._mark_deleted(info, obj, new)
+                if self.gc.enabled:
+                    self.gc.run_finalizers(info, obj)
+            return 200, render(info, version, obj)
+        if info.key == ("", "pods"):
+            # Graceful deletion with grace period 0 (an unscheduled pod): the pod is marked
+            # (generation bumped, a MODIFIED event) and then removed.
+            obj = self._mark_deleted(info, obj, copy.deepcopy(obj))
+        removed = self.remove(info, obj)
+        if info.key == ("", "pods"):
+            return 200, render(info, version, removed)
+        details = {"name": name, "group": info.group, "kind": info.plural, "uid": meta["uid"]}
+        return 200, {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": {k: v for k, v in details.items() if v},
+        }
+
+    def _mark_deleted(
+        self, info: ResourceInfo, old: dict[str, Any], new: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Store ``new`` (a copy of ``old``) with a deletionTimestamp, unless it has one."""
+        new_meta = new["metadata"]
+        if not new_meta.get("deletionTimestamp"):
+            new_meta["deletionTimestamp"] = now_string(self.clock)
+            new_meta["deletionGracePeriodSeconds"] = 0
+            if new_meta.get("generation"):
+                new_meta["generation"] = int(new_meta["generation"]) + 1
+        new = ordered(new)
+        self.storage.update(info.key, key_of(old), new, old["metadata"]["resourceVersion"])
+        return new
+
+    def remove(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+        """Remove a stored object now; returns its last state (DELETED's resourceVersion)."""
+        meta = obj["metadata"]
+        old = self.storage.get(info.key, key_of(obj))
+        if old is None:
+            return obj
+        gone = self.storage.delete(info.key, key_of(obj), old["metadata"]["resourceVersion"])
+        if info.key == _crds.CRDS:
+            self._unregister(gone.object)
+        self.gc.collect(meta["uid"])
+        self.gc.sweep()
+        return gone.object
+
+    def _unregister(self, crd: Mapping[str, Any]) -> None:
+        crd_info = _crds.defined(crd)
+        if crd_info is None:
+            return
+        served = self.registry.get(crd_info.key)
+        if served is not None:
+            for obj in list(self.storage.range(crd_info.key).values()):
+                self.remove(served, obj)
+        self.registry.unregister(crd_info.key)
+        self.hub.drop(lambda w: w.info.key == crd_info.key)
+
+
+def _no_new_finalizers(
+    info: ResourceInfo, name: str, meta: Mapping[str, Any], old_meta: Mapping[str, Any]
+) -> None:
+    added = [f for f in meta.get("finalizers") or () if f not in (old_meta.get("finalizers") or ())]
+    if added:
+        raise invalid(
+            info.kind,
+            info.group,
+            name,
+            [
+                (
+                    "FieldValueForbidden",
+                    "metadata.finalizers",
+                    (
+                        "Forbidden: no new finalizers can be "
+                        "added if the object is being deleted, "
+                        "found new finalizers "
+                        f"[]string{{{', '.join(json.dumps(f) for f in added)}}}"
+                    ),
+                )
+            ],
+        )
+
+
+def _check_preconditions(
+    info: ResourceInfo, name: str, meta: Mapping[str, Any], pre: Mapping[str, Any]
+) -> None:
+    if pre.get("uid") and pre["uid"] != meta["uid"]:
+        # rest/delete.go BeforeDelete: the group-resource it names is the Kind.
+        raise conflict(
+            info.kind,
+            info.group,
+            name,
+            f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+            f"({meta['uid']}). The object might have been deleted and then recreated",
+        )
+    if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+        raise conflict(
+            info.kind,
+            info.group,
+            name,
+            f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not "
+            f"match the ResourceVersion in record ({meta['resourceVersion']}). The object "
+            "might have been modified",
+        )
