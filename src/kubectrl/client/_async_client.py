@@ -15,15 +15,13 @@ ordinary requests of connections.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import enum
 import json
 import logging
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -33,9 +31,13 @@ from kubectrl._clock import Clock, RealClock
 from kubectrl.client import _json
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
+from kubectrl.client._interfaces import KubeClient, Pager
+from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
+from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
+from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
 from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
 from kubectrl.errors import (
     APIConnectionError,
@@ -53,43 +55,6 @@ __all__ = ["AsyncClient", "KindRef", "ModelList", "PatchType", "Preconditions", 
 log = logging.getLogger("kubectrl.client")
 
 T = TypeVar("T")
-#: A model class's instances (``kubernetes.client.models`` classes are pydantic models).
-M = TypeVar("M", bound="BaseModel")
-
-#: What names a resource: an :class:`APIResource`, a GVK, a GVR, or ``(apiVersion, kind)``.
-ResourceRef = Union[APIResource, GroupVersionKind, GroupVersionResource, "tuple[str, str]"]
-#: A :data:`ResourceRef` or a model class (``V1Deployment``, a custom resource class).
-KindRef = Union[ResourceRef, "type[BaseModel]"]
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelList(Generic[M]):
-    """A list (or one page of one) of typed objects: what ``list`` returns for a model class.
-
-    ``metadata`` is the list's (``resourceVersion``, ``continue``); ``api_version``/``kind`` the
-    list type's (``v1``, ``ConfigMapList``).
-
-    Example::
-
-        >>> page = ModelList(items=[], metadata={"resourceVersion": "42"})
-        >>> page.resource_version, page.continue_
-        ('42', '')
-    """
-
-    items: list[M]
-    metadata: dict[str, Any]
-    api_version: str = ""
-    kind: str = ""
-
-    @property
-    def resource_version(self) -> str:
-        """``metadata.resourceVersion``: watch from here to see later changes."""
-        return str(self.metadata.get("resourceVersion") or "")
-
-    @property
-    def continue_(self) -> str:
-        """``metadata.continue`` (``""`` on the last page)."""
-        return str(self.metadata.get("continue") or "")
 
 
 def _model_of(resource: Any) -> type[Any] | None:
@@ -116,63 +81,6 @@ def _no_metadata_only(model: type[Any] | None, metadata_only: bool) -> None:
             f"metadata_only=True returns PartialObjectMetadata, not {model.__name__}: name the "
             "kind by a tuple or GVK instead"
         )
-
-
-class PatchType(str, enum.Enum):
-    """Patch flavours and their content types. Strings ``"json"``, ``"merge"``, ``"strategic"``,
-    ``"apply"`` are accepted wherever a :class:`PatchType` is.
-
-    Strategic merge patch works on built-in types only (CRDs reject it with 415).
-    """
-
-    JSON = "application/json-patch+json"
-    MERGE = "application/merge-patch+json"
-    STRATEGIC = "application/strategic-merge-patch+json"
-    APPLY = "application/apply-patch+yaml"
-
-    @classmethod
-    def parse(cls, value: PatchType | str) -> PatchType:
-        """Accept a member, its content type, or a short name."""
-        if isinstance(value, PatchType):
-            return value
-        short = {
-            "json": cls.JSON,
-            "merge": cls.MERGE,
-            "strategic": cls.STRATEGIC,
-            "apply": cls.APPLY,
-        }
-        if value.lower() in short:
-            return short[value.lower()]
-        return cls(value)
-
-
-class Preconditions:
-    """Delete preconditions: refuse the delete unless the object still has this uid and/or
-    resourceVersion (409 Conflict otherwise).
-
-    Example::
-
-        await client.delete(("v1", "ConfigMap"), "x", namespace="ns",
-                            preconditions=Preconditions(uid=obj["metadata"]["uid"]))
-    """
-
-    __slots__ = ("resource_version", "uid")
-
-    def __init__(self, *, uid: str | None = None, resource_version: str | None = None) -> None:
-        self.uid = uid
-        self.resource_version = resource_version
-
-    def to_dict(self) -> dict[str, str]:
-        """The ``DeleteOptions.preconditions`` JSON."""
-        out: dict[str, str] = {}
-        if self.uid:
-            out["uid"] = self.uid
-        if self.resource_version:
-            out["resourceVersion"] = self.resource_version
-        return out
-
-    def __repr__(self) -> str:
-        return f"Preconditions(uid={self.uid!r}, resource_version={self.resource_version!r})"
 
 
 class _Default:
@@ -213,7 +121,7 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
-class AsyncClient:
+class AsyncClient(KubeClient, Pager):
     """Asyncio Kubernetes client for any resource, built on httpx.
 
     Resources are named by ``(apiVersion, kind)`` tuples, a
@@ -437,29 +345,7 @@ class AsyncClient:
 
     # ------------------------------------------------------------------ reads
 
-    @overload
-    async def get(
-        self,
-        resource: type[M],
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> M: ...
-
-    @overload
-    async def get(
-        self,
-        resource: ResourceRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def get(
+    async def _get(
         self,
         resource: KindRef,
         name: str,
@@ -499,39 +385,7 @@ class AsyncClient:
         data = await self._json(response)
         return _typed(model, data) if model is not None else data
 
-    @overload
-    def list_pages(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> AsyncIterator[ModelList[M]]: ...
-
-    @overload
-    def list_pages(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> AsyncIterator[dict[str, Any]]: ...
-
-    def list_pages(
+    def _list_pages(
         self,
         resource: KindRef,
         *,
@@ -562,7 +416,7 @@ class AsyncClient:
         """
         model = _model_of(resource)
         _no_metadata_only(model, metadata_only)
-        pages = self._list_pages(
+        pages = self._raw_pages(
             resource,
             namespace=namespace,
             label_selector=label_selector,
@@ -588,7 +442,7 @@ class AsyncClient:
         finally:
             await pages.aclose()  # type: ignore[attr-defined]
 
-    async def _list_pages(
+    async def _raw_pages(
         self,
         resource: KindRef,
         *,
@@ -640,37 +494,7 @@ class AsyncClient:
             if not token:
                 return
 
-    @overload
-    async def list(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> ModelList[M]: ...
-
-    @overload
-    async def list(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> dict[str, Any]: ...
-
-    async def list(
+    async def _list(
         self,
         resource: KindRef,
         *,
@@ -708,7 +532,7 @@ class AsyncClient:
         res = await self.resource(resource)
         items: list[dict[str, Any]] = []
         metadata: dict[str, Any] = {}
-        async for page in self._list_pages(
+        async for page in self._raw_pages(
             res,
             namespace=namespace,
             label_selector=label_selector,
@@ -732,29 +556,7 @@ class AsyncClient:
         }
         return _typed_list(model, whole) if model is not None else whole
 
-    @overload
-    def list_items(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> AsyncIterator[M]: ...
-
-    @overload
-    def list_items(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> AsyncIterator[dict[str, Any]]: ...
-
-    async def list_items(
+    async def _list_items(
         self,
         resource: KindRef,
         *,
@@ -773,7 +575,7 @@ class AsyncClient:
                 print(pod["metadata"]["name"])
         """
         model = _model_of(resource)
-        pages = self._list_pages(
+        pages = self._raw_pages(
             resource,
             namespace=namespace,
             label_selector=label_selector,
@@ -939,27 +741,7 @@ class AsyncClient:
 
     # ------------------------------------------------------------------ writes
 
-    @overload
-    async def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-
-    @overload
-    async def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]: ...
-
-    async def create(
+    async def _create(
         self,
         obj: Mapping[str, Any] | BaseModel,
         *,
@@ -999,31 +781,7 @@ class AsyncClient:
             return data
         return _kinds.from_dict(type(obj), data)
 
-    @overload
-    async def update(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-
-    @overload
-    async def update(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]: ...
-
-    async def update(
+    async def _update(
         self,
         obj: Mapping[str, Any] | BaseModel,
         *,
@@ -1067,51 +825,77 @@ class AsyncClient:
         data = await self._json(response)
         return data if subresource not in ("", "status") else self._result(obj, data)
 
-    @overload
-    async def update_status(self, obj: M, *, namespace: str | None = None) -> M: ...
-
-    @overload
-    async def update_status(
-        self, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def update_status(
-        self, obj: Mapping[str, Any] | BaseModel, *, namespace: str | None = None
+    async def _update_status(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
     ) -> Any:
-        """``update(obj, subresource="status")``. Example: ``await client.update_status(foo)``."""
-        return await self.update(obj, namespace=namespace, subresource="status")
+        """``status().update(obj)``: PUT the status, typed like ``obj``.
 
-    @overload
-    async def patch(
+        Example: ``foo = await client.update_status(foo)``.
+        """
+        return await self.status().update(
+            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+        )
+
+    async def _patch_merge_from(
         self,
-        resource: type[M],
-        name: str,
-        patch: Any,
+        original: Any,
+        modified: Any,
         *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
+        optimistic_lock: bool = False,
         subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
+    ) -> Any:
+        """Send the JSON merge patch that turns ``original`` into ``modified`` (controller-runtime's
+        ``client.MergeFrom``); the result is typed like ``modified``.
 
-    @overload
-    async def patch(
-        self,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+        Both may be model instances (``original`` a copy taken before the change, e.g.
+        ``foo.model_copy(deep=True)``). With ``optimistic_lock`` the patch carries
+        ``original``'s ``metadata.resourceVersion``, so the server refuses it with
+        :class:`~kubectrl.errors.ConflictError` if the object changed since it was read
+        (``MergeFromWithOptimisticLock``). Without it only the changed fields are sent and the
+        patch always applies. An empty patch is still sent (it returns the current object).
 
-    async def patch(
+        Example::
+
+            original = copy.deepcopy(cm)
+            cm["data"]["mode"] = "fast"
+            cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
+        """
+        return await send_merge_from(
+            self._patch,
+            original,
+            modified,
+            optimistic_lock=optimistic_lock,
+            subresource=subresource,
+        )
+
+    def status(self) -> ClientStatusWriter:
+        """The writer of the ``status`` subresource: ``update``, ``patch``, ``apply``,
+        ``patch_merge_from``.
+
+        Example::
+
+            foo.status = FooStatus(ready=True)
+            foo = await client.status().update(foo)
+        """
+        return ClientStatusWriter(self)
+
+    def subresource(self, subresource: str) -> ClientSubResourceClient:
+        """A client of the ``subresource`` of objects (``"scale"``, ...): ``get``, ``update``,
+        ``patch``, on dicts.
+
+        Example::
+
+            await client.subresource("scale").patch(("apps/v1", "Deployment"), "web",
+                                                    {"spec": {"replicas": 3}}, namespace="ns")
+        """
+        return ClientSubResourceClient(self, self, subresource)
+
+    async def _patch(
         self,
         resource: KindRef,
         name: str,
@@ -1165,31 +949,7 @@ class AsyncClient:
             return data
         return _kinds.from_dict(model, data)
 
-    @overload
-    async def apply(
-        self,
-        obj: M,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-    ) -> M: ...
-
-    @overload
-    async def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-    ) -> dict[str, Any]: ...
-
-    async def apply(
+    async def _apply(
         self,
         obj: Mapping[str, Any] | BaseModel,
         *,
@@ -1473,3 +1233,46 @@ class AsyncClient:
     async def server_version(self) -> dict[str, Any]:
         """``GET /version``. Example: ``(await client.server_version())["gitVersion"]``."""
         return await self._json(await self._send("GET", "/version", verb="get", label="version"))
+
+    # The verbs' public signatures are the interfaces' overloads (declared once, in
+    # kubectrl.client._interfaces); the implementations above are bound to those names at run
+    # time, and mypy checks each against its protocol (_AsyncClientConforms below).
+    if TYPE_CHECKING:
+        get = KubeClient.get
+        list = KubeClient.list
+        list_pages = Pager.list_pages
+        list_items = Pager.list_items
+        create = KubeClient.create
+        update = KubeClient.update
+        update_status = KubeClient.update_status
+        patch = KubeClient.patch
+        apply = KubeClient.apply
+        patch_merge_from = KubeClient.patch_merge_from
+    else:
+        get = _get
+        list = _list
+        list_pages = _list_pages
+        list_items = _list_items
+        create = _create
+        update = _update
+        update_status = _update_status
+        patch = _patch
+        apply = _apply
+        patch_merge_from = _patch_merge_from
+
+
+if TYPE_CHECKING:
+    # Each implementation must fit its protocol's overloads (a wrong parameter, default or result
+    # type is a mypy error here).
+
+    class _AsyncClientConforms(KubeClient, Pager):
+        get = AsyncClient._get
+        list = AsyncClient._list
+        list_pages = AsyncClient._list_pages
+        list_items = AsyncClient._list_items
+        create = AsyncClient._create
+        update = AsyncClient._update
+        update_status = AsyncClient._update_status
+        patch = AsyncClient._patch
+        apply = AsyncClient._apply
+        patch_merge_from = AsyncClient._patch_merge_from

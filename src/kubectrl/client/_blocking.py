@@ -17,9 +17,13 @@ A facade subclasses :class:`BlockingFacade` and sets ``_portal`` and ``_target``
 
 Example::
 
-    class Client(BlockingFacade):
-        get = blocking(AsyncClient.get)
-        list_pages = blocking_iterator(AsyncClient.list_pages)
+    class BlockingClient(BlockingFacade):
+        delete = blocking(AsyncClient.delete)
+        follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
+
+Overloaded verbs cannot carry their overloads through ``ParamSpec``: a facade derives them
+under private names (``_get = blocking(AsyncClient._get)``) and takes its public signatures
+from a blocking interface (:mod:`kubectrl.client._interfaces`), which mypy checks them against.
 """
 
 from __future__ import annotations
@@ -134,7 +138,8 @@ _ASYNC_WORDS = re.compile(r"\bawait\s+|\basync\s+(?=for\b|with\b)")
 def _derive(
     wrapper: Callable[..., Any], fn: Callable[..., Any], returns: Callable[[Any], Any]
 ) -> None:
-    name = getattr(fn, "__name__", "method")
+    # An implementation bound to a public name is named after it (``_get`` serves ``get``).
+    name = getattr(fn, "__name__", "method").lstrip("_")
     owner = getattr(fn, "__qualname__", name).rsplit(".", 1)[0]
     doc = inspect.getdoc(fn) or ""
     # The examples are the async method's; the blocking call reads the same without the keywords.
@@ -160,8 +165,8 @@ def blocking(
 
     Example::
 
-        class Client(BlockingFacade):
-            get = blocking(AsyncClient.get)
+        class BlockingClient(BlockingFacade):
+            delete = blocking(AsyncClient.delete)
     """
 
     def method(self: BlockingFacade, /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -185,8 +190,8 @@ def blocking_iterator(
 
     Example::
 
-        class Client(BlockingFacade):
-            list_pages = blocking_iterator(AsyncClient.list_pages)
+        class BlockingClient(BlockingFacade):
+            follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
     """
 
     def method(self: BlockingFacade, /, *args: P.args, **kwargs: P.kwargs) -> Iterator[T]:
@@ -208,8 +213,10 @@ def blocking_wrapped(
 
     Example::
 
-        class Client(BlockingFacade):
-            watch = blocking_wrapped(AsyncClient.watch, SyncWatchStream, returns="SyncWatchStream")
+        class BlockingClient(BlockingFacade):
+            watch = blocking_wrapped(
+                AsyncClient.watch, BlockingWatchStream, returns="BlockingWatchStream"
+            )
     """
 
     def method(self: BlockingFacade, /, *args: P.args, **kwargs: P.kwargs) -> W:

@@ -1,29 +1,25 @@
-"""The blocking facade: :class:`Client` has :class:`AsyncClient`'s methods, names and behaviour.
+"""The blocking client: :class:`BlockingClient` has :class:`AsyncClient`'s methods, names and
+behaviour.
 
 It runs one :class:`AsyncClient` on a private event loop in a daemon thread and waits for each
 call's result, so both APIs share one implementation: same errors, retries, rate limit and watch
 semantics. Its verbs are derived from :class:`AsyncClient`'s (:mod:`kubectrl.client._blocking`),
-so each verb's parameters are declared once. Blocking calls may come from any number of threads
-at once.
+so there is one implementation of each verb; its typed signature is the blocking interface's
+(:class:`~kubectrl.client.BlockingKubeClient`). Blocking calls may come from any number of
+threads at once.
 
-Caveats: do not call a :class:`Client` from inside a coroutine running on an event loop you care
-about (it blocks that loop); use :class:`AsyncClient` there.
+Caveats: do not call a :class:`BlockingClient` from inside a coroutine running on an event loop
+you care about (it blocks that loop); use :class:`AsyncClient` there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar
 
 from kubectrl._clock import Clock
-from kubectrl.client._async_client import (
-    AsyncClient,
-    KindRef,
-    ModelList,
-    PatchType,
-    ResourceRef,
-)
+from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._blocking import (
     BlockingFacade,
     Portal,
@@ -32,25 +28,25 @@ from kubectrl.client._blocking import (
     blocking_wrapped,
 )
 from kubectrl.client._config import ClientConfig
+from kubectrl.client._interfaces import BlockingKubeClient, BlockingPager
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict_blocking
+from kubectrl.client._subresource import (
+    BlockingClientStatusWriter,
+    BlockingClientSubResourceClient,
+)
 from kubectrl.client._watch import WatchStream
 from kubectrl.client._watch_decoder import WatchEvent
-from kubectrl.labels import LabelSelectorLike
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-__all__ = ["Client", "SyncWatchStream"]
+__all__ = ["BlockingClient", "BlockingWatchStream", "Client", "SyncWatchStream"]
 
 T = TypeVar("T")
-M = TypeVar("M", bound="BaseModel")
 
 
 async def _next_event(stream: WatchStream) -> WatchEvent:
     return await stream.__anext__()
 
 
-class SyncWatchStream(Iterator[WatchEvent]):
+class BlockingWatchStream(Iterator[WatchEvent]):
     """Blocking twin of :class:`WatchStream`: an iterator and a context manager.
 
     Example::
@@ -69,7 +65,7 @@ class SyncWatchStream(Iterator[WatchEvent]):
         """The last resourceVersion seen (bookmarks included)."""
         return self._stream.resource_version
 
-    def __enter__(self) -> SyncWatchStream:
+    def __enter__(self) -> BlockingWatchStream:
         self._portal.call(self._stream.__aenter__())
         return self
 
@@ -81,7 +77,7 @@ class SyncWatchStream(Iterator[WatchEvent]):
     ) -> None:
         self.close()
 
-    def __iter__(self) -> SyncWatchStream:
+    def __iter__(self) -> BlockingWatchStream:
         return self
 
     def __next__(self) -> WatchEvent:
@@ -96,7 +92,7 @@ class SyncWatchStream(Iterator[WatchEvent]):
             self._portal.call(self._stream.close())
 
 
-class Client(BlockingFacade):
+class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
     """Blocking Kubernetes client with the same methods as :class:`AsyncClient`.
 
     Each verb is :class:`AsyncClient`'s, run on a private loop thread: same parameters, defaults,
@@ -106,7 +102,7 @@ class Client(BlockingFacade):
 
     Example::
 
-        with Client(load_kubeconfig()) as client:
+        with BlockingClient(load_kubeconfig()) as client:
             ns = client.get(("v1", "Namespace"), "default")
             for event in client.watch(("v1", "Pod"), namespace="default", timeout_seconds=5):
                 print(event.type, event.object["metadata"]["name"])
@@ -130,7 +126,7 @@ class Client(BlockingFacade):
         """The underlying :class:`AsyncClient` (lives on this client's private loop)."""
         return self._target
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> BlockingClient:
         return self
 
     def __exit__(
@@ -151,10 +147,10 @@ class Client(BlockingFacade):
             self._portal.stop()
 
     def __repr__(self) -> str:
-        return f"Client(server={self.config.server!r}, source={self.config.source!r})"
+        return f"BlockingClient(server={self.config.server!r}, source={self.config.source!r})"
 
     resource = blocking(AsyncClient.resource)
-    watch = blocking_wrapped(AsyncClient.watch, SyncWatchStream, returns="SyncWatchStream")
+    watch = blocking_wrapped(AsyncClient.watch, BlockingWatchStream, returns="BlockingWatchStream")
     scale = blocking(AsyncClient.scale)
     delete = blocking(AsyncClient.delete)
     delete_collection = blocking(AsyncClient.delete_collection)
@@ -162,225 +158,60 @@ class Client(BlockingFacade):
     follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
     server_version = blocking(AsyncClient.server_version)
 
-    # The typed verbs: at run time each is derived from AsyncClient's (one implementation, its
-    # signature and docstring). ParamSpec cannot carry @overload through that derivation, so for
-    # the type checker the overloads are spelled out here: a model class in -> an instance of it
-    # out, a tuple/GVK/GVR or a dict -> dicts. tests/typing checks these against real use.
-    if TYPE_CHECKING:
+    def status(self) -> BlockingClientStatusWriter:
+        """The blocking writer of the ``status`` subresource (:meth:`AsyncClient.status`).
 
-        @overload
-        def get(
-            self,
-            resource: type[M],
-            name: str,
-            *,
-            namespace: str | None = None,
-            subresource: str = "",
-            resource_version: str | None = None,
-        ) -> M: ...
-        @overload
-        def get(
-            self,
-            resource: ResourceRef,
-            name: str,
-            *,
-            namespace: str | None = None,
-            subresource: str = "",
-            resource_version: str | None = None,
-        ) -> dict[str, Any]: ...
-        def get(self, resource: KindRef, name: str, **kwargs: Any) -> Any: ...
-        @overload
-        def list(
-            self,
-            resource: type[M],
-            *,
-            namespace: str | None = None,
-            label_selector: LabelSelectorLike = None,
-            field_selector: str | None = None,
-            limit: int | None = None,
-            resource_version: str | None = None,
-            resource_version_match: str | None = None,
-            timeout_seconds: int | None = None,
-            metadata_only: bool = False,
-        ) -> ModelList[M]: ...
-        @overload
-        def list(
-            self,
-            resource: ResourceRef,
-            *,
-            namespace: str | None = None,
-            label_selector: LabelSelectorLike = None,
-            field_selector: str | None = None,
-            limit: int | None = None,
-            resource_version: str | None = None,
-            resource_version_match: str | None = None,
-            timeout_seconds: int | None = None,
-            metadata_only: bool = False,
-        ) -> dict[str, Any]: ...
-        def list(self, resource: KindRef, **kwargs: Any) -> Any: ...
-        @overload
-        def list_pages(
-            self,
-            resource: type[M],
-            *,
-            namespace: str | None = None,
-            label_selector: LabelSelectorLike = None,
-            field_selector: str | None = None,
-            limit: int | None = None,
-            continue_: str | None = None,
-            resource_version: str | None = None,
-            resource_version_match: str | None = None,
-            timeout_seconds: int | None = None,
-            metadata_only: bool = False,
-        ) -> Iterator[ModelList[M]]: ...
-        @overload
-        def list_pages(
-            self,
-            resource: ResourceRef,
-            *,
-            namespace: str | None = None,
-            label_selector: LabelSelectorLike = None,
-            field_selector: str | None = None,
-            limit: int | None = None,
-            continue_: str | None = None,
-            resource_version: str | None = None,
-            resource_version_match: str | None = None,
-            timeout_seconds: int | None = None,
-            metadata_only: bool = False,
-        ) -> Iterator[dict[str, Any]]: ...
-        def list_pages(self, resource: KindRef, **kwargs: Any) -> Any: ...
-        @overload
-        def list_items(
-            self,
-            resource: type[M],
-            *,
-            namespace: str | None = None,
-            label_selector: LabelSelectorLike = None,
-            field_selector: str | None = None,
-            limit: int | None = 500,
-        ) -> Iterator[M]: ...
-        @overload
-        def list_items(
-            self,
-            resource: ResourceRef,
-            *,
-            namespace: str | None = None,
-            label_selector: LabelSelectorLike = None,
-            field_selector: str | None = None,
-            limit: int | None = 500,
-        ) -> Iterator[dict[str, Any]]: ...
-        def list_items(self, resource: KindRef, **kwargs: Any) -> Any: ...
-        @overload
-        def create(
-            self,
-            obj: M,
-            *,
-            namespace: str | None = None,
-            field_manager: str | None = None,
-            dry_run: bool = False,
-        ) -> M: ...
-        @overload
-        def create(
-            self,
-            obj: Mapping[str, Any],
-            *,
-            namespace: str | None = None,
-            field_manager: str | None = None,
-            dry_run: bool = False,
-        ) -> dict[str, Any]: ...
-        def create(self, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def update(
-            self,
-            obj: M,
-            *,
-            namespace: str | None = None,
-            subresource: str = "",
-            resource: KindRef | None = None,
-            field_manager: str | None = None,
-            dry_run: bool = False,
-        ) -> M: ...
-        @overload
-        def update(
-            self,
-            obj: Mapping[str, Any],
-            *,
-            namespace: str | None = None,
-            subresource: str = "",
-            resource: KindRef | None = None,
-            field_manager: str | None = None,
-            dry_run: bool = False,
-        ) -> dict[str, Any]: ...
-        def update(self, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def update_status(self, obj: M, *, namespace: str | None = None) -> M: ...
-        @overload
-        def update_status(
-            self, obj: Mapping[str, Any], *, namespace: str | None = None
-        ) -> dict[str, Any]: ...
-        def update_status(self, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def patch(
-            self,
-            resource: type[M],
-            name: str,
-            patch: Any,
-            *,
-            namespace: str | None = None,
-            patch_type: PatchType | str = PatchType.MERGE,
-            subresource: str = "",
-            field_manager: str | None = None,
-            force: bool | None = None,
-            dry_run: bool = False,
-        ) -> M: ...
-        @overload
-        def patch(
-            self,
-            resource: ResourceRef,
-            name: str,
-            patch: Any,
-            *,
-            namespace: str | None = None,
-            patch_type: PatchType | str = PatchType.MERGE,
-            subresource: str = "",
-            field_manager: str | None = None,
-            force: bool | None = None,
-            dry_run: bool = False,
-        ) -> dict[str, Any]: ...
-        def patch(self, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def apply(
-            self,
-            obj: M,
-            *,
-            field_manager: str,
-            force: bool = False,
-            namespace: str | None = None,
-            subresource: str = "",
-            dry_run: bool = False,
-        ) -> M: ...
-        @overload
-        def apply(
-            self,
-            obj: Mapping[str, Any],
-            *,
-            field_manager: str,
-            force: bool = False,
-            namespace: str | None = None,
-            subresource: str = "",
-            dry_run: bool = False,
-        ) -> dict[str, Any]: ...
-        def apply(self, obj: Any, **kwargs: Any) -> Any: ...
+        Example::
+
+            foo.status = FooStatus(ready=True)
+            foo = client.status().update(foo)
+        """
+        return BlockingClientStatusWriter(self._portal, self._target.status())
+
+    def subresource(self, subresource: str) -> BlockingClientSubResourceClient:
+        """A blocking client of ``subresource`` (:meth:`AsyncClient.subresource`).
+
+        Example: ``client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
+        """
+        return BlockingClientSubResourceClient(self._portal, self._target.subresource(subresource))
+
+    # Each typed verb is AsyncClient's implementation run on the loop thread (one
+    # implementation). Its public signature is the blocking interface's overloads (ParamSpec
+    # cannot carry overloads through the derivation); mypy checks each derived method against
+    # them (_BlockingClientConforms below).
+    _get = blocking(AsyncClient._get)
+    _list = blocking(AsyncClient._list)
+    _list_pages = blocking_iterator(AsyncClient._list_pages)
+    _list_items = blocking_iterator(AsyncClient._list_items)
+    _create = blocking(AsyncClient._create)
+    _update = blocking(AsyncClient._update)
+    _update_status = blocking(AsyncClient._update_status)
+    _patch = blocking(AsyncClient._patch)
+    _apply = blocking(AsyncClient._apply)
+    _patch_merge_from = blocking(AsyncClient._patch_merge_from)
+
+    if TYPE_CHECKING:
+        get = BlockingKubeClient.get
+        list = BlockingKubeClient.list
+        list_pages = BlockingPager.list_pages
+        list_items = BlockingPager.list_items
+        create = BlockingKubeClient.create
+        update = BlockingKubeClient.update
+        update_status = BlockingKubeClient.update_status
+        patch = BlockingKubeClient.patch
+        apply = BlockingKubeClient.apply
+        patch_merge_from = BlockingKubeClient.patch_merge_from
     else:
-        get = blocking(AsyncClient.get)
-        list = blocking(AsyncClient.list)
-        list_pages = blocking_iterator(AsyncClient.list_pages)
-        list_items = blocking_iterator(AsyncClient.list_items)
-        create = blocking(AsyncClient.create)
-        update = blocking(AsyncClient.update)
-        update_status = blocking(AsyncClient.update_status)
-        patch = blocking(AsyncClient.patch)
-        apply = blocking(AsyncClient.apply)
+        get = _get
+        list = _list
+        list_pages = _list_pages
+        list_items = _list_items
+        create = _create
+        update = _update
+        update_status = _update_status
+        patch = _patch
+        apply = _apply
+        patch_merge_from = _patch_merge_from
 
     def retry_on_conflict(self, fn: Callable[[], T], *, backoff: Backoff = DEFAULT_RETRY) -> T:
         """Blocking :func:`retry_on_conflict`: call ``fn`` again while it raises Conflict.
@@ -390,3 +221,24 @@ class Client(BlockingFacade):
             client.retry_on_conflict(lambda: bump_counter(client))
         """
         return retry_on_conflict_blocking(fn, backoff=backoff)
+
+
+#: The former names (``kubectrl.client`` keeps them as deprecated aliases).
+Client = BlockingClient
+SyncWatchStream = BlockingWatchStream
+
+
+if TYPE_CHECKING:
+    # Each derived verb must fit the blocking interface's overloads (mypy checks it here).
+
+    class _BlockingClientConforms(BlockingKubeClient, BlockingPager):
+        get = BlockingClient._get
+        list = BlockingClient._list
+        list_pages = BlockingClient._list_pages
+        list_items = BlockingClient._list_items
+        create = BlockingClient._create
+        update = BlockingClient._update
+        update_status = BlockingClient._update_status
+        patch = BlockingClient._patch
+        apply = BlockingClient._apply
+        patch_merge_from = BlockingClient._patch_merge_from

@@ -35,23 +35,36 @@ import asyncio
 import copy
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kubectrl import kinds as _kinds
-from kubectrl.cache import Informer, InformerFactory, describe_resource
+from kubectrl.cache import Informer, InformerFactory
+from kubectrl.cache._listwatch import describe_resource
 from kubectrl.client import (
     APIResource,
     AsyncClient,
-    Client,
+    BlockingClient,
     KindRef,
     ModelList,
     PatchType,
-    ResourceRef,
+    Preconditions,
 )
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
+from kubectrl.client._interfaces import (
+    BlockingKubeClient,
+    BlockingStatusWriter,
+    KubeClient,
+    StatusWriter,
+)
+from kubectrl.client._merge import send_merge_from
+from kubectrl.client._subresource import (
+    BlockingClientStatusWriter,
+    BlockingClientSubResourceClient,
+    ClientStatusWriter,
+    ClientSubResourceClient,
+)
+from kubectrl.labels import LabelSelectorLike
 from kubectrl.leaderelection import LeaderElectionLostError
-from kubectrl.objects import ObjectKey, api_version_of, gvk_of, key_of, metadata_of
-from kubectrl.runtime._controllerutil import merge_patch_diff
+from kubectrl.objects import ObjectKey, api_version_of, key_of
 from kubectrl.runtime._kind_source import normalize_resource
 from kubectrl.runtime._typed import model_view, object_dict
 
@@ -61,115 +74,9 @@ if TYPE_CHECKING:
 __all__ = ["BlockingCachedClient", "BlockingStatusWriter", "CachedClient", "StatusWriter"]
 
 T = TypeVar("T")
-#: A model class's instances.
-M = TypeVar("M", bound="BaseModel")
 
 
-class StatusWriter:
-    """Writes the ``status`` subresource (``client.status()``).
-
-    Example::
-
-        foo["status"] = {"ready": True}
-        await client.status().update(foo)
-    """
-
-    def __init__(self, client: CachedClient) -> None:
-        self._client = client
-
-    @overload
-    async def update(self, /, obj: M, *, namespace: str | None = None) -> M: ...
-
-    @overload
-    async def update(
-        self, /, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def update(
-        self, /, obj: Mapping[str, Any] | BaseModel, *, namespace: str | None = None
-    ) -> Any:
-        """PUT the status (optimistic lock on ``metadata.resourceVersion``); the stored object
-        comes back typed like ``obj`` (a model instance for a model)."""
-        self._client.check_fence("update status of", _describe(obj))
-        return await self._client.reader.update(obj, subresource="status", namespace=namespace)
-
-    @overload
-    async def patch(
-        self,
-        /,
-        resource: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-    ) -> M: ...
-
-    @overload
-    async def patch(
-        self,
-        /,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any:
-        """Patch the status (merge patch unless ``patch_type=`` says otherwise); ``patch`` may be
-        a model instance, and a model class as ``resource`` returns an instance of it."""
-        self._client.check_fence("patch status of", _describe_ref(resource, name, kwargs))
-        return await self._client.reader.patch(
-            resource, name, patch, subresource="status", **kwargs
-        )
-
-    @overload
-    async def patch_merge_from(
-        self, original: M, modified: M, *, optimistic_lock: bool = False
-    ) -> M: ...
-
-    @overload
-    async def patch_merge_from(
-        self,
-        original: Mapping[str, Any],
-        modified: Mapping[str, Any],
-        *,
-        optimistic_lock: bool = False,
-    ) -> dict[str, Any]: ...
-
-    async def patch_merge_from(
-        self, original: Any, modified: Any, *, optimistic_lock: bool = False
-    ) -> Any:
-        """:meth:`CachedClient.patch_merge_from` on the status subresource."""
-        return await self._client.patch_merge_from(
-            original, modified, optimistic_lock=optimistic_lock, subresource="status"
-        )
-
-    @overload
-    async def apply(self, obj: M, *, field_manager: str, force: bool = False) -> M: ...
-
-    @overload
-    async def apply(
-        self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False
-    ) -> dict[str, Any]: ...
-
-    async def apply(
-        self, obj: Mapping[str, Any] | BaseModel, *, field_manager: str, force: bool = False
-    ) -> Any:
-        """Server-side apply of the status subresource."""
-        self._client.check_fence("apply status of", _describe(obj))
-        return await self._client.reader.apply(
-            obj, field_manager=field_manager, force=force, subresource="status"
-        )
-
-
-class CachedClient:
+class CachedClient(KubeClient):
     """Reads from the shared informer cache, writes to the server (controller-runtime's client).
 
     Guarantees: :meth:`get` and :meth:`list` never call the server once a kind's informer has
@@ -275,24 +182,37 @@ class CachedClient:
                 f"{namespace!r} (use client.reader)"
             )
 
-    @overload
-    async def get(self, resource: type[M], name: str, *, namespace: str | None = None) -> M: ...
+    def _refuse(self, read: str, options: Mapping[str, Any]) -> None:
+        # Options a cache cannot answer are refused by name, never silently dropped.
+        given = [name for name, value in options.items() if value]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not served from the "
+                f"cache ({read}); use client.reader for a live read"
+            )
 
-    @overload
-    async def get(
-        self, resource: ResourceRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def get(self, resource: KindRef, name: str, *, namespace: str | None = None) -> Any:
+    async def _get(
+        self,
+        resource: KindRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource_version: str | None = None,
+    ) -> Any:
         """A deep copy of the cached object, or for a model class a new instance of it;
         :class:`~kubectrl.errors.NotFoundError` if absent,
         :class:`~kubectrl.errors.ModelValidationError` if it does not fit the class.
+
+        ``subresource`` and ``resource_version`` are refused (``ValueError``): the cache holds
+        the latest objects; read those live with :attr:`reader` (or ``subresource(name)``).
 
         Example::
 
             cm = await client.get(("v1", "ConfigMap"), "settings", namespace="ns")
             deployment = await client.get(V1Deployment, "web", namespace="ns")
         """
+        self._refuse("get", {"subresource": subresource, "resource_version": resource_version})
         res, informer = await self.informer_for(resource)
         if res.namespaced and not namespace:
             raise ValueError(f"{res.label} is namespaced: pass namespace=")
@@ -303,49 +223,46 @@ class CachedClient:
             return model_view(resource, obj, res.api_version, res.kind)
         return _typed(res, copy.deepcopy(obj))
 
-    @overload
-    async def list(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: str | Mapping[str, str] | None = None,
-        field_selector: str | None = None,
-    ) -> ModelList[M]: ...
-
-    @overload
-    async def list(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: str | Mapping[str, str] | None = None,
-        field_selector: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def list(
+    async def _list(
         self,
         resource: KindRef,
         *,
         namespace: str | None = None,
-        label_selector: str | Mapping[str, str] | None = None,
+        label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> Any:
         """Cached objects as a list object (``items`` deep-copied, sorted by key); for a model
         class a :class:`~kubectrl.client.ModelList` of new instances.
 
-        ``namespace=None`` lists every namespace the cache holds. ``label_selector`` is a
-        selector string (``"app=web,tier!=db"``) or a mapping of equalities. One item that does
-        not fit the class fails the whole list with
-        :class:`~kubectrl.errors.ModelValidationError` naming that item.
+        ``namespace=None`` lists every namespace the cache holds. ``label_selector`` is any
+        :data:`~kubectrl.labels.LabelSelectorLike` (``"app=web,tier!=db"``, a mapping of
+        equalities, a ``matchExpressions`` selector). One item that does not fit the class fails
+        the whole list with :class:`~kubectrl.errors.ModelValidationError` naming that item.
+        ``field_selector``, ``limit``, ``resource_version``, ``resource_version_match``,
+        ``timeout_seconds`` and ``metadata_only`` are refused (``ValueError``): use
+        :attr:`reader`.
 
         Example::
 
             secrets = await client.list(("v1", "Secret"), namespace="ns", label_selector="app=web")
             pods = (await client.list(V1Pod, namespace="ns")).items
         """
-        if field_selector:
-            raise ValueError("field selectors are not served from the cache; use client.reader")
+        self._refuse(
+            "list",
+            {
+                "field_selector": field_selector,
+                "limit": limit,
+                "resource_version": resource_version,
+                "resource_version_match": resource_version_match,
+                "timeout_seconds": timeout_seconds,
+                "metadata_only": metadata_only,
+            },
+        )
         res, informer = await self.informer_for(resource)
         self._check_namespace(res, namespace)
         lister = informer.lister
@@ -369,118 +286,111 @@ class CachedClient:
 
     # ------------------------------------------------------------------ writes (server)
 
-    @overload
-    async def create(self, /, obj: M, **kwargs: Any) -> M: ...
-
-    @overload
-    async def create(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
-
-    async def create(self, /, obj: Mapping[str, Any] | BaseModel, **kwargs: Any) -> Any:
-        """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>` (typed like ``obj``)."""
-        self.check_fence("create", _describe(obj))
-        return await self._client.create(obj, **kwargs)
-
-    @overload
-    async def update(self, /, obj: M, **kwargs: Any) -> M: ...
-
-    @overload
-    async def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
-
-    async def update(self, /, obj: Mapping[str, Any] | BaseModel, **kwargs: Any) -> Any:
-        """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock)."""
-        self.check_fence("update", _describe(obj))
-        return await self._client.update(obj, **kwargs)
-
-    @overload
-    async def update_status(self, /, obj: M, **kwargs: Any) -> M: ...
-
-    @overload
-    async def update_status(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
-
-    async def update_status(self, /, obj: Mapping[str, Any] | BaseModel, **kwargs: Any) -> Any:
-        """``status().update(obj)``."""
-        self.check_fence("update status of", _describe(obj))
-        return await self._client.update_status(obj, **kwargs)
-
-    @overload
-    async def patch(self, /, resource: type[M], name: str, patch: Any, **kwargs: Any) -> M: ...
-
-    @overload
-    async def patch(
-        self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
-    ) -> dict[str, Any]: ...
-
-    async def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any:
-        """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`."""
-        self.check_fence("patch", _describe_ref(resource, name, kwargs))
-        return await self._client.patch(resource, name, patch, **kwargs)
-
-    @overload
-    async def apply(
-        self, /, obj: M, *, field_manager: str, force: bool = False, **kwargs: Any
-    ) -> M: ...
-
-    @overload
-    async def apply(
+    async def _create(
         self,
-        /,
-        obj: Mapping[str, Any],
+        obj: Mapping[str, Any] | BaseModel,
         *,
-        field_manager: str,
-        force: bool = False,
-        **kwargs: Any,
-    ) -> dict[str, Any]: ...
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>` (typed like ``obj``),
+        fenced."""
+        self.check_fence("create", _describe(obj))
+        return await self._client.create(
+            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+        )
 
-    async def apply(
+    async def _update(
         self,
-        /,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource: KindRef | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock),
+        fenced."""
+        self.check_fence(_verb("update", subresource), _describe(obj))
+        return await self._client.update(
+            obj,
+            namespace=namespace,
+            subresource=subresource,
+            resource=resource,
+            field_manager=field_manager,
+            dry_run=dry_run,
+        )
+
+    async def _update_status(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """``status().update(obj)``."""
+        return await self.status().update(
+            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+        )
+
+    async def _patch(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`, fenced."""
+        self.check_fence(_verb("patch", subresource), _describe_ref(resource, name, namespace))
+        return await self._client.patch(
+            resource,
+            name,
+            patch,
+            namespace=namespace,
+            patch_type=patch_type,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+
+    async def _apply(
+        self,
         obj: Mapping[str, Any] | BaseModel,
         *,
         field_manager: str,
         force: bool = False,
-        **kwargs: Any,
+        namespace: str | None = None,
+        subresource: str = "",
+        dry_run: bool = False,
     ) -> Any:
-        """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`).
+        """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`),
+        fenced.
 
         Example::
 
             await client.apply(desired_secret, field_manager="my-controller", force=True)
         """
-        self.check_fence("apply", _describe(obj))
-        return await self._client.apply(obj, field_manager=field_manager, force=force, **kwargs)
+        self.check_fence(_verb("apply", subresource), _describe(obj))
+        return await self._client.apply(
+            obj,
+            field_manager=field_manager,
+            force=force,
+            namespace=namespace,
+            subresource=subresource,
+            dry_run=dry_run,
+        )
 
-    async def delete(self, /, resource: KindRef, name: str, **kwargs: Any) -> dict[str, Any]:
-        """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`."""
-        self.check_fence("delete", _describe_ref(resource, name, kwargs))
-        return await self._client.delete(resource, name, **kwargs)
-
-    async def resource(self, resource: KindRef) -> APIResource:
-        """Discovery (so controllerutil helpers accept this client)."""
-        return await self._client.resource(resource)
-
-    def status(self) -> StatusWriter:
-        """A writer for the ``status`` subresource.
-
-        Example: ``await client.status().update(foo)``.
-        """
-        return StatusWriter(self)
-
-    @overload
-    async def patch_merge_from(
-        self, original: M, modified: M, *, optimistic_lock: bool = False, subresource: str = ""
-    ) -> M: ...
-
-    @overload
-    async def patch_merge_from(
-        self,
-        original: Mapping[str, Any],
-        modified: Mapping[str, Any],
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-    ) -> dict[str, Any]: ...
-
-    async def patch_merge_from(
+    async def _patch_merge_from(
         self,
         original: Any,
         modified: Any,
@@ -488,16 +398,8 @@ class CachedClient:
         optimistic_lock: bool = False,
         subresource: str = "",
     ) -> Any:
-        """Send the JSON merge patch that turns ``original`` into ``modified`` (``MergeFrom``).
-
-        Both may be model instances (``original`` a copy taken before the change, e.g.
-        ``foo.model_copy(deep=True)``); the result then is an instance of ``modified``'s class.
-
-        With ``optimistic_lock`` the patch carries ``original``'s ``metadata.resourceVersion``,
-        so the server refuses it with :class:`~kubectrl.errors.ConflictError` if the object
-        changed since it was read (controller-runtime's ``MergeFromWithOptimisticLock``).
-        Without it the patch always applies and only the changed fields are sent. An empty
-        patch is still sent (it returns the current object).
+        """:meth:`AsyncClient.patch_merge_from <kubectrl.client.AsyncClient.patch_merge_from>`
+        (``MergeFrom``), sent through this client's fenced ``patch``.
 
         Example::
 
@@ -505,27 +407,100 @@ class CachedClient:
             cm["data"]["mode"] = "fast"
             cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
         """
-        model = type(modified) if _kinds.is_model_class(type(modified)) else None
-        original_dict, modified_dict = object_dict(original), object_dict(modified)
-        patch = merge_patch_diff(original_dict, modified_dict)
-        meta = metadata_of(modified_dict)
-        if optimistic_lock:
-            version = metadata_of(original_dict).get("resourceVersion")
-            if not version:
-                raise ValueError("optimistic_lock needs original.metadata.resourceVersion")
-            patch.setdefault("metadata", {})["resourceVersion"] = str(version)
-        gvk = gvk_of(modified_dict)
-        self.check_fence(
-            f"patch{' ' + subresource + ' of' if subresource else ''}", _describe(modified_dict)
-        )
-        result = await self._client.patch(
-            (gvk.api_version, gvk.kind),
-            str(meta.get("name") or ""),
-            patch,
-            namespace=str(meta.get("namespace") or "") or None,
+        return await send_merge_from(
+            self._patch,
+            original,
+            modified,
+            optimistic_lock=optimistic_lock,
             subresource=subresource,
         )
-        return _kinds.from_dict(model, result) if model is not None else result
+
+    async def delete(
+        self,
+        resource: KindRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Preconditions | Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`, fenced."""
+        self.check_fence("delete", _describe_ref(resource, name, namespace))
+        return await self._client.delete(
+            resource,
+            name,
+            namespace=namespace,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            preconditions=preconditions,
+            dry_run=dry_run,
+        )
+
+    async def delete_collection(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`AsyncClient.delete_collection
+        <kubectrl.client.AsyncClient.delete_collection>`, fenced."""
+        self.check_fence("delete collection of", _describe_ref(resource, "", namespace))
+        return await self._client.delete_collection(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            dry_run=dry_run,
+        )
+
+    async def resource(self, resource: KindRef) -> APIResource:
+        """Discovery (so controllerutil helpers accept this client)."""
+        return await self._client.resource(resource)
+
+    def status(self) -> ClientStatusWriter:
+        """The writer of the ``status`` subresource (fenced like every write).
+
+        Example: ``await client.status().update(foo)``.
+        """
+        return ClientStatusWriter(self)
+
+    def subresource(self, subresource: str) -> ClientSubResourceClient:
+        """A client of ``subresource`` (``"scale"``, ...): reads are live (the cache holds no
+        subresources), writes fenced.
+
+        Example: ``await client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
+        """
+        return ClientSubResourceClient(self._client, self, subresource)
+
+    # The verbs' public signatures are the client interface's overloads; the implementations
+    # above are bound to them at run time and checked against them (_CachedClientConforms).
+    if TYPE_CHECKING:
+        get = KubeClient.get
+        list = KubeClient.list
+        create = KubeClient.create
+        update = KubeClient.update
+        update_status = KubeClient.update_status
+        patch = KubeClient.patch
+        apply = KubeClient.apply
+        patch_merge_from = KubeClient.patch_merge_from
+    else:
+        get = _get
+        list = _list
+        create = _create
+        update = _update
+        update_status = _update_status
+        patch = _patch
+        apply = _apply
+        patch_merge_from = _patch_merge_from
 
     def __repr__(self) -> str:
         return f"<CachedClient informers={len(self._factory.informers)}>"
@@ -546,8 +521,13 @@ def _describe(obj: Any) -> str:
     return f"{describe_resource((api_version_of(obj), str(obj.get('kind', ''))))} {key_of(obj)}"
 
 
-def _describe_ref(resource: KindRef, name: str, kwargs: Mapping[str, Any]) -> str:
-    return f"{describe_resource(resource)} {ObjectKey(str(kwargs.get('namespace') or ''), name)}"
+def _describe_ref(resource: KindRef, name: str, namespace: str | None) -> str:
+    return f"{describe_resource(resource)} {ObjectKey(namespace or '', name)}"
+
+
+def _verb(verb: str, subresource: str) -> str:
+    """``patch``, or ``patch status of`` for a subresource write (fence errors)."""
+    return f"{verb} {subresource} of" if subresource else verb
 
 
 def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:
@@ -591,66 +571,8 @@ class _LoopPortal(Portal):
         self.closed = True  # the loop is the manager's: never stopped from here
 
 
-class BlockingStatusWriter(BlockingFacade):
-    """Blocking :class:`StatusWriter` (``blocking_client.status()``), fenced like it.
-
-    Example::
-
-        foo["status"] = {"ready": True}
-        blocking_client.status().update(foo)
-    """
-
-    def __init__(self, portal: Portal, target: StatusWriter) -> None:
-        self._portal = portal
-        self._target = target
-
-    # Derived from StatusWriter's methods at run time; ParamSpec cannot carry their overloads,
-    # so the type checker sees them spelled out (model in -> model out, dict -> dict).
-    if TYPE_CHECKING:
-
-        @overload
-        def update(self, /, obj: M, *, namespace: str | None = None) -> M: ...
-        @overload
-        def update(
-            self, /, obj: Mapping[str, Any], *, namespace: str | None = None
-        ) -> dict[str, Any]: ...
-        def update(self, /, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def patch(self, /, resource: type[M], name: str, patch: Any, **kwargs: Any) -> M: ...
-        @overload
-        def patch(
-            self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
-        ) -> dict[str, Any]: ...
-        def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def patch_merge_from(
-            self, original: M, modified: M, *, optimistic_lock: bool = False
-        ) -> M: ...
-        @overload
-        def patch_merge_from(
-            self,
-            original: Mapping[str, Any],
-            modified: Mapping[str, Any],
-            *,
-            optimistic_lock: bool = False,
-        ) -> dict[str, Any]: ...
-        def patch_merge_from(self, original: Any, modified: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def apply(self, obj: M, *, field_manager: str, force: bool = False) -> M: ...
-        @overload
-        def apply(
-            self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False
-        ) -> dict[str, Any]: ...
-        def apply(self, obj: Any, **kwargs: Any) -> Any: ...
-    else:
-        update = blocking(StatusWriter.update)
-        patch = blocking(StatusWriter.patch)
-        patch_merge_from = blocking(StatusWriter.patch_merge_from)
-        apply = blocking(StatusWriter.apply)
-
-
-class _BoundClient(Client):
-    """The blocking :class:`~kubectrl.client.Client` over an :class:`AsyncClient` that lives on a
+class _BoundClient(BlockingClient):
+    """The :class:`~kubectrl.client.BlockingClient` over an :class:`AsyncClient` that lives on a
     loop owned by someone else (the manager): ``close()`` leaves it open."""
 
     def __init__(self, portal: Portal, target: AsyncClient) -> None:  # no private loop
@@ -662,7 +584,7 @@ class _BoundClient(Client):
         """No-op: the manager owns the client and closes it on shutdown."""
 
 
-class BlockingCachedClient(BlockingFacade):
+class BlockingCachedClient(BlockingFacade, BlockingKubeClient):
     """:class:`CachedClient` for sync (``def``) reconcilers: the same methods, blocking.
 
     Each call runs the :class:`CachedClient` method on the manager's event loop
@@ -709,119 +631,85 @@ class BlockingCachedClient(BlockingFacade):
         return self._target
 
     @property
-    def reader(self) -> Client:
+    def reader(self) -> BlockingClient:
         """The uncached client, blocking (live reads, every verb; writes here are not fenced).
 
         Example: ``blocking_client.reader.get(("v1", "Secret"), "s", namespace="ns")``.
         """
         return _BoundClient(self._portal, self._target.reader)
 
-    def status(self) -> BlockingStatusWriter:
-        """A blocking writer for the ``status`` subresource.
+    def status(self) -> BlockingClientStatusWriter:
+        """A blocking writer of the ``status`` subresource, fenced like every write.
 
         Example: ``blocking_client.status().update(foo)``.
         """
-        return BlockingStatusWriter(self._portal, self._target.status())
+        return BlockingClientStatusWriter(self._portal, self._target.status())
+
+    def subresource(self, subresource: str) -> BlockingClientSubResourceClient:
+        """A blocking client of ``subresource`` (live reads, fenced writes).
+
+        Example: ``blocking_client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
+        """
+        return BlockingClientSubResourceClient(self._portal, self._target.subresource(subresource))
 
     delete = blocking(CachedClient.delete)
+    delete_collection = blocking(CachedClient.delete_collection)
     resource = blocking(CachedClient.resource)
 
-    # The typed verbs are derived from CachedClient's at run time; ParamSpec cannot carry their
-    # overloads, so the type checker sees them spelled out: a model class or instance in -> an
-    # instance out, a tuple/GVK/GVR or a dict -> dicts (tests/typing checks real use).
-    if TYPE_CHECKING:
+    # Each verb is CachedClient's implementation run on the manager's loop; its public signature
+    # is the blocking interface's overloads, which mypy checks it against
+    # (_BlockingCachedClientConforms below).
+    _get = blocking(CachedClient._get)
+    _list = blocking(CachedClient._list)
+    _create = blocking(CachedClient._create)
+    _update = blocking(CachedClient._update)
+    _update_status = blocking(CachedClient._update_status)
+    _patch = blocking(CachedClient._patch)
+    _apply = blocking(CachedClient._apply)
+    _patch_merge_from = blocking(CachedClient._patch_merge_from)
 
-        @overload
-        def get(self, resource: type[M], name: str, *, namespace: str | None = None) -> M: ...
-        @overload
-        def get(
-            self, resource: ResourceRef, name: str, *, namespace: str | None = None
-        ) -> dict[str, Any]: ...
-        def get(self, resource: KindRef, name: str, **kwargs: Any) -> Any: ...
-        @overload
-        def list(
-            self,
-            resource: type[M],
-            *,
-            namespace: str | None = None,
-            label_selector: str | Mapping[str, str] | None = None,
-            field_selector: str | None = None,
-        ) -> ModelList[M]: ...
-        @overload
-        def list(
-            self,
-            resource: ResourceRef,
-            *,
-            namespace: str | None = None,
-            label_selector: str | Mapping[str, str] | None = None,
-            field_selector: str | None = None,
-        ) -> dict[str, Any]: ...
-        def list(self, resource: KindRef, **kwargs: Any) -> Any: ...
-        @overload
-        def create(self, /, obj: M, **kwargs: Any) -> M: ...
-        @overload
-        def create(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
-        def create(self, /, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def update(self, /, obj: M, **kwargs: Any) -> M: ...
-        @overload
-        def update(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
-        def update(self, /, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def update_status(self, /, obj: M, **kwargs: Any) -> M: ...
-        @overload
-        def update_status(self, /, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
-        def update_status(self, /, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def patch(self, /, resource: type[M], name: str, patch: Any, **kwargs: Any) -> M: ...
-        @overload
-        def patch(
-            self, /, resource: ResourceRef, name: str, patch: Any, **kwargs: Any
-        ) -> dict[str, Any]: ...
-        def patch(self, /, resource: KindRef, name: str, patch: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def apply(
-            self, /, obj: M, *, field_manager: str, force: bool = False, **kwargs: Any
-        ) -> M: ...
-        @overload
-        def apply(
-            self,
-            /,
-            obj: Mapping[str, Any],
-            *,
-            field_manager: str,
-            force: bool = False,
-            **kwargs: Any,
-        ) -> dict[str, Any]: ...
-        def apply(self, /, obj: Any, **kwargs: Any) -> Any: ...
-        @overload
-        def patch_merge_from(
-            self,
-            original: M,
-            modified: M,
-            *,
-            optimistic_lock: bool = False,
-            subresource: str = "",
-        ) -> M: ...
-        @overload
-        def patch_merge_from(
-            self,
-            original: Mapping[str, Any],
-            modified: Mapping[str, Any],
-            *,
-            optimistic_lock: bool = False,
-            subresource: str = "",
-        ) -> dict[str, Any]: ...
-        def patch_merge_from(self, original: Any, modified: Any, **kwargs: Any) -> Any: ...
+    if TYPE_CHECKING:
+        get = BlockingKubeClient.get
+        list = BlockingKubeClient.list
+        create = BlockingKubeClient.create
+        update = BlockingKubeClient.update
+        update_status = BlockingKubeClient.update_status
+        patch = BlockingKubeClient.patch
+        apply = BlockingKubeClient.apply
+        patch_merge_from = BlockingKubeClient.patch_merge_from
     else:
-        get = blocking(CachedClient.get)
-        list = blocking(CachedClient.list)
-        create = blocking(CachedClient.create)
-        update = blocking(CachedClient.update)
-        update_status = blocking(CachedClient.update_status)
-        patch = blocking(CachedClient.patch)
-        apply = blocking(CachedClient.apply)
-        patch_merge_from = blocking(CachedClient.patch_merge_from)
+        get = _get
+        list = _list
+        create = _create
+        update = _update
+        update_status = _update_status
+        patch = _patch
+        apply = _apply
+        patch_merge_from = _patch_merge_from
 
     def __repr__(self) -> str:
         return f"<BlockingCachedClient of {self._target!r}>"
+
+
+if TYPE_CHECKING:
+    # Each implementation must fit its interface's overloads (mypy checks the assignments).
+
+    class _CachedClientConforms(KubeClient):
+        get = CachedClient._get
+        list = CachedClient._list
+        create = CachedClient._create
+        update = CachedClient._update
+        update_status = CachedClient._update_status
+        patch = CachedClient._patch
+        apply = CachedClient._apply
+        patch_merge_from = CachedClient._patch_merge_from
+
+    class _BlockingCachedClientConforms(BlockingKubeClient):
+        get = BlockingCachedClient._get
+        list = BlockingCachedClient._list
+        create = BlockingCachedClient._create
+        update = BlockingCachedClient._update
+        update_status = BlockingCachedClient._update_status
+        patch = BlockingCachedClient._patch
+        apply = BlockingCachedClient._apply
+        patch_merge_from = BlockingCachedClient._patch_merge_from

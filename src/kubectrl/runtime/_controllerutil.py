@@ -3,8 +3,9 @@
 All helpers work on plain object dicts and on model instances (``V1ConfigMap``, a custom
 resource). The reference helpers and finalizer helpers mutate the object you pass (as the Go
 functions mutate the object) and write nothing; ``create_or_update`` and ``create_or_patch`` read
-and write through an :class:`ObjectClient` (an :class:`~kubectrl.client.AsyncClient` or the
-manager's cache-backed client).
+and write through any :class:`~kubectrl.client.KubeClient` (an
+:class:`~kubectrl.client.AsyncClient` or the manager's cache-backed
+:class:`~kubectrl.runtime.CachedClient`).
 
 Models and mutation: a model instance is changed in place too. The reference and finalizer
 helpers set ``metadata.owner_references`` / ``metadata.finalizers`` on it (creating
@@ -23,15 +24,14 @@ import enum
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from kubectrl import kinds as _kinds
+from kubectrl.client._interfaces import KubeClient
+from kubectrl.client._merge import merge_patch_diff
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.objects import gvk_of, metadata_of, split_api_version
 from kubectrl.runtime._typed import json_copy, object_dict
-
-if TYPE_CHECKING:
-    from kubectrl.client import ResourceRef
 
 __all__ = [
     "AlreadyOwnedError",
@@ -87,32 +87,6 @@ def _set_metadata_field(obj: Any, key: str, value: Any) -> None:
             setattr(meta, name, getattr(partial, name))
             return
     raise TypeError(f"{type(meta).__name__} has no field {key!r}")
-
-
-class ObjectClient(Protocol):
-    """What ``create_or_update`` / ``create_or_patch`` need of a client.
-
-    Both :class:`~kubectrl.client.AsyncClient` and the manager's cache-backed
-    :class:`~kubectrl.runtime.CachedClient` (reads from the cache) fit.
-    """
-
-    async def get(
-        self, resource: ResourceRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def create(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def patch(
-        self,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-    ) -> dict[str, Any]: ...
 
 
 class OperationResult(str, enum.Enum):
@@ -360,34 +334,6 @@ def remove_finalizer(obj: Object, finalizer: str) -> bool:
     return True
 
 
-def merge_patch_diff(original: Mapping[str, Any], modified: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON merge patch (RFC 7386) that turns ``original`` into ``modified``.
-
-    Removed keys become ``None`` (JSON ``null``); lists are replaced whole.
-
-    Example::
-
-        >>> merge_patch_diff({"a": 1, "b": {"c": 1, "d": 2}}, {"a": 1, "b": {"c": 2}})
-        {'b': {'c': 2, 'd': None}}
-    """
-    patch: dict[str, Any] = {}
-    for key, value in modified.items():
-        if key not in original:
-            patch[key] = copy.deepcopy(value)
-            continue
-        old = original[key]
-        if isinstance(old, Mapping) and isinstance(value, Mapping):
-            sub = merge_patch_diff(old, value)
-            if sub:
-                patch[key] = sub
-        elif old != value:
-            patch[key] = copy.deepcopy(value)
-    for key in original:
-        if key not in modified:
-            patch[key] = None
-    return patch
-
-
 async def _mutate(mutate: MutateFn, obj: Object) -> None:
     key = _name_of(obj)
     result = mutate(obj)
@@ -451,7 +397,7 @@ def _kind_ref(obj: Object) -> tuple[str, str]:
     return gvk.api_version, gvk.kind
 
 
-async def _get_existing(client: ObjectClient, obj: Object) -> dict[str, Any] | None:
+async def _get_existing(client: KubeClient, obj: Object) -> dict[str, Any] | None:
     namespace, name = _name_of(obj)
     try:
         return await client.get(_kind_ref(obj), str(name), namespace=namespace or None)
@@ -460,7 +406,7 @@ async def _get_existing(client: ObjectClient, obj: Object) -> dict[str, Any] | N
 
 
 async def _create_or_mutate(
-    client: ObjectClient, obj: Object, mutate: MutateFn
+    client: KubeClient, obj: Object, mutate: MutateFn
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The shared first half of create_or_update / create_or_patch.
 
@@ -500,7 +446,7 @@ def _store(obj: Object, current: Mapping[str, Any]) -> None:
         _replace(obj, current)
 
 
-async def create_or_update(client: ObjectClient, obj: Object, mutate: MutateFn) -> OperationResult:
+async def create_or_update(client: KubeClient, obj: Object, mutate: MutateFn) -> OperationResult:
     """Get ``obj`` (by apiVersion, kind, namespace, name); create it after ``mutate`` if missing,
     else apply ``mutate`` to the live object and update it only if something changed.
 
@@ -537,7 +483,7 @@ async def create_or_update(client: ObjectClient, obj: Object, mutate: MutateFn) 
     return OperationResult.UPDATED
 
 
-async def create_or_patch(client: ObjectClient, obj: Object, mutate: MutateFn) -> OperationResult:
+async def create_or_patch(client: KubeClient, obj: Object, mutate: MutateFn) -> OperationResult:
     """Like :func:`create_or_update`, but writes merge patches: one of the object without its
     status, then one of the ``status`` subresource if the status changed.
 
