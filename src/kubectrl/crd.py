@@ -37,10 +37,11 @@ from typing import Any, Literal, Union
 
 import annotated_types
 import yaml
-from pydantic import BaseModel, TypeAdapter
+from pydantic import AliasChoices, AliasGenerator, AliasPath, BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from kubectrl import _builtin_schemas
 from kubectrl import errors as _errors
 from kubectrl import resources as _resources
 from kubectrl.resources import _IntOrStringMarker
@@ -66,6 +67,8 @@ class _Walk:
     root: str
     stack: list[type[BaseModel]] = dataclasses.field(default_factory=list)
     field: str = ""  # "Model.field" of the field being expanded, named in messages
+    builtin_descriptions: bool = False
+    embedded_object_meta: bool = False
 
     def fail(self, path: str, problem: str) -> UnsupportedModelError:
         where = f"{self.root}.{path}" if path else self.root
@@ -155,6 +158,8 @@ def _type_schema(walk: _Walk, path: str, annotation: Any, metadata: list[Any]) -
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _enum_schema(walk, path, [member.value for member in annotation])
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if annotation.__module__.startswith("kubernetes."):
+            return _builtin_schema(walk, path, annotation)
         return _model_schema(walk, path, annotation)
     args = typing.get_args(annotation)
     if origin in (list, Sequence) or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
@@ -292,6 +297,73 @@ def _field_schema(walk: _Walk, path: str, field: FieldInfo) -> dict[str, Any]:
     return schema
 
 
+def _builtin_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, Any]:
+    """A ``kubernetes`` model: the pinned API server's published schema, as controller-gen
+    renders the Go type (not a walk of the Python class, whose types are looser than the API's)."""
+    name = _builtin_schemas.definition_name(model)
+    if name is None:
+        raise walk.fail(
+            path,
+            f"{model.__name__} is not a type the pinned API server "
+            f"{_builtin_schemas.server_version()} publishes in its OpenAPI (the kubernetes package "
+            "may be newer); use Annotated[dict[str, Any], PreserveUnknownFields()]",
+        )
+    try:
+        return _builtin_schemas.crd_schema(
+            name,
+            descriptions=walk.builtin_descriptions,
+            embedded_object_meta=walk.embedded_object_meta,
+        )
+    except _builtin_schemas.BuiltinSchemaError as exc:
+        where = ".".join(p for p in (path, exc.path) if p).replace(".[]", "[]")
+        raise walk.fail(where, f"{model.__name__}: {exc.problem}") from exc
+
+
+def _validation_names(model: type[BaseModel], name: str, field: FieldInfo) -> set[str]:
+    """The keys pydantic reads this field from when validating a dict."""
+    names: set[str] = set()
+    alias = field.validation_alias if field.validation_alias is not None else field.alias
+    if isinstance(alias, str):
+        names.add(alias)
+    elif isinstance(alias, AliasChoices):
+        names.update(c for c in alias.choices if isinstance(c, str))
+        names.update(
+            c.path[0]
+            for c in alias.choices
+            if isinstance(c, AliasPath) and len(c.path) == 1 and isinstance(c.path[0], str)
+        )
+    elif isinstance(alias, AliasPath) and len(alias.path) == 1 and isinstance(alias.path[0], str):
+        names.add(alias.path[0])
+    config = model.model_config
+    by_name = config.get("validate_by_name") or config.get("populate_by_name")
+    if alias is None or by_name:
+        names.add(name)
+    return names
+
+
+def _wire_name(walk: _Walk, path: str, model: type[BaseModel], name: str, field: FieldInfo) -> str:
+    """The property name: what the model serializes the field as (``by_alias=True``), which
+    must also be a name validation reads it back from."""
+    wire = field.serialization_alias or field.alias
+    if wire is None:
+        generator = model.model_config.get("alias_generator")
+        if isinstance(generator, AliasGenerator):
+            made = generator.serialization_alias or generator.alias
+            wire = made(name) if made is not None else None
+        elif callable(generator):
+            wire = generator(name)
+    wire = wire or name
+    accepted = _validation_names(model, name, field)
+    if wire not in accepted:
+        raise walk.fail(
+            path,
+            f"the field is written as {wire!r} but read back only from "
+            f"{', '.join(repr(a) for a in sorted(accepted))}: what the server stores would not "
+            f"validate into the field; give it Field(alias={wire!r}) (or validation_alias)",
+        )
+    return wire
+
+
 def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, Any]:
     if model in walk.stack:
         cycle = walk.stack[walk.stack.index(model) :]
@@ -312,9 +384,10 @@ def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, A
         properties: dict[str, Any] = {}
         required: list[str] = []
         for name, field in model.model_fields.items():
-            wire = field.alias or name
             outer, walk.field = walk.field, f"{_name(model)}.{name}"
-            properties[wire] = _field_schema(walk, f"{path}.{name}" if path else name, field)
+            field_path = f"{path}.{name}" if path else name
+            wire = _wire_name(walk, field_path, model, name, field)
+            properties[wire] = _field_schema(walk, field_path, field)
             walk.field = outer
             if field.is_required():
                 required.append(wire)
@@ -347,8 +420,21 @@ _TYPE_META_DESCRIPTIONS = {
 }
 
 
-def schema(model: type[_resources.CustomResource]) -> dict[str, Any]:
+def schema(
+    model: type[_resources.CustomResource],
+    *,
+    builtin_descriptions: bool = False,
+    embedded_object_meta: bool = False,
+) -> dict[str, Any]:
     """The structural ``openAPIV3Schema`` of one custom resource model.
+
+    A field typed with a ``kubernetes`` model (``V1PodTemplateSpec``, ``list[V1Condition]``) gets
+    the schema controller-gen writes for the Go type, from the pinned API server's OpenAPI.
+    ``builtin_descriptions`` keeps the built-in types' own descriptions (off by default: a pod
+    template's are about 300 KB, over what ``kubectl apply`` can store); ``embedded_object_meta``
+    is controller-gen's ``generateEmbeddedObjectMeta``: an embedded ``ObjectMeta`` (a template's
+    ``metadata``) keeps ``name``, ``namespace``, ``labels``, ``annotations`` and ``finalizers``
+    instead of being ``{type: object}``, whose content the server prunes.
 
     Example::
 
@@ -359,7 +445,11 @@ def schema(model: type[_resources.CustomResource]) -> dict[str, Any]:
         {'type': 'object'}
     """
     declaration = _declaration(model)
-    walk = _Walk(_name(model))
+    walk = _Walk(
+        _name(model),
+        builtin_descriptions=builtin_descriptions,
+        embedded_object_meta=embedded_object_meta,
+    )
     top = _model_schema(walk, "", model)
     properties = top.setdefault("properties", {})
     # apiVersion/kind are plain strings and metadata is the server's (controller-tools does the
@@ -376,15 +466,15 @@ def schema(model: type[_resources.CustomResource]) -> dict[str, Any]:
 
 def _declaration(model: Any) -> _resources.ResourceDeclaration:
     declaration = getattr(model, "__kubectrl_resource__", None)
-    if (
-        not (isinstance(model, type) and issubclass(model, _resources.CustomResource))
-        or declaration is None
+    if not (
+        isinstance(model, type)
+        and issubclass(model, _resources.CustomResource)
+        and isinstance(declaration, _resources.ResourceDeclaration)
     ):
         raise UnsupportedModelError(
             f"{getattr(model, '__qualname__', model)!r} is not a CustomResource subclass declaring "
             "group, version and kind"
         )
-    assert isinstance(declaration, _resources.ResourceDeclaration)
     return declaration
 
 
@@ -392,6 +482,8 @@ def generate(
     *models: type[_resources.CustomResource],
     storage: type[_resources.CustomResource] | str | None = None,
     conversion: Mapping[str, Any] | None = None,
+    builtin_descriptions: bool = False,
+    embedded_object_meta: bool = False,
 ) -> dict[str, Any]:
     """The ``apiextensions.k8s.io/v1`` CRD for one kind, one version per model.
 
@@ -403,6 +495,8 @@ def generate(
     ``conversion`` is the CRD's ``spec.conversion`` (default ``{"strategy": "None"}`` when there
     are several versions), e.g. :func:`kubectrl.webhook.conversion_stanza` for a conversion
     webhook.
+
+    ``builtin_descriptions`` and ``embedded_object_meta`` are :func:`schema`'s.
     """
     if not models:
         raise UnsupportedModelError("generate() needs at least one CustomResource model")
@@ -428,7 +522,13 @@ def generate(
             entry["deprecated"] = True
             if decl.deprecation_warning:
                 entry["deprecationWarning"] = decl.deprecation_warning
-        entry["schema"] = {"openAPIV3Schema": schema(model)}
+        entry["schema"] = {
+            "openAPIV3Schema": schema(
+                model,
+                builtin_descriptions=builtin_descriptions,
+                embedded_object_meta=embedded_object_meta,
+            )
+        }
         subresources: dict[str, Any] = {}
         has_status = "status" in model.model_fields
         if decl.status_subresource or (decl.status_subresource is None and has_status):
