@@ -14,7 +14,11 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
+
+if TYPE_CHECKING:
+    from kubernetes.client.models import V1ObjectReference
+    from pydantic import BaseModel
 
 __all__ = [
     "GroupVersionKind",
@@ -22,6 +26,7 @@ __all__ = [
     "ObjectKey",
     "api_version_of",
     "controller_of",
+    "get_reference",
     "gvk_of",
     "is_controlled_by",
     "join_api_version",
@@ -221,3 +226,114 @@ def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     ref = controller_of(obj)
     uid = metadata_of(owner).get("uid")
     return ref is not None and bool(uid) and ref.get("uid") == uid
+
+
+#: The ``metadata`` keys an object reference copies, under the same names.
+_REFERENCE_FIELDS = ("name", "namespace", "uid", "resourceVersion")
+
+
+@overload
+def get_reference(obj: Mapping[str, Any], *, field_path: str = "") -> dict[str, str]: ...
+
+
+@overload
+def get_reference(obj: BaseModel, *, field_path: str = "") -> V1ObjectReference: ...
+
+
+def get_reference(obj: Any, *, field_path: str = "") -> Any:
+    """An ``ObjectReference`` to ``obj`` (client-go's ``tools/reference.GetReference``).
+
+    The reference has the object's ``apiVersion``, ``kind``, ``name``, ``namespace``, ``uid``
+    and ``resourceVersion``; ``fieldPath`` is ``field_path`` (``GetPartialReference``), empty by
+    default. As in Go, empty fields are left out (a list's reference has only ``kind``,
+    ``apiVersion`` and ``resourceVersion``).
+
+    A dict gives a dict. A model instance (a ``kubernetes.client.models`` class or a
+    :class:`~kubectrl.resources.CustomResource`) gives a ``V1ObjectReference``; its apiVersion and
+    kind come from the object or, when it has none, from its class (the scheme lookup of the Go
+    function); a ``V1ObjectReference`` is returned as is (no reference to a reference).
+
+    Raises :class:`ValueError` naming what is missing when the apiVersion or kind is unknown
+    (the items of a list response may lack them: set them from the list's), and
+    :class:`TypeError` when ``obj`` is neither a mapping nor a model.
+
+    Example::
+
+        >>> get_reference({"apiVersion": "apps/v1", "kind": "Deployment",
+        ...                "metadata": {"name": "web", "namespace": "default", "uid": "u-1",
+        ...                             "resourceVersion": "42"}})
+        {'kind': 'Deployment', 'apiVersion': 'apps/v1', 'name': 'web', 'namespace': 'default', \
+'uid': 'u-1', 'resourceVersion': '42'}
+        >>> get_reference({"metadata": {"name": "web"}})
+        Traceback (most recent call last):
+        ...
+        ValueError: get_reference: object 'web' has no apiVersion and no kind; an \
+ObjectReference needs both
+    """
+    if not isinstance(field_path, str):
+        raise TypeError(f"get_reference: field_path must be a string, not {field_path!r}")
+    if isinstance(obj, Mapping):
+        return _dict_reference(obj, field_path)
+    if obj is None:
+        raise TypeError("get_reference: can't reference None")
+    from kubectrl import kinds as _kinds
+
+    if not _kinds.is_model_class(type(obj)):
+        raise TypeError(
+            f"get_reference needs an object dict or a model instance, not {type(obj).__name__}"
+        )
+    from kubernetes.client.models import V1ObjectReference
+
+    if isinstance(obj, V1ObjectReference):
+        return obj
+    api_version = getattr(obj, "api_version", None)
+    kind = getattr(obj, "kind", None)
+    meta = getattr(obj, "metadata", None)
+    if not (api_version and kind):
+        try:
+            info = _kinds.kind_info(type(obj))
+        except TypeError:
+            missing = _missing(api_version, kind)
+            name = getattr(meta, "name", None) or ""
+            raise ValueError(
+                f"get_reference: {type(obj).__name__} {name!r} has {missing} and its class names "
+                "no kind; set apiVersion and kind on the object"
+            ) from None
+        api_version, kind = info.api_version, info.kind
+    values = {
+        "name": getattr(meta, "name", None),
+        "namespace": getattr(meta, "namespace", None),
+        "uid": getattr(meta, "uid", None),
+        "resource_version": getattr(meta, "resource_version", None),
+    }
+    return V1ObjectReference(
+        api_version=api_version,
+        kind=kind,
+        field_path=field_path or None,
+        **{key: str(value) for key, value in values.items() if value},
+    )
+
+
+def _missing(api_version: object, kind: object) -> str:
+    names = [n for n, v in (("apiVersion", api_version), ("kind", kind)) if not v]
+    return " and ".join(f"no {n}" for n in names)
+
+
+def _dict_reference(obj: Mapping[str, Any], field_path: str) -> dict[str, str]:
+    api_version = api_version_of(obj)
+    kind = obj.get("kind")
+    if not api_version or not isinstance(kind, str) or not kind:
+        raise ValueError(
+            f"get_reference: object {meta_namespace_key(obj)!r} has "
+            f"{_missing(api_version, kind if isinstance(kind, str) else '')}; an ObjectReference "
+            "needs both"
+        )
+    reference = {"kind": kind, "apiVersion": api_version}
+    meta = metadata_of(obj)
+    for key in _REFERENCE_FIELDS:
+        value = meta.get(key)
+        if value:
+            reference[key] = str(value)
+    if field_path:
+        reference["fieldPath"] = field_path
+    return reference
