@@ -8,13 +8,13 @@ import asyncio
 import pytest
 from contract_helpers import CM, Target, configmap, unique
 
-from kubectrl.client import Client, EventType
+from kubectrl.client import BlockingClient, EventType
 from kubectrl.errors import ConflictError, NotFoundError
 
 
 def _crud(target: Target, ns: str, name: str) -> list[str]:
     seen: list[str] = []
-    with Client(target.config) as client:
+    with BlockingClient(target.config) as client:
         created = client.create(configmap(name, ns, {"a": "1"}))
         seen.append(client.get(CM, name, namespace=ns)["data"]["a"])
         client.patch(CM, name, {"data": {"a": "2"}}, namespace=ns)
@@ -35,7 +35,7 @@ async def test_blocking_client_crud_and_errors(target: Target) -> None:
 
 
 def _watch(target: Target, ns: str, name: str) -> list[tuple[EventType, str]]:
-    with Client(target.config) as client:
+    with BlockingClient(target.config) as client:
         rv = client.list(CM, namespace=ns)["metadata"]["resourceVersion"]
         client.create(configmap(name, ns))
         client.delete(CM, name, namespace=ns)

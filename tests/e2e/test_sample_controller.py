@@ -25,7 +25,7 @@ import httpx
 import pytest
 import yaml
 
-from kubectrl.client import Client, load_kubeconfig
+from kubectrl.client import BlockingClient, load_kubeconfig
 from kubectrl.envtest import LocalCluster
 from kubectrl.errors import InvalidError, NotFoundError
 
@@ -90,7 +90,7 @@ class ControllerProcess:
 
 
 @pytest.fixture(scope="module")
-def admin(kubectrl_cluster: LocalCluster) -> Iterator[Client]:
+def admin(kubectrl_cluster: LocalCluster) -> Iterator[BlockingClient]:
     # The shipped CRD without its conversion webhook (no webhook server runs here): the
     # namespace controller and the garbage collector read Foos at the preferred version, and an
     # unserved webhook would keep test namespaces from being deleted. Only the storage version
@@ -100,12 +100,14 @@ def admin(kubectrl_cluster: LocalCluster) -> Iterator[Client]:
     path = kubectrl_cluster.work_dir / "foo-crd-e2e.yaml"
     path.write_text(yaml.safe_dump(crd))
     kubectrl_cluster.install_crds([path])
-    with Client(load_kubeconfig(kubectrl_cluster.kubeconfig.path)) as client:
+    with BlockingClient(load_kubeconfig(kubectrl_cluster.kubeconfig.path)) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
-def controller(kubectrl_cluster: LocalCluster, admin: Client) -> Iterator[ControllerProcess]:
+def controller(
+    kubectrl_cluster: LocalCluster, admin: BlockingClient
+) -> Iterator[ControllerProcess]:
     user = kubectrl_cluster.add_user("sample-controller-e2e")
     shipped = [doc for doc in yaml.safe_load_all((ARTIFACTS / "rbac.yaml").read_text()) if doc]
     (role,) = [
@@ -178,7 +180,9 @@ def new_foo(namespace: str, name: str, deployment: str, replicas: int | None = 1
     }
 
 
-def events_for(admin: Client, namespace: str, name: str, reason: str) -> list[dict[str, Any]]:
+def events_for(
+    admin: BlockingClient, namespace: str, name: str, reason: str
+) -> list[dict[str, Any]]:
     events = admin.list(
         EVENT,
         namespace=namespace,
@@ -187,14 +191,14 @@ def events_for(admin: Client, namespace: str, name: str, reason: str) -> list[di
     return list(events["items"])
 
 
-def foo_available(admin: Client, namespace: str, name: str) -> int | None:
+def foo_available(admin: BlockingClient, namespace: str, name: str) -> int | None:
     status = admin.get(FOO, name, namespace=namespace).get("status") or {}
     available: int | None = status.get("availableReplicas")
     return available
 
 
 def test_example_foo_gets_its_deployment_and_a_synced_event(
-    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
+    admin: BlockingClient, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
     namespace = kubectrl_namespace
     example = yaml.safe_load((ARTIFACTS / "example-foo.yaml").read_text())
@@ -250,7 +254,7 @@ def test_example_foo_gets_its_deployment_and_a_synced_event(
 
 
 def test_deployment_is_recreated_rescaled_and_reported(
-    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
+    admin: BlockingClient, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
     namespace = kubectrl_namespace
     admin.create(new_foo(namespace, "web", "web-nginx"))
@@ -286,7 +290,7 @@ def test_deployment_is_recreated_rescaled_and_reported(
 
 
 def test_foreign_deployment_is_left_alone_with_a_warning(
-    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
+    admin: BlockingClient, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
     namespace = kubectrl_namespace
     foreign = admin.create(
@@ -328,7 +332,7 @@ def test_foreign_deployment_is_left_alone_with_a_warning(
 
 
 def test_invalid_foos(
-    admin: Client, controller: ControllerProcess, kubectrl_namespace: str
+    admin: BlockingClient, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
     namespace = kubectrl_namespace
     # The API server rejects replicas outside 1..10 (the CRD's schema).
@@ -363,7 +367,7 @@ def test_metrics_are_served_on_the_flag_address(controller: ControllerProcess) -
 
 def test_secure_metrics_only_for_authorized_tokens(
     kubectrl_cluster: LocalCluster,
-    admin: Client,
+    admin: BlockingClient,
     controller: ControllerProcess,
     kubectrl_namespace: str,
 ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from kubernetes.client.models import V1ConfigMap, V1Deployment
 from typing_extensions import assert_type
 
-from kubectrl.client import AsyncClient, Client, ModelList, WatchEvent
+from kubectrl.client import AsyncClient, BlockingClient, ModelList, WatchEvent
 
 
 async def typed_async_reads(client: AsyncClient) -> None:
@@ -56,7 +56,7 @@ async def typed_watch(client: AsyncClient) -> None:
             assert_type(event.as_model(V1ConfigMap), V1ConfigMap)
 
 
-def blocking_client(client: Client, cm: V1ConfigMap) -> None:
+def blocking_client(client: BlockingClient, cm: V1ConfigMap) -> None:
     assert_type(client.get(V1Deployment, "web", namespace="a"), V1Deployment)
     assert_type(client.get(("apps/v1", "Deployment"), "web", namespace="a"), dict[str, Any])
     assert_type(client.list(V1ConfigMap, namespace="a").items, list[V1ConfigMap])

@@ -3,25 +3,44 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
+import warnings
 
 import pytest
 
+import kubectrl
+
+from .api_surface import public_modules
+
 PACKAGES = [
     "kubectrl",
+    "kubectrl.apiserver",
     "kubectrl.cache",
     "kubectrl.client",
+    "kubectrl.conditions",
     "kubectrl.crd",
     "kubectrl.envtest",
+    "kubectrl.envtest.pytest_plugin",
+    "kubectrl.errors",
     "kubectrl.events",
     "kubectrl.kinds",
     "kubectrl.labels",
     "kubectrl.leaderelection",
+    "kubectrl.objects",
     "kubectrl.rbac",
     "kubectrl.resources",
     "kubectrl.runtime",
+    "kubectrl.testing",
     "kubectrl.webhook",
     "kubectrl.workqueue",
 ]
+
+
+def test_every_public_module_is_listed_here() -> None:
+    # A new public module (no part of its path starts with "_") is a deliberate addition to the
+    # API: add it to PACKAGES (and the README's table); otherwise name it with a leading "_".
+    assert sorted(PACKAGES) == public_modules()
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -41,34 +60,48 @@ def test_all_is_sorted_and_resolves(name: str) -> None:
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_every_public_name_is_exported(name: str) -> None:
+    # Classes and functions defined in the module, or in its private modules (a package's), are
+    # exported or named with a leading underscore; names it imports from elsewhere are not its.
     module = importlib.import_module(name)
     public = {
         attr
         for attr, value in vars(module).items()
         if not attr.startswith("_")
-        and getattr(value, "__module__", "").startswith("kubectrl")
+        and getattr(value, "__module__", "") in (name, *_private_modules(name, value))
         and (isinstance(value, type) or callable(value))
     }
     assert public <= set(module.__all__), f"{name} defines public names not in __all__"
 
 
+def _private_modules(name: str, value: object) -> tuple[str, ...]:
+    home = str(getattr(value, "__module__", ""))
+    return (home,) if home.startswith(f"{name}._") else ()
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_dir_lists_every_export(name: str) -> None:
+    module = importlib.import_module(name)
+    assert set(module.__all__) <= set(dir(module))
+
+
 def test_importing_kubectrl_does_not_import_the_kubernetes_package() -> None:
     # kubernetes.client costs ~40 MB and ~0.5 s: import it lazily.
-    import subprocess
-    import sys
-
     code = "import sys, kubectrl; print('kubernetes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("name", PACKAGES[1:])
+@pytest.mark.parametrize("name", [p for p in PACKAGES if p != "kubectrl"])
 def test_exported_objects_report_their_public_module(name: str) -> None:
     module = importlib.import_module(name)
     for attr in module.__all__:
         value = getattr(module, attr)
-        if (isinstance(value, type) or callable(value)) and value.__module__.startswith("kubectrl"):
-            assert value.__module__ == name, f"{name}.{attr} reports {value.__module__}"
+        home = getattr(value, "__module__", "")
+        if (isinstance(value, type) or callable(value)) and home.startswith("kubectrl"):
+            # Its own, or re-exported from the public module that defines it.
+            assert home == name or (
+                home in PACKAGES and getattr(importlib.import_module(home), attr, None) is value
+            ), f"{name}.{attr} reports {home}"
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -78,3 +111,63 @@ def test_every_exported_callable_is_documented(name: str) -> None:
         value = getattr(module, attr)
         if callable(value) and getattr(value, "__module__", "").startswith("kubectrl"):
             assert getattr(value, "__doc__", None), f"{name}.{attr} has no docstring"
+
+
+def test_top_level_names_are_imported_on_first_use() -> None:
+    code = (
+        "import sys, kubectrl\n"
+        "before = 'kubectrl.runtime' in sys.modules\n"
+        "from kubectrl import Manager\n"
+        "import kubectrl.runtime\n"
+        "print(before, Manager is kubectrl.runtime.Manager, 'kubectrl.runtime' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+def test_top_level_re_exports_are_the_subpackages_objects() -> None:
+    for attr in kubectrl.__all__:
+        value = getattr(kubectrl, attr)
+        home = getattr(value, "__module__", "")
+        if home.startswith("kubectrl.") and not home.startswith("kubectrl._"):
+            assert getattr(importlib.import_module(home), attr) is value, attr
+
+
+def test_subpackages_are_reachable_as_attributes() -> None:
+    code = "import kubectrl; print(kubectrl.workqueue.RateLimitingQueue.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "RateLimitingQueue"
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_the_module() -> None:
+    with pytest.raises(AttributeError, match="module 'kubectrl' has no attribute 'Nope'"):
+        _ = kubectrl.Nope
+    with pytest.raises(ImportError, match="Nope"):
+        exec("from kubectrl.client import Nope")
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("kubectrl", "Client", "kubectrl.BlockingClient"),
+        ("kubectrl.client", "Client", "kubectrl.client.BlockingClient"),
+        ("kubectrl.client", "SyncWatchStream", "kubectrl.client.BlockingWatchStream"),
+    ],
+)
+def test_old_names_still_work_with_a_deprecation_warning(module: str, old: str, new: str) -> None:
+    package = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=rf"{module}\.{old} is deprecated; use {new}"):
+        value = getattr(package, old)
+    new_module, _, new_name = new.rpartition(".")
+    assert value is getattr(importlib.import_module(new_module), new_name)
+    assert old not in package.__all__
+    assert old not in dir(package)
+
+
+def test_from_import_of_an_old_name_warns_once_at_the_import() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec("from kubectrl.client import Client")
+    assert [str(w.message) for w in caught] == [
+        "kubectrl.client.Client is deprecated; use kubectrl.client.BlockingClient instead"
+    ]

@@ -3,8 +3,8 @@
 The stages, each in its own module:
 
 - :class:`ListWatch` binds list and watch calls to one resource, namespace and selector set.
-- :class:`Reflector` lists, then watches, forever: a thin async loop around the pure decision
-  function :func:`step` (relist vs re-watch vs back off), so every rule is unit-tested.
+- :class:`Reflector` lists, then watches, forever: a thin async loop around a pure decision
+  function (relist vs re-watch vs back off), so every rule is unit-tested.
 - :class:`Indexer` is the thread-safe store with named indexes; :class:`Lister` reads it.
 - :class:`Informer` is the store's single writer and fans every change out, in order, to
   handlers, each with its own buffer.
@@ -25,21 +25,7 @@ design. Example::
 from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
-from kubectrl.cache._decisions import (
-    BackoffPolicy,
-    Decision,
-    ErrorKind,
-    ListAction,
-    ListFailed,
-    ListSucceeded,
-    ReflectorOptions,
-    ReflectorState,
-    Start,
-    WatchAction,
-    WatchEnded,
-    classify_error,
-    step,
-)
+from kubectrl.cache._decisions import BackoffPolicy, ReflectorOptions
 from kubectrl.cache._factory import InformerFactory, InformerKey
 from kubectrl.cache._handlers import (
     DeletedFinalStateUnknown,
@@ -50,15 +36,8 @@ from kubectrl.cache._handlers import (
 )
 from kubectrl.cache._informer import CacheSyncError, Informer, strip_managed_fields
 from kubectrl.cache._lister import Lister, NamespaceLister
-from kubectrl.cache._listwatch import (
-    ListerWatcher,
-    ListOptions,
-    ListWatch,
-    describe_resource,
-    resource_ref,
-)
+from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch, resource_ref
 from kubectrl.cache._reflector import Reflector, ReflectorSink
-from kubectrl.cache._selector import parse_label_selector
 from kubectrl.cache._store import (
     NAMESPACE_INDEX,
     CacheMutationError,
@@ -71,18 +50,13 @@ __all__ = [
     "BackoffPolicy",
     "CacheMutationError",
     "CacheSyncError",
-    "Decision",
     "DeletedFinalStateUnknown",
-    "ErrorKind",
     "HandlerRegistration",
     "Indexer",
     "Informer",
     "InformerFactory",
     "InformerKey",
-    "ListAction",
-    "ListFailed",
     "ListOptions",
-    "ListSucceeded",
     "ListWatch",
     "Lister",
     "ListerWatcher",
@@ -91,18 +65,10 @@ __all__ = [
     "Reflector",
     "ReflectorOptions",
     "ReflectorSink",
-    "ReflectorState",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
-    "Start",
-    "WatchAction",
-    "WatchEnded",
-    "classify_error",
-    "describe_resource",
     "namespace_index_func",
-    "parse_label_selector",
     "resource_ref",
-    "step",
     "strip_managed_fields",
 ]
 

@@ -1,10 +1,13 @@
 """The client layer: configuration, REST verbs over httpx, discovery, watch streams.
 
-:class:`AsyncClient` is the asyncio API; :class:`Client` is a blocking facade with the same
-methods and behaviour. Configuration comes from :func:`load_config` (kubeconfig or in-cluster)
+:class:`AsyncClient` is the asyncio API; :class:`BlockingClient` is a blocking facade with the
+same methods and behaviour. Configuration comes from :func:`load_config` (kubeconfig or in-cluster)
 as an immutable :class:`ClientConfig`. Objects in and out are plain dicts, or instances of a
 model class when the kind is named by one (``await client.get(V1Deployment, "web",
-namespace="a")``). Errors are the typed tree of :mod:`kubectrl.errors`.
+namespace="a")``). Errors are the typed tree of :mod:`kubectrl.errors`. Code that works with
+any client (these two, or the manager's cache-backed one) takes a protocol: :class:`Reader`,
+:class:`Writer`, :class:`StatusClient` or :class:`KubeClient` (all of them), each with its
+blocking twin (``Blocking<Name>``).
 
 Example::
 
@@ -16,16 +19,10 @@ Example::
 
 from __future__ import annotations
 
+from kubectrl._exports import Deprecated as _Deprecated
+from kubectrl._exports import module_getattr as _module_getattr
 from kubectrl._exports import publish as _publish
-from kubectrl.client._async_client import (
-    AsyncClient,
-    KindRef,
-    ModelList,
-    PatchType,
-    Preconditions,
-    ResourceRef,
-)
-from kubectrl.client._auth import KubeAuth
+from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._config import (
     ClientConfig,
     RateLimit,
@@ -34,7 +31,24 @@ from kubectrl.client._config import (
     load_kubeconfig,
 )
 from kubectrl.client._discovery import APIResource, RESTMapper
-from kubectrl.client._models import to_dict, to_model
+from kubectrl.client._interfaces import (
+    BlockingKubeClient,
+    BlockingPager,
+    BlockingReader,
+    BlockingStatusClient,
+    BlockingStatusWriter,
+    BlockingSubResourceClient,
+    BlockingWriter,
+    KubeClient,
+    Pager,
+    Reader,
+    StatusClient,
+    StatusWriter,
+    SubResourceClient,
+    Writer,
+)
+from kubectrl.client._merge import merge_patch_diff
+from kubectrl.client._models import to_model
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._retry import (
     DEFAULT_BACKOFF,
@@ -44,41 +58,65 @@ from kubectrl.client._retry import (
     retry_on_conflict,
     retry_on_conflict_blocking,
 )
-from kubectrl.client._sync_client import Client, SyncWatchStream
-from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
-from kubectrl.client._watch_decoder import EventType, WatchDecoder, WatchEvent
+from kubectrl.client._sync_client import BlockingClient, BlockingWatchStream
+from kubectrl.client._types import KindRef, ModelList, PatchType, Preconditions, ResourceRef
+from kubectrl.client._watch import WatchStream
+from kubectrl.client._watch_decoder import EventType, WatchEvent
 
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_RETRY",
-    "DEFAULT_STALL_TIMEOUT",
     "APIResource",
     "AsyncClient",
     "Backoff",
-    "Client",
+    "BlockingClient",
+    "BlockingKubeClient",
+    "BlockingPager",
+    "BlockingReader",
+    "BlockingStatusClient",
+    "BlockingStatusWriter",
+    "BlockingSubResourceClient",
+    "BlockingWatchStream",
+    "BlockingWriter",
     "ClientConfig",
     "EventType",
     "KindRef",
-    "KubeAuth",
+    "KubeClient",
     "ModelList",
+    "Pager",
     "PatchType",
     "Preconditions",
     "RESTMapper",
     "RateLimit",
+    "Reader",
     "ResourceRef",
     "RetryPolicy",
-    "SyncWatchStream",
+    "StatusClient",
+    "StatusWriter",
+    "SubResourceClient",
     "TokenBucketRateLimiter",
-    "WatchDecoder",
     "WatchEvent",
     "WatchStream",
+    "Writer",
     "load_config",
     "load_incluster_config",
     "load_kubeconfig",
+    "merge_patch_diff",
     "retry_on_conflict",
     "retry_on_conflict_blocking",
-    "to_dict",
     "to_model",
 ]
 
 _publish(__name__, globals(), __all__)
+
+# The names before the blocking twins were named Blocking<Name>.
+__getattr__, __dir__ = _module_getattr(
+    __name__,
+    globals(),
+    deprecated={
+        "Client": _Deprecated(__name__, "BlockingClient", "kubectrl.client.BlockingClient"),
+        "SyncWatchStream": _Deprecated(
+            __name__, "BlockingWatchStream", "kubectrl.client.BlockingWatchStream"
+        ),
+    },
+)

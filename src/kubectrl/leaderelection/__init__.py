@@ -31,39 +31,24 @@ from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
 from kubectrl.leaderelection._elector import (
-    JITTER_FACTOR,
     LeaderElectionConfig,
     LeaderElectionLostError,
     LeaderElector,
     default_identity,
 )
-from kubectrl.leaderelection._lock import LEASE, LeaseLock, ResourceLock
-from kubectrl.leaderelection._metrics import LeaderStatusMetric
+from kubectrl.leaderelection._lock import LeaseLock, ResourceLock
 from kubectrl.leaderelection._record import (
     LeaderElectionRecord,
-    Observation,
-    lease_valid,
-    observe,
-    plan_acquire_or_renew,
-    plan_release,
 )
 
 __all__ = [
-    "JITTER_FACTOR",
-    "LEASE",
     "LeaderElectionConfig",
     "LeaderElectionLostError",
     "LeaderElectionRecord",
     "LeaderElector",
-    "LeaderStatusMetric",
     "LeaseLock",
-    "Observation",
     "ResourceLock",
     "default_identity",
-    "lease_valid",
-    "observe",
-    "plan_acquire_or_renew",
-    "plan_release",
 ]
 
 _publish(__name__, globals(), __all__)

@@ -29,12 +29,7 @@ from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
 from kubectrl.runtime._builder import Builder
-from kubectrl.runtime._cache_client import (
-    BlockingCachedClient,
-    BlockingStatusWriter,
-    CachedClient,
-    StatusWriter,
-)
+from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
 from kubectrl.runtime._controller import (
     Controller,
     ControllerOptions,
@@ -62,22 +57,17 @@ from kubectrl.runtime._handler import (
     MapHandler,
     OwnerHandler,
     ScopeResolver,
-    as_event_handler,
     enqueue_request_for_object,
     enqueue_request_for_owner,
     enqueue_requests_from_map_func,
-    owner_requests,
-    resolve_handler_scope,
 )
 from kubectrl.runtime._kind_source import KindSource
 from kubectrl.runtime._manager import Manager, ManagerError, ManagerOptions, Runnable
-from kubectrl.runtime._metrics import ControllerMetrics
 from kubectrl.runtime._predicate import (
     Predicate,
     PredicateFuncs,
     and_,
     annotations_changed,
-    as_predicate,
     generation_changed,
     label_selector,
     labels_changed,
@@ -94,35 +84,25 @@ from kubectrl.runtime._reconcile import (
     TerminalError,
     reconcile_func,
 )
-from kubectrl.runtime._server import (
-    HTTPServer,
-    KubernetesAuthFilter,
-    metrics_tls_context,
-    parse_bind_address,
-    ping,
-)
-from kubectrl.runtime._source import ChannelSource, Source, dispatch
-from kubectrl.runtime._webhook_builder import WebhookBuilder, webhook_path
+from kubectrl.runtime._server import ping
+from kubectrl.runtime._source import ChannelSource, Source
+from kubectrl.runtime._webhook_builder import WebhookBuilder
 
 __all__ = [
     "MAX_REQUEUE_AFTER",
     "AlreadyOwnedError",
     "BlockingCachedClient",
-    "BlockingStatusWriter",
     "Builder",
     "CachedClient",
     "ChannelSource",
     "Controller",
-    "ControllerMetrics",
     "ControllerOptions",
     "CreateEvent",
     "DeleteEvent",
     "Event",
     "EventHandler",
     "GenericEvent",
-    "HTTPServer",
     "KindSource",
-    "KubernetesAuthFilter",
     "Manager",
     "ManagerError",
     "ManagerOptions",
@@ -141,20 +121,16 @@ __all__ = [
     "ScopeResolver",
     "Source",
     "SourceSyncError",
-    "StatusWriter",
     "TerminalError",
     "UpdateEvent",
     "WebhookBuilder",
     "add_finalizer",
     "and_",
     "annotations_changed",
-    "as_event_handler",
-    "as_predicate",
     "contains_finalizer",
     "create_or_patch",
     "create_or_update",
     "current_reconcile",
-    "dispatch",
     "enqueue_request_for_object",
     "enqueue_request_for_owner",
     "enqueue_requests_from_map_func",
@@ -163,19 +139,14 @@ __all__ = [
     "label_selector",
     "labels_changed",
     "merge_patch_diff",
-    "metrics_tls_context",
     "not_",
     "or_",
-    "owner_requests",
-    "parse_bind_address",
     "ping",
     "reconcile_func",
     "remove_finalizer",
-    "resolve_handler_scope",
     "resource_version_changed",
     "set_controller_reference",
     "set_owner_reference",
-    "webhook_path",
 ]
 
 _publish(__name__, globals(), __all__)

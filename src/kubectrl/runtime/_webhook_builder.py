@@ -22,8 +22,8 @@ from kubectrl.webhook import (
     ValidatingHandler,
     Validator,
     WebhookRegistration,
-    resolve_kind,
 )
+from kubectrl.webhook._admission import resolve_kind
 
 if TYPE_CHECKING:
     from kubectrl.runtime._manager import Manager

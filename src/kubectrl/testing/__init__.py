@@ -1,8 +1,8 @@
 """Testing kit: :class:`FakeAPI`, an in-memory kube-apiserver for fast controller unit tests.
 
 The fake speaks the real HTTP API through an httpx transport, so a reconciler written for
-:class:`~kubectrl.client.AsyncClient`, :class:`~kubectrl.client.Client` or a ``Manager`` runs on
-it unchanged; the contract suite (``tests/contract``) runs the same cases on a real
+:class:`~kubectrl.client.AsyncClient`, :class:`~kubectrl.client.BlockingClient` or a ``Manager``
+runs on it unchanged; the contract suite (``tests/contract``) runs the same cases on a real
 kube-apiserver and on the fake. See docs/testing.md.
 
 Example::
@@ -16,8 +16,11 @@ Example::
 
 from __future__ import annotations
 
+from kubectrl._exports import publish as _publish
 from kubectrl.testing._fake import FakeAPI
 from kubectrl.testing._helpers import eventually, run_manager
 from kubectrl.testing._status import UnsupportedFeatureError
 
 __all__ = ["FakeAPI", "UnsupportedFeatureError", "eventually", "run_manager"]
+
+_publish(__name__, globals(), __all__)

@@ -34,14 +34,10 @@ from kubectrl.webhook._admission import (
     ValidatingHandler,
     Validator,
     Warnings,
-    resolve_kind,
 )
 from kubectrl.webhook._conversion import ConversionError, ConversionHandler, Convertible
-from kubectrl.webhook._jsonpatch import json_patch
 from kubectrl.webhook._manifests import conversion_stanza, webhook_configurations
 from kubectrl.webhook._server import (
-    MAX_REQUEST_BYTES,
-    PROBE_MESSAGE,
     PROBE_PATH,
     WebhookRegistration,
     WebhookServer,
@@ -50,8 +46,6 @@ from kubectrl.webhook._server import (
 )
 
 __all__ = [
-    "MAX_REQUEST_BYTES",
-    "PROBE_MESSAGE",
     "PROBE_PATH",
     "AdmissionHandler",
     "AdmissionRequest",
@@ -71,8 +65,6 @@ __all__ = [
     "WebhookServerOptions",
     "WebhookType",
     "conversion_stanza",
-    "json_patch",
-    "resolve_kind",
     "webhook_configurations",
 ]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectrl.client import Client, load_kubeconfig
+from kubectrl.client import BlockingClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
@@ -70,7 +70,7 @@ def test_exec_plugin_token_authenticates_a_real_request(
             }
         )
     )
-    with Client(load_kubeconfig(path)) as robot:
+    with BlockingClient(load_kubeconfig(path)) as robot:
         review = robot.create(REVIEW)
     username = review["status"]["userInfo"]["username"]
     assert username == f"system:serviceaccount:{namespace}:robot"
@@ -87,7 +87,7 @@ def test_client_certificate_kubeconfig_works_and_leaves_no_key_on_disk(
     admin = yaml.safe_load(kubeconfig.read_text())
     key_pem = base64.b64decode(admin["users"][0]["user"]["client-key-data"])
     config = load_kubeconfig(kubeconfig)
-    with Client(config) as client:
+    with BlockingClient(config) as client:
         review = client.create(REVIEW)
         with client.watch(("v1", "Namespace"), timeout_seconds=1) as stream:
             for _ in stream:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from client_helpers import configmap
 
-from kubectrl.client import AsyncClient, Client, EventType, load_kubeconfig
+from kubectrl.client import AsyncClient, BlockingClient, EventType, load_kubeconfig
 from kubectrl.labels import LabelSelector, Requirement
 
 pytestmark = pytest.mark.integration
@@ -101,7 +101,7 @@ async def test_delete_collection_takes_a_label_selector_dict(
 
 
 def test_blocking_client_takes_every_selector_form(kubeconfig: Path, namespace: str) -> None:
-    with Client(load_kubeconfig(kubeconfig)) as client:
+    with BlockingClient(load_kubeconfig(kubeconfig)) as client:
         for name, labels in {"a": {"app": "web", "tier": "front"}, "c": {"app": "web"}}.items():
             client.create(configmap(name, namespace, labels=labels))
         for selector in WEB_FRONT_OR_BACK:

@@ -20,7 +20,7 @@ from kubernetes.client.models import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-from kubectrl.client import AsyncClient, Client, ClientConfig, ModelList
+from kubectrl.client import AsyncClient, BlockingClient, ClientConfig, ModelList
 from kubectrl.envtest import ControlPlane
 from kubectrl.errors import ModelValidationError, NotFoundError
 from kubectrl.kinds import KindInfo
@@ -208,7 +208,7 @@ async def test_a_stored_object_that_does_not_fit_the_model_is_named(
 
 
 def test_blocking_client_is_typed_too(client_config: ClientConfig, namespace: str) -> None:
-    with Client(client_config) as client:
+    with BlockingClient(client_config) as client:
         created = client.create(
             V1ConfigMap(metadata=V1ObjectMeta(name="sync", namespace=namespace), data={"a": "1"})
         )

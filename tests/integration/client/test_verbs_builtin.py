@@ -7,7 +7,14 @@ import asyncio
 import pytest
 from client_helpers import configmap
 
-from kubectrl.client import AsyncClient, Client, ClientConfig, EventType, Preconditions, to_model
+from kubectrl.client import (
+    AsyncClient,
+    BlockingClient,
+    ClientConfig,
+    EventType,
+    Preconditions,
+    to_model,
+)
 from kubectrl.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -178,7 +185,7 @@ async def test_models_in_and_out(client: AsyncClient, namespace: str) -> None:
 
 
 def test_blocking_facade_same_behaviour(client_config: ClientConfig, namespace: str) -> None:
-    with Client(client_config) as client:
+    with BlockingClient(client_config) as client:
         created = client.create(configmap("sync", namespace, {"a": "1"}))
         with pytest.raises(AlreadyExistsError):
             client.create(configmap("sync", namespace))

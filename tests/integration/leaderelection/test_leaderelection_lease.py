@@ -15,12 +15,12 @@ import pytest
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.leaderelection import (
-    LEASE,
     LeaderElectionConfig,
     LeaderElectionLostError,
     LeaderElector,
     LeaseLock,
 )
+from kubectrl.leaderelection._lock import LEASE
 
 pytestmark = pytest.mark.integration
 

@@ -29,14 +29,13 @@ from kubectrl.runtime import (
     UpdateEvent,
     create_or_patch,
     create_or_update,
-    dispatch,
     enqueue_request_for_object,
     enqueue_request_for_owner,
-    resolve_handler_scope,
     set_controller_reference,
 )
-from kubectrl.runtime._handler import EventHandlerLike
+from kubectrl.runtime._handler import EventHandlerLike, resolve_handler_scope
 from kubectrl.runtime._predicate import PredicateLike
+from kubectrl.runtime._source import dispatch
 
 pytestmark = pytest.mark.integration
 DEADLINE = 60.0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectrl.client import Client, load_kubeconfig
+from kubectrl.client import BlockingClient, load_kubeconfig
 from kubectrl.errors import InvalidError
 
 from .conftest import EXAMPLE, GROUP, wait_for
@@ -70,7 +70,7 @@ def test_the_program_serves_and_installs_its_webhooks_on_its_local_control_plane
         return re.search(r"export KUBECONFIG=(\S+)", text)
 
     found = wait_for("the program's 'webhooks installed' log line", installed, DEADLINE)
-    with Client(load_kubeconfig(found.group(1))) as client:
+    with BlockingClient(load_kubeconfig(found.group(1))) as client:
         client.create(
             {
                 "apiVersion": f"{GROUP}/v1beta1",

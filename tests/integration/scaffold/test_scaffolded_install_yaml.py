@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectrl.client import Client, load_kubeconfig
+from kubectrl.client import BlockingClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
 from kubectrl.errors import NotFoundError
 
@@ -60,7 +60,7 @@ def test_install_yaml_of_a_project_with_webhooks_is_valid(
     kubectrl_control_plane.install_crds(
         [tmp_path / "config" / "crd" / "frigates.fleet.my.domain.yaml"]
     )
-    with Client(load_kubeconfig(str(kubectrl_kubeconfig))) as client:
+    with BlockingClient(load_kubeconfig(str(kubectrl_kubeconfig))) as client:
         try:
             client.get(("v1", "Namespace"), namespace["metadata"]["name"])
         except NotFoundError:

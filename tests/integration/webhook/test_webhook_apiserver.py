@@ -25,12 +25,12 @@ from kubectrl.client import ClientConfig
 from kubectrl.envtest import ControlPlane
 from kubectrl.runtime import Manager, ManagerOptions, WebhookBuilder
 from kubectrl.webhook import (
-    PROBE_MESSAGE,
     PROBE_PATH,
     WebhookServerOptions,
     conversion_stanza,
     webhook_configurations,
 )
+from kubectrl.webhook._server import PROBE_MESSAGE
 
 from .conftest import Pair, ThreadedServer, make_pair, write_pair
 from .gizmo import GROUP, Gizmo, GizmoDefaulter, GizmoV1beta1, GizmoValidator

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from kubectrl.cache import (
-    BackoffPolicy,
+from kubectrl.cache import BackoffPolicy, ReflectorOptions
+from kubectrl.cache._decisions import (
     ErrorKind,
     ListAction,
     ListFailed,
     ListSucceeded,
-    ReflectorOptions,
     ReflectorState,
     Start,
     WatchAction,

@@ -1,4 +1,4 @@
-"""The blocking Client is derived from AsyncClient: one declaration per verb, same signatures."""
+"""BlockingClient is derived from AsyncClient: one declaration per verb, same signatures."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from client_loopback import CONFIGMAPS, Request, json_response, loopback
 
-from kubectrl.client import AsyncClient, Client, ClientConfig
+from kubectrl.client import AsyncClient, BlockingClient, ClientConfig
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking, blocking_iterator
 from kubectrl.errors import NotFoundError
 
@@ -27,17 +27,17 @@ def test_every_verb_has_the_async_signature_and_docstring() -> None:
             or returns_async_iterator
         ):
             continue
-        sync = inspect.signature(getattr(Client, name))
+        sync = inspect.signature(getattr(BlockingClient, name))
         asynchronous = inspect.signature(fn)
         assert sync.parameters == asynchronous.parameters, name
-        doc = getattr(Client, name).__doc__ or ""
+        doc = getattr(BlockingClient, name).__doc__ or ""
         assert f"AsyncClient.{name}" in doc, name
         assert "await " not in doc, name
         assert "async for" not in doc, name
     # Typed verbs return Any at run time (the overloads say what for which argument).
-    assert inspect.signature(Client.list_pages).return_annotation == "Iterator[Any]"
+    assert inspect.signature(BlockingClient.list_pages).return_annotation == "Iterator[Any]"
     assert (
-        inspect.signature(Client.watch).parameters
+        inspect.signature(BlockingClient.watch).parameters
         == inspect.signature(AsyncClient.watch).parameters
     )
 
@@ -89,7 +89,7 @@ def test_blocking_client_raises_the_async_error() -> None:
         async with loopback(handler) as server:
 
             def call() -> None:
-                with Client(ClientConfig(server=server.url, rate_limit=None)) as client:
+                with BlockingClient(ClientConfig(server=server.url, rate_limit=None)) as client:
                     with pytest.raises(NotFoundError) as info:
                         client.get(CONFIGMAPS, "a", namespace="ns")
                     assert (info.value.verb, info.value.name) == ("get", "a")

@@ -14,7 +14,13 @@ import pytest
 import yaml
 from client_loopback import CONFIGMAPS, Request, json_response, loopback
 
-from kubectrl.client import AsyncClient, Client, load_config, load_incluster_config, load_kubeconfig
+from kubectrl.client import (
+    AsyncClient,
+    BlockingClient,
+    load_config,
+    load_incluster_config,
+    load_kubeconfig,
+)
 from kubectrl.errors import ConfigError
 
 TOKEN = "s3cr3t-t0ken-abcdef0123456789"
@@ -323,7 +329,7 @@ def test_blocking_client_logs_no_secret(tmp_path: Path, caplog: pytest.LogCaptur
             assert key_material not in repr(config)
 
             def call() -> str:
-                with Client(config) as client:
+                with BlockingClient(config) as client:
                     try:
                         client.get(CONFIGMAPS, "a", namespace="ns")
                     except Exception as err:

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kubectrl.client import EventType, WatchDecoder
+from kubectrl.client import EventType
+from kubectrl.client._watch_decoder import WatchDecoder
 from kubectrl.errors import ExpiredError, InternalError, MalformedStreamError
 
 

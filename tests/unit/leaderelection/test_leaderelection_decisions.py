@@ -6,16 +6,16 @@ import datetime
 
 import pytest
 
-from kubectrl.leaderelection import (
-    LeaderElectionConfig,
-    LeaderElectionRecord,
+from kubectrl.leaderelection import LeaderElectionConfig, LeaderElectionRecord
+from kubectrl.leaderelection._record import (
     Observation,
+    format_micro_time,
     lease_valid,
     observe,
+    parse_micro_time,
     plan_acquire_or_renew,
     plan_release,
 )
-from kubectrl.leaderelection._record import format_micro_time, parse_micro_time
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 T1 = T0 + datetime.timedelta(seconds=5)

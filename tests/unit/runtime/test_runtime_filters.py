@@ -20,7 +20,6 @@ from kubectrl.runtime import (
     add_finalizer,
     and_,
     annotations_changed,
-    as_event_handler,
     contains_finalizer,
     enqueue_request_for_object,
     enqueue_request_for_owner,
@@ -37,6 +36,7 @@ from kubectrl.runtime import (
     set_controller_reference,
     set_owner_reference,
 )
+from kubectrl.runtime._handler import as_event_handler
 from kubectrl.runtime._predicate import matches
 
 
@@ -294,7 +294,7 @@ def test_merge_patch_diff() -> None:
 def test_dispatch_logs_a_failing_handler_with_the_object_and_the_reason(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from kubectrl.runtime import dispatch
+    from kubectrl.runtime._source import dispatch
 
     handler = enqueue_request_for_owner("rbac.authorization.k8s.io/v1", "ClusterRole")
     owned = obj("x", ns="a", ownerReferences=[ref("ClusterRole", "t1", controller=True)])

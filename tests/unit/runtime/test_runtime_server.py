@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from kubectrl.runtime import HTTPServer, parse_bind_address, ping
+from kubectrl.runtime import ping
+from kubectrl.runtime._server import HTTPServer, parse_bind_address
 
 
 async def get(port: int, path: str, method: str = "GET") -> tuple[int, str]:
@@ -114,7 +115,7 @@ async def test_tls_and_a_request_filter_guard_every_request() -> None:
 
     import httpx
 
-    from kubectrl.runtime import metrics_tls_context
+    from kubectrl.runtime._server import metrics_tls_context
 
     seen: list[tuple[str, str, str]] = []
 
@@ -142,7 +143,7 @@ async def test_tls_and_a_request_filter_guard_every_request() -> None:
 
 
 async def test_auth_filter_answers_401_without_a_bearer_token_before_any_api_call() -> None:
-    from kubectrl.runtime import KubernetesAuthFilter
+    from kubectrl.runtime._server import KubernetesAuthFilter
 
     class NoServer:
         async def create(self, obj: Any, **kwargs: Any) -> dict[str, Any]:
@@ -159,7 +160,7 @@ async def test_auth_filter_answers_401_without_a_bearer_token_before_any_api_cal
 
 def test_metrics_tls_context_names_the_file_it_cannot_load(tmp_path: Any) -> None:
     from kubectrl.errors import ConfigError
-    from kubectrl.runtime import metrics_tls_context
+    from kubectrl.runtime._server import metrics_tls_context
 
     with pytest.raises(ConfigError, match=r"tls\.crt"):
         metrics_tls_context(tmp_path)

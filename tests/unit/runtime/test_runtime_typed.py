@@ -18,7 +18,8 @@ from kubernetes.client.models import (
 )
 from pydantic import BaseModel, Field
 
-from kubectrl.cache import InformerFactory, ListWatch, describe_resource, resource_ref
+from kubectrl.cache import InformerFactory, ListWatch, resource_ref
+from kubectrl.cache._listwatch import describe_resource
 from kubectrl.client import AsyncClient, ClientConfig
 from kubectrl.errors import ModelValidationError
 from kubectrl.objects import GroupVersionKind

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubectrl import errors
-from kubectrl.client import AsyncClient, Client, ClientConfig
+from kubectrl.client import AsyncClient, BlockingClient, ClientConfig
 from kubectrl.testing import FakeAPI, UnsupportedFeatureError
 
 CM = ("v1", "ConfigMap")
@@ -163,7 +163,7 @@ async def test_finalizers_and_garbage_collection(client: AsyncClient) -> None:
 
 async def test_blocking_client_runs_on_the_fake(api: FakeAPI) -> None:
     def work() -> str:
-        with Client(api.config()) as c:
+        with BlockingClient(api.config()) as c:
             c.create(cm("sync"))
             return str(c.get(CM, "sync", namespace="default")["metadata"]["name"])
 

@@ -21,8 +21,8 @@ from kubectrl.webhook import (
     DefaultingHandler,
     Denied,
     ValidatingHandler,
-    json_patch,
 )
+from kubectrl.webhook._jsonpatch import json_patch
 
 from .webhook_models import Foo, admission_review, foo
 

@@ -24,7 +24,6 @@ from cryptography import x509
 from kubectrl._clock import FakeClock
 from kubectrl.testing import eventually
 from kubectrl.webhook import (
-    PROBE_MESSAGE,
     PROBE_PATH,
     AdmissionRequest,
     AdmissionResponse,
@@ -32,6 +31,7 @@ from kubectrl.webhook import (
     WebhookServer,
     WebhookServerOptions,
 )
+from kubectrl.webhook._server import PROBE_MESSAGE
 
 from .conftest import Pair, make_pair, write_pair
 from .test_webhook_admission import FooValidator, TypedDefaulter
@@ -406,7 +406,7 @@ def test_importing_the_webhook_package_stays_light() -> None:
 async def test_a_body_over_the_limit_is_a_400(
     server: WebhookServer, client: httpx.AsyncClient
 ) -> None:
-    from kubectrl.webhook import MAX_REQUEST_BYTES
+    from kubectrl.webhook._server import MAX_REQUEST_BYTES
 
     server.register("/mutate", DefaultingHandler(Foo, TypedDefaulter()))
     big = foo(deploymentName="w")
