@@ -13,11 +13,9 @@ class UnsupportedFeatureError(NotImplementedError):
 
     Example::
 
-        >>> raise UnsupportedFeatureError("strategic merge patch directive $retainKeys")
-        Traceback (most recent call last):
-        ...
-        kubectrl.testing._status.UnsupportedFeatureError: FakeAPI does not implement strategic \
-merge patch directive $retainKeys
+        >>> err = UnsupportedFeatureError("strategic merge patch directive $retainKeys")
+        >>> str(err), isinstance(err, NotImplementedError)
+        ('FakeAPI does not implement strategic merge patch directive $retainKeys', True)
     """
 
     def __init__(self, feature: str) -> None:

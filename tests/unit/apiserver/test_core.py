@@ -1,0 +1,156 @@
+"""The API core served directly (no HTTP library): requests in, replies and watch streams out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from kubectrl._clock import RealClock
+from kubectrl.apiserver._core import APICore
+from kubectrl.apiserver._registry import Registry
+from kubectrl.apiserver._router import Reply, Request, Route, route
+from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError
+from kubectrl.apiserver._watch import WatchStream
+
+
+def ns_body(name: str) -> bytes:
+    return json.dumps(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    ).encode()
+
+
+def cm_body(name: str, **data: str) -> bytes:
+    return json.dumps({"metadata": {"name": name}, "data": dict(data)}).encode()
+
+
+def reply(answer: Reply | WatchStream) -> Reply:
+    assert isinstance(answer, Reply), answer
+    return answer
+
+
+@pytest.fixture
+def core() -> APICore:
+    core = APICore(RealClock())
+    assert reply(core.handle(Request("POST", "/api/v1/namespaces", body=ns_body("d")))).code == 201
+    return core
+
+
+def test_routes_name_resource_namespace_name_subresource_and_verb() -> None:
+    registry = Registry()
+    found = route(registry, Request("PUT", "/apis/apps/v1/namespaces/d/deployments/x/scale"))
+    assert isinstance(found, Route)
+    assert (found.info.kind, found.namespace, found.name, found.subresource, found.verb) == (
+        "Deployment",
+        "d",
+        "x",
+        "scale",
+        "update",
+    )
+    watch = route(registry, Request("GET", "/api/v1/pods", params={"watch": "true"}))
+    assert isinstance(watch, Route)
+    assert (watch.verb, watch.namespace) == ("watch", None)
+    # The namespace's own status is a subresource, not a namespace called "status".
+    status = route(registry, Request("PUT", "/api/v1/namespaces/d/status"))
+    assert isinstance(status, Route)
+    assert (status.name, status.subresource) == ("d", "status")
+    assert isinstance(route(registry, Request("GET", "/apis")), Reply)
+    with pytest.raises(StatusError) as err:
+        route(registry, Request("GET", "/api/v1/configmaps/x"))  # namespaced, no namespace
+    assert err.value.code == 404
+    with pytest.raises(StatusError) as err:
+        route(registry, Request("POST", "/version"))
+    assert err.value.code == 405
+
+
+def test_create_get_and_conflict_through_requests(core: APICore) -> None:
+    path = "/api/v1/namespaces/d/configmaps"
+    created = reply(core.handle(Request("POST", path, body=cm_body("a", k="1"))))
+    assert created.code == 201
+    assert created.body["metadata"]["resourceVersion"] == "2"
+    got = reply(core.handle(Request("GET", f"{path}/a")))
+    assert got.body["data"] == {"k": "1"}
+    assert got.body["kind"] == "ConfigMap"
+    stale = json.dumps({"metadata": {"name": "a", "resourceVersion": "1"}}).encode()
+    conflict = reply(core.handle(Request("PUT", f"{path}/a", body=stale)))
+    assert conflict.code == 409
+    assert conflict.body["reason"] == "Conflict"
+    listed = reply(core.handle(Request("GET", path)))
+    assert [i["metadata"]["name"] for i in listed.body["items"]] == ["a"]
+
+
+def test_unsupported_features_raise_for_the_server_to_show() -> None:
+    core = APICore(RealClock())
+    assert reply(core.handle(Request("POST", "/api/v1/namespaces", body=ns_body("d")))).code == 201
+    deploy = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "x"},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}},
+        },
+    }
+    path = "/apis/apps/v1/namespaces/d/deployments"
+    assert reply(core.handle(Request("POST", path, body=json.dumps(deploy).encode()))).code == 201
+    apply = Request(
+        "PATCH",
+        f"{path}/x/scale",
+        params={"fieldManager": "me"},
+        headers={"content-type": "application/apply-patch+yaml"},
+        body=b"{}",
+    )
+    with pytest.raises(FeatureNotImplementedError, match="scale subresource"):
+        core.handle(apply)
+
+
+async def test_a_watch_from_a_resource_version_replays_then_follows(core: APICore) -> None:
+    path = "/api/v1/namespaces/d/configmaps"
+    reply(core.handle(Request("POST", path, body=cm_body("a"))))
+    stream = core.handle(Request("GET", path, params={"watch": "1", "resourceVersion": "1"}))
+    assert isinstance(stream, WatchStream)
+    reply(core.handle(Request("DELETE", f"{path}/a")))
+    events: list[dict[str, Any]] = []
+    async for line in stream:
+        events.append(json.loads(line))
+        if len(events) == 2:
+            break
+    await stream.aclose()
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "a"),
+        ("DELETED", "a"),
+    ]
+    assert core.hub.watchers == []
+
+
+async def test_a_watch_from_a_compacted_revision_is_one_410_line(core: APICore) -> None:
+    reply(core.handle(Request("POST", "/api/v1/namespaces/d/configmaps", body=cm_body("a"))))
+    core.storage.compact()
+    assert core.storage.compacted == 2
+    answer = core.handle(
+        Request("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": "0"})
+    )
+    assert isinstance(answer, WatchStream)  # "0": from now, never expired
+    await answer.aclose()
+    expired = reply(
+        core.handle(
+            Request("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": "0x"})
+        )
+    )
+    assert expired.code == 400
+    old = core.storage.compacted - 1
+    gone = reply(
+        core.handle(
+            Request(
+                "GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": str(old)}
+            )
+        )
+    )
+    assert gone.content is not None
+    event = json.loads(gone.content)
+    assert (event["type"], event["object"]["code"], event["object"]["reason"]) == (
+        "ERROR",
+        410,
+        "Expired",
+    )
