@@ -17,7 +17,7 @@ __all__ = ["allocate", "defaults", "pod_defaults"]
 
 
 def defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
-    """The few built-in defaults the fake applies (the real server applies many more)."""
+    """The few built-in defaults the core applies (the real server applies many more)."""
     if info.key == ("", "namespaces"):
         meta = obj.setdefault("metadata", {})
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")

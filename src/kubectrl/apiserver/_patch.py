@@ -1,6 +1,6 @@
 """Patch semantics: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch.
 
-Strategic merge patch covers the built-in list-merge keys the fake knows (containers, env,
+Strategic merge patch covers the built-in list-merge keys the core knows (containers, env,
 ports, volumes, volumeMounts, conditions, ownerReferences... see :data:`MERGE_KEYS`), merged
 primitive lists (``finalizers``) and the ``$patch: replace|delete|merge`` directive; the other
 directives raise :class:`~kubectrl.apiserver._status.FeatureNotImplementedError`.

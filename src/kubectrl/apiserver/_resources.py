@@ -1,6 +1,6 @@
-"""What the fake serves: built-in resources (from :mod:`kubectrl._builtin_kinds`) and CRDs.
+"""What the API core serves: built-in resources (from :mod:`kubectrl._builtin_kinds`) and CRDs.
 
-A CRD brings its versions, scope, names, subresources and the structural schema the fake
+A CRD brings its versions, scope, names, subresources and the structural schema the core
 defaults, prunes and validates custom objects with (types, required, enum, bounds, lengths,
 pattern; CEL rules are not evaluated).
 """

@@ -1,4 +1,4 @@
-"""The built-in validation the fake applies (a subset of ``pkg/apis/*/validation``).
+"""The built-in validation the API core applies (a subset of ``pkg/apis/*/validation``).
 
 Every kind: label keys and values (``apimachinery/pkg/api/validation/objectmeta.go``,
 ``util/validation``). ConfigMaps and Secrets: ``immutable: true`` freezes data and the flag.
