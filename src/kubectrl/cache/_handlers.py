@@ -215,13 +215,19 @@ class HandlerRegistration:
     # ------------------------------------------------------------------ informer side
 
     def _push(self, item: Notification | object) -> None:
-        idle = self._idle
-        if idle is not None and idle.is_set() and self._task is not None and not self._removed:
+        idle, wake = self._idle, self._wake
+        if (
+            idle is not None
+            and wake is not None
+            and idle.is_set()
+            and self._task is not None
+            and not self._removed
+        ):
             # Nothing buffered and no call running: deliver now, on the caller's stack, instead
             # of waking this handler's task (a task switch per event). Order and one-call-at-a-
             # time hold: the buffer is empty, and a call that returns an awaitable is finished
             # by the task before anything pushed after it.
-            self._deliver_now(item)
+            self._deliver_now(item, idle, wake)
             return
         self._buffer.append(item)
         if idle is not None:
@@ -229,7 +235,9 @@ class HandlerRegistration:
         if self._wake is not None:
             self._wake.set()
 
-    def _deliver_now(self, item: Notification | object) -> None:
+    def _deliver_now(
+        self, item: Notification | object, idle: asyncio.Event, wake: asyncio.Event
+    ) -> None:
         if item is _SYNCED:
             self._synced = True
             return
@@ -242,10 +250,8 @@ class HandlerRegistration:
         if inspect.isawaitable(result):
             # An async call: the task awaits it (and counts it) before the next notification.
             self._buffer.append(_Awaiting(item, result))
-            assert self._idle is not None
-            assert self._wake is not None
-            self._idle.clear()
-            self._wake.set()
+            idle.clear()
+            wake.set()
             return
         self.delivered += 1
 
@@ -258,14 +264,14 @@ class HandlerRegistration:
 
     def _start(self) -> None:
         if self._task is None and not self._removed:
-            self._wake = asyncio.Event()
-            self._idle = asyncio.Event()
+            self._wake = wake = asyncio.Event()
+            self._idle = idle = asyncio.Event()
             if self._buffer:
-                self._wake.set()
+                wake.set()
             else:
-                self._idle.set()
+                idle.set()
             self._task = asyncio.get_running_loop().create_task(
-                self._run(), name=f"kubectrl-handler-{self.name}"
+                self._run(wake, idle), name=f"kubectrl-handler-{self.name}"
             )
 
     def _stop(self) -> None:
@@ -284,14 +290,12 @@ class HandlerRegistration:
         if self._idle is not None:
             await self._idle.wait()
 
-    async def _run(self) -> None:
-        assert self._wake is not None
-        assert self._idle is not None
+    async def _run(self, wake: asyncio.Event, idle: asyncio.Event) -> None:
         while True:
             if not self._buffer:
-                self._idle.set()
-                self._wake.clear()
-                await self._wake.wait()
+                idle.set()
+                wake.clear()
+                await wake.wait()
                 continue
             item = self._buffer.popleft()
             if item is _SYNCED:

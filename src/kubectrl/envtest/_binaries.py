@@ -284,24 +284,24 @@ def find_binaries(
         wanted.add(KUBECTL.name)
     found: dict[str, tuple[Path, str]] = {}
     missing: list[BinarySpec] = []
+    go = shutil.which("go")
     for spec in ALL_SPECS:
         try:
             found[spec.name] = find_binary(spec, build=False, log=log)
         except BinaryNotFoundError:
             if spec.name not in wanted:
                 continue
-            if not build or not shutil.which("go") or _explicitly_set(spec):
+            if not build or go is None or _explicitly_set(spec):
                 find_binary(spec, build=build, log=log)  # raises, saying what was tried
                 raise
             missing.append(spec)
-    go = shutil.which("go")
     by_module: dict[str, list[BinarySpec]] = {}
     for spec in missing:
         by_module.setdefault(spec.gomod_dir, []).append(spec)
-    for specs in by_module.values():
-        assert go is not None
-        for name, path in _build_group(specs, Path(go), log=log or _stderr).items():
-            found[name] = (path, "built")
+    if go is not None:  # (without go nothing is missing: each missing binary raised above)
+        for specs in by_module.values():
+            for name, path in _build_group(specs, Path(go), log=log or _stderr).items():
+                found[name] = (path, "built")
 
     def optional(name: str) -> Path | None:
         return found[name][0] if name in found else None
@@ -371,7 +371,12 @@ def _run_with_progress(
 def _build_group(specs: Sequence[BinarySpec], go: Path, *, log: Log) -> dict[str, Path]:
     """Build the binaries of one pinned module with one ``go build``; cache and return them."""
     first = specs[0]
-    assert all(spec.gomod_dir == first.gomod_dir for spec in specs)
+    others = sorted({spec.gomod_dir for spec in specs} - {first.gomod_dir})
+    if others:
+        raise ValueError(
+            f"_build_group: {first.name} is built from {first.gomod_dir}, but the same go build "
+            f"was given binaries of {', '.join(others)}"
+        )
     lock = cache_dir() / "bin" / f".{first.gomod_dir}-{first.digest()}.lock"
     with _build_lock(lock):
         # Another process may have built some of them while we waited.

@@ -216,20 +216,23 @@ class LocalCluster(ControlPlane):
         return []  # the apiserver's defaults, as in a real cluster
 
     def _start_components(self, binaries: Binaries) -> None:
-        missing = [
-            name
-            for name in ("kube-controller-manager", "kube-scheduler", "kwok")
-            if binaries.get(name) is None
-        ]
-        if missing:
+        controller_manager = binaries.kube_controller_manager
+        scheduler = binaries.kube_scheduler
+        kwok = binaries.kwok
+        if controller_manager is None or scheduler is None or kwok is None:
+            missing = [
+                name
+                for name in ("kube-controller-manager", "kube-scheduler", "kwok")
+                if binaries.get(name) is None
+            ]
             raise ControlPlaneError(
                 f"LocalCluster needs {', '.join(missing)}; the given Binaries have none. Use "
                 "find_binaries(cluster=True) or set TEST_ASSET_KUBE_CONTROLLER_MANAGER / "
                 "TEST_ASSET_KUBE_SCHEDULER / TEST_ASSET_KWOK."
             )
-        self._start_controller_manager(binaries)
-        self._start_scheduler(binaries)
-        self._start_kwok(binaries)
+        self._start_controller_manager(controller_manager)
+        self._start_scheduler(scheduler)
+        self._start_kwok(kwok)
         self._create_nodes()
         self._wait_settled()
 
@@ -255,14 +258,13 @@ class LocalCluster(ControlPlane):
 
         return healthy
 
-    def _start_controller_manager(self, binaries: Binaries) -> None:
-        assert binaries.kube_controller_manager is not None
+    def _start_controller_manager(self, binary: Path) -> None:
         home = self._component_dir("kube-controller-manager")
         user = self._write_kubeconfig("system:kube-controller-manager", ())
         (port,) = _free_ports(1)
         pki = self.work_dir / "pki"
         argv = [
-            str(binaries.kube_controller_manager),
+            str(binary),
             f"--kubeconfig={user.path}",
             f"--authentication-kubeconfig={user.path}",
             f"--authorization-kubeconfig={user.path}",
@@ -280,13 +282,12 @@ class LocalCluster(ControlPlane):
             "kube-controller-manager", argv, self._healthz_probe(port), "/healthz"
         )
 
-    def _start_scheduler(self, binaries: Binaries) -> None:
-        assert binaries.kube_scheduler is not None
+    def _start_scheduler(self, binary: Path) -> None:
         home = self._component_dir("kube-scheduler")
         user = self._write_kubeconfig("system:kube-scheduler", ())
         (port,) = _free_ports(1)
         argv = [
-            str(binaries.kube_scheduler),
+            str(binary),
             f"--kubeconfig={user.path}",
             f"--authentication-kubeconfig={user.path}",
             f"--authorization-kubeconfig={user.path}",
@@ -298,8 +299,7 @@ class LocalCluster(ControlPlane):
         ]
         self._start_component("kube-scheduler", argv, self._healthz_probe(port), "/healthz")
 
-    def _start_kwok(self, binaries: Binaries) -> None:
-        assert binaries.kwok is not None
+    def _start_kwok(self, binary: Path) -> None:
         home = self._component_dir("kwok")
         stages = home / "stages.yaml"
         stages.write_text(_STAGES)
@@ -308,7 +308,7 @@ class LocalCluster(ControlPlane):
         user = self._write_kubeconfig("kwok", ("system:masters",))
         (port,) = _free_ports(1)
         argv = [
-            str(binaries.kwok),
+            str(binary),
             f"--kubeconfig={user.path}",
             f"--config={stages}",
             "--manage-all-nodes=true",

@@ -148,7 +148,9 @@ class _Watchdog:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        assert self._proc.stdin is not None
+        if self._proc.stdin is None:  # stdin=PIPE always makes one; say so if it ever did not
+            self._proc.kill()
+            raise ControlPlaneError("envtest watchdog: started without a stdin pipe")
         self._pipe: IO[bytes] = self._proc.stdin
 
     @property
@@ -294,9 +296,11 @@ class ControlPlane:
             found["watchdog"] = self._watchdog.pid
         return found
 
-    def _require_started(self) -> None:
+    def _require_started(self) -> _Process:
+        """The running kube-apiserver; ``ControlPlaneError`` before :meth:`start`."""
         if self._apiserver is None:
             raise ControlPlaneError("the control plane is not started")
+        return self._apiserver
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -372,11 +376,12 @@ class ControlPlane:
             (self._work_dir / sub).mkdir(exist_ok=True)
 
     def _spawn(self, name: str, argv: Sequence[str]) -> _Process:
-        assert self._work_dir is not None
-        assert self._watchdog is not None
-        proc = _Process(name, argv, self._work_dir / f"{name}.log")
+        watchdog = self._watchdog
+        if watchdog is None:
+            raise ControlPlaneError(f"cannot start {name}: the control plane is not started")
+        proc = _Process(name, argv, self.work_dir / f"{name}.log")
         pid = proc.start()
-        self._watchdog.watch_group(pid)  # the process leads its own group: pgid == pid
+        watchdog.watch_group(pid)  # the process leads its own group: pgid == pid
         return proc
 
     def _wait(self, proc: _Process, what: str, probe: Callable[[], bool]) -> None:
@@ -415,14 +420,13 @@ class ControlPlane:
         return "\n".join(parts)
 
     def _start_etcd(self, binaries: Binaries) -> None:
-        assert self._work_dir is not None
         client_port, peer_port = _free_ports(2)
         client = f"http://127.0.0.1:{client_port}"
         peer = f"http://127.0.0.1:{peer_port}"
         argv = [
             str(binaries.etcd),
             "--name=envtest",
-            f"--data-dir={self._work_dir / 'etcd-data'}",
+            f"--data-dir={self.work_dir / 'etcd-data'}",
             f"--listen-client-urls={client}",
             f"--advertise-client-urls={client}",
             f"--listen-peer-urls={peer}",
@@ -443,8 +447,7 @@ class ControlPlane:
         self._wait(self._etcd, "etcd /health", healthy)
 
     def _start_apiserver(self, binaries: Binaries) -> None:
-        assert self._work_dir is not None
-        pki = self._work_dir / "pki"
+        pki = self.work_dir / "pki"
         self._ca = CertificateAuthority()
         (pki / "ca.crt").write_bytes(self._ca.cert_pem)
         serving = self._ca.issue(
@@ -490,14 +493,14 @@ class ControlPlane:
         return ["--disable-admission-plugins=ServiceAccount"]
 
     def _wait_apiserver_ready(self) -> None:
-        assert self._apiserver is not None
+        apiserver = self._require_started()
         admin = self.kubeconfig
 
         def ready() -> bool:
             with httpx.Client(base_url=self._server, verify=admin.ssl_context(), timeout=5) as c:
                 return c.get("/readyz").status_code == 200
 
-        self._wait(self._apiserver, "/readyz", ready)
+        self._wait(apiserver, "/readyz", ready)
 
     def restart_apiserver(self, *, grace: float = 5.0) -> None:
         """Stop kube-apiserver and start it again on the same port, certificates and etcd.
@@ -510,9 +513,7 @@ class ControlPlane:
         watches open, kube-apiserver drains them for longer than a test wants to wait (over
         20 s measured), and a client must survive either ending.
         """
-        self._require_started()
-        assert self._apiserver is not None
-        old = self._apiserver
+        old = self._require_started()
         old.stop(min(grace, self.stop_timeout))
         self._apiserver = self._spawn(old.name, old.argv)
         try:
@@ -526,12 +527,14 @@ class ControlPlane:
     def _write_kubeconfig(
         self, user: str, groups: Iterable[str], *, admin: bool = False
     ) -> Kubeconfig:
-        assert self._work_dir is not None
-        assert self._ca is not None
+        ca = self._ca
+        if ca is None:
+            raise ControlPlaneError(f"cannot write a kubeconfig for {user}: the CA is not made yet")
         groups = tuple(groups)
-        pair = self._ca.issue(user, organizations=groups)
+        pair = ca.issue(user, organizations=groups)
         # The admin's files live apart from add_user's, so a user named "admin" cannot clash.
-        files_dir = self._work_dir / ("pki" if admin else "users")
+        work_dir = self.work_dir
+        files_dir = work_dir / ("pki" if admin else "users")
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in user)
         cert_file = files_dir / f"{safe}.crt"
         key_file = files_dir / f"{safe}.key"
@@ -549,7 +552,7 @@ class ControlPlane:
                     "name": "envtest",
                     "cluster": {
                         "server": self._server,
-                        "certificate-authority-data": b64(self._ca.cert_pem),
+                        "certificate-authority-data": b64(ca.cert_pem),
                     },
                 }
             ],
@@ -568,7 +571,7 @@ class ControlPlane:
             "current-context": f"envtest-{safe}",
             "preferences": {},
         }
-        path = self._work_dir / ("kubeconfig" if admin else f"users/{safe}.kubeconfig")
+        path = work_dir / ("kubeconfig" if admin else f"users/{safe}.kubeconfig")
         # JSON is YAML: every kubeconfig loader reads it, and it needs no YAML writer.
         _write_private(path, json.dumps(data, indent=2).encode())
         return Kubeconfig(
@@ -577,7 +580,7 @@ class ControlPlane:
             user=user,
             groups=groups,
             server=self._server,
-            ca_file=self._work_dir / "pki" / "ca.crt",
+            ca_file=work_dir / "pki" / "ca.crt",
             cert_file=cert_file,
             key_file=key_file,
         )

@@ -169,13 +169,13 @@ class EventBroadcaster:
             return self._task
         loop = asyncio.get_running_loop()
         wakeup = asyncio.Event()
-        self._idle = asyncio.Event()
+        self._idle = idle = asyncio.Event()
         with self._lock:
             self._loop = loop
             self._wakeup = wakeup
             if self._pending:
                 wakeup.set()
-        self._task = loop.create_task(self._run(), name="kubectrl-event-writer")
+        self._task = loop.create_task(self._run(wakeup, idle), name="kubectrl-event-writer")
         return self._task
 
     async def wait_idle(self) -> None:
@@ -212,25 +212,23 @@ class EventBroadcaster:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def _run(self) -> None:
-        assert self._wakeup is not None
-        assert self._idle is not None
+    async def _run(self, wakeup: asyncio.Event, idle: asyncio.Event) -> None:
         while True:
             with self._lock:
                 event = self._pending.popleft() if self._pending else None
                 closed = self._closed
             if event is None:
                 if closed:
-                    self._idle.set()
+                    idle.set()
                     return
-                self._idle.set()
-                self._wakeup.clear()
+                idle.set()
+                wakeup.clear()
                 with self._lock:
                     if self._pending or self._closed:
                         continue
-                await self._wakeup.wait()
+                await wakeup.wait()
                 continue
-            self._idle.clear()
+            idle.clear()
             try:
                 await self._record(event)
             except asyncio.CancelledError:

@@ -202,9 +202,10 @@ class EventRecorder:
     Guarantees: never blocks, never raises for a bad event (it is logged and dropped); safe from
     any thread, so sync reconcilers running in worker threads can use it. An ``eventf`` whose
     arguments do not fit its format is still recorded, with each problem shown in place as Go's
-    ``fmt.Sprintf`` does (``%!d(str=many)``), and logged once per format as a warning. Caveats: an event is
-    written some time later, or not at all (queue full, spam filter, server rejects it); do not
-    use events as a data channel. Events on cluster-scoped objects go to namespace ``default``.
+    ``fmt.Sprintf`` does (``%!d(str=many)``), and logged once per format as a warning.
+    Caveats: an event is written some time later, or not at all (queue full, spam filter, server
+    rejects it); do not use events as a data channel. Events on cluster-scoped objects go to
+    namespace ``default``.
 
     Example::
 

@@ -506,8 +506,10 @@ class LeaderElector:
         """Sleep on the clock; ``True`` if :meth:`stop` was called first (or during)."""
         if self._stopping:
             return True
-        assert self._stop_event is not None
-        stop_wait = asyncio.ensure_future(self._stop_event.wait())
+        stop_event = self._stop_event
+        if stop_event is None:
+            raise RuntimeError("LeaderElector: waiting for stop() outside run()")
+        stop_wait = asyncio.ensure_future(stop_event.wait())
         sleep = asyncio.ensure_future(self._clock.sleep(seconds))
         try:
             await asyncio.wait({stop_wait, sleep}, return_when=asyncio.FIRST_COMPLETED)

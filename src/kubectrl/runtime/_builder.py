@@ -152,9 +152,8 @@ class Builder:
         """Build the controller, add it to the manager and return it."""
         if self._built:
             raise RuntimeError("this Builder already built its controller")
-        if self._for is None:
+        if self._for is None or self._for.kind is None:
             raise ValueError("Builder needs for_(kind) before complete()")
-        assert self._for.kind is not None
         owner_group, owner_kind = group_kind(self._for.kind)
         # The owner handler looks up the for_ kind's scope through discovery, which needs a
         # version: the one the for_ kind was given with.
@@ -174,7 +173,8 @@ class Builder:
             if watch.source is not None:
                 sources.append(watch.source)
                 continue
-            assert watch.kind is not None
+            if watch.kind is None:  # _Watch holds a kind or a source; never neither
+                raise ValueError(f"Builder {name}: a watch with neither a kind nor a source")
             handler = watch.handler
             if watch.owned:
                 handler = enqueue_request_for_owner(

@@ -308,7 +308,7 @@ class Controller:
         if self._started:
             raise RuntimeError(f"controller {self._name} was already started")
         self._started = True
-        self._halt = asyncio.Event()
+        self._halt = halt = asyncio.Event()
         self._stopped = asyncio.Event()
         log.info(
             "Starting EventSources for controller %s",
@@ -325,7 +325,7 @@ class Controller:
             extra={"controller": self._name, "worker_count": workers},
         )
         self._workers = [
-            asyncio.create_task(self._worker(), name=f"{self._name}-worker-{i}")
+            asyncio.create_task(self._worker(halt), name=f"{self._name}-worker-{i}")
             for i in range(workers)
         ]
 
@@ -379,11 +379,13 @@ class Controller:
     async def run(self) -> None:
         """:meth:`start`, then wait until :meth:`stop` (cancelling ``run`` stops gracefully)."""
         await self.start()
-        assert self._stopped is not None
+        stopped = self._stopped
+        if stopped is None:  # start() makes it
+            raise RuntimeError(f"controller {self._name}: start() returned without starting")
         try:
-            await self._stopped.wait()
+            await stopped.wait()
         finally:
-            if not self._stopped.is_set():
+            if not stopped.is_set():
                 await self.stop()
 
     def __repr__(self) -> str:
@@ -459,9 +461,8 @@ class Controller:
             )
         return open_
 
-    async def _worker(self) -> None:
-        assert self._halt is not None
-        while not self._halt.is_set():
+    async def _worker(self, halt: asyncio.Event) -> None:
+        while not halt.is_set():
             try:
                 request = await self._queue.get()
             except QueueShutDown:
@@ -474,7 +475,7 @@ class Controller:
                 # done() queues it again, with no backoff.
                 self._queue.add(request)
                 self._queue.done(request)
-                await self._halt.wait()
+                await halt.wait()
                 return
             self._metrics.worker_active(1)
             try:

@@ -585,13 +585,13 @@ class Manager:
         if self._started:
             raise RuntimeError("a Manager can be started once")
         self._started = True
-        self._loop = asyncio.get_running_loop()
-        self._blocking_client.bind_loop(self._loop)
+        self._loop = loop = asyncio.get_running_loop()
+        self._blocking_client.bind_loop(loop)
         self._stop_event = asyncio.Event()
         if self._stop_requested:
             self._stop_event.set()
         if handle_signals:
-            self._install_signal_handlers()
+            self._install_signal_handlers(loop)
         cancelled = False
         starter = asyncio.ensure_future(self._start_all())
         try:
@@ -613,7 +613,7 @@ class Manager:
                 await asyncio.gather(starter, return_exceptions=True)
             await self._shutdown()
             if handle_signals:
-                self._remove_signal_handlers()
+                self._remove_signal_handlers(loop)
         if self._failure is not None:
             raise self._failure
         if cancelled:
@@ -850,17 +850,15 @@ class Manager:
         if self._elector_task is None or self._elector_task.done():
             raise RuntimeError("leader election is not running")
 
-    def _install_signal_handlers(self) -> None:
-        assert self._loop is not None
+    def _install_signal_handlers(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                self._loop.add_signal_handler(sig, self._on_signal, sig)
+                loop.add_signal_handler(sig, self._on_signal, sig)
 
-    def _remove_signal_handlers(self) -> None:
-        assert self._loop is not None
+    def _remove_signal_handlers(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                self._loop.remove_signal_handler(sig)
+                loop.remove_signal_handler(sig)
 
     def _on_signal(self, sig: signal.Signals) -> None:
         self._signals += 1

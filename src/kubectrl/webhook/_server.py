@@ -334,12 +334,12 @@ class WebhookServer:
                     f"webhook server: no {path.name} in {path.parent} (cert_dir); put the serving "
                     "certificate and key there (cert-manager, or envtest's generated pair)"
                 )
-        self._certs = _CertWatcher(cert, key)
+        self._certs = certs = _CertWatcher(cert, key)
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         port = self.options.port
         for _ in range(5):
-            runner = await self._listen(app, port)
+            runner = await self._listen(app, port, certs)
             ports = {int(address[1]) for address in runner.addresses}
             if len(ports) <= 1 or self.options.port != 0:
                 break
@@ -354,10 +354,9 @@ class WebhookServer:
             extra={"host": self.options.host or "*", "port": self._port, "cert": str(cert)},
         )
 
-    async def _listen(self, app: web.Application, port: int) -> web.AppRunner:
+    async def _listen(self, app: web.Application, port: int, certs: _CertWatcher) -> web.AppRunner:
         from aiohttp import web
 
-        assert self._certs is not None
         # In-flight requests get up to a handler's timeout to be answered on stop.
         runner = web.AppRunner(
             app,
@@ -366,9 +365,7 @@ class WebhookServer:
             shutdown_timeout=self.options.handler_timeout,
         )
         await runner.setup()
-        site = web.TCPSite(
-            runner, self.options.host or None, port, ssl_context=self._certs.listening
-        )
+        site = web.TCPSite(runner, self.options.host or None, port, ssl_context=certs.listening)
         try:
             await site.start()
         except OSError as err:
