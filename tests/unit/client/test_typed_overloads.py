@@ -90,7 +90,10 @@ def _shape(fn: Function, *, blocking: bool) -> tuple[object, ...]:
         [(a.arg, text(a.annotation)) for a in args.posonlyargs],
         [(a.arg, text(a.annotation)) for a in args.args],
         [text(d) for d in args.defaults],
-        [(a.arg, text(a.annotation), text(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)],
+        [
+            (a.arg, text(a.annotation), text(d))
+            for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+        ],
         args.vararg is not None,
         args.kwarg is not None,
         text(fn.returns),
@@ -112,9 +115,11 @@ def test_the_blocking_interfaces_mirror_the_asyncio_ones() -> None:
                 where = f"{blocking_name}.{name} vs {asyncio_name}.{name}"
                 assert isinstance(twin, ast.FunctionDef), f"{where}: blocking is a def"
                 returns_iterator = ast.unparse(declaration.returns or ast.Constant(None))
-                assert isinstance(declaration, ast.AsyncFunctionDef) or returns_iterator.startswith(
-                    "AsyncIterator["
-                ) or name in ("status", "subresource"), f"{where}: asyncio is async"
+                assert (
+                    isinstance(declaration, ast.AsyncFunctionDef)
+                    or returns_iterator.startswith("AsyncIterator[")
+                    or name in ("status", "subresource")
+                ), f"{where}: asyncio is async"
                 assert _shape(twin, blocking=True) == _shape(declaration, blocking=False), where
 
 
@@ -168,10 +173,10 @@ def _protocol_parameters(protocol: str) -> dict[str, list[list[tuple[str, str, A
                 params: list[tuple[str, str, Any]] = []
                 defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults)
                 for a, d in zip(args.args, defaults, strict=True):
-                    value = eval(ast.unparse(d), namespace) if d else inspect.Parameter.empty  # noqa: S307
+                    value = eval(ast.unparse(d), namespace) if d else inspect.Parameter.empty
                     params.append((a.arg, "POSITIONAL_OR_KEYWORD", value))
                 for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-                    value = eval(ast.unparse(d), namespace) if d else inspect.Parameter.empty  # noqa: S307
+                    value = eval(ast.unparse(d), namespace) if d else inspect.Parameter.empty
                     params.append((a.arg, "KEYWORD_ONLY", value))
                 shapes.append(params)
             out[name] = shapes
@@ -181,9 +186,7 @@ def _protocol_parameters(protocol: str) -> dict[str, list[list[tuple[str, str, A
 
 
 def _runtime_parameters(fn: Any) -> list[tuple[str, str, Any]]:
-    return [
-        (p.name, p.kind.name, p.default) for p in inspect.signature(fn).parameters.values()
-    ]
+    return [(p.name, p.kind.name, p.default) for p in inspect.signature(fn).parameters.values()]
 
 
 IMPLEMENTATIONS = (
