@@ -222,3 +222,108 @@ def _unsynced(manager: object) -> str:
 def _name(predicate: Callable[..., Any]) -> str:
     name = getattr(predicate, "__qualname__", None) or type(predicate).__name__
     return str(name)
+
+
+#: The default of :func:`consistently`'s ``duration``, seconds (gomega's ``Consistently``).
+DEFAULT_DURATION = 0.1
+
+
+@overload
+async def consistently(
+    predicate: Callable[[], Awaitable[T]],
+    duration: float = DEFAULT_DURATION,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    clock: Clock | None = None,
+    describe: str | None = None,
+) -> T: ...
+
+
+@overload
+async def consistently(
+    predicate: Callable[[], T],
+    duration: float = DEFAULT_DURATION,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    clock: Clock | None = None,
+    describe: str | None = None,
+) -> T: ...
+
+
+async def consistently(
+    predicate: Callable[[], T | Awaitable[T]],
+    duration: float = DEFAULT_DURATION,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    clock: Clock | None = None,
+    describe: str | None = None,
+) -> T:
+    """Check that ``predicate`` holds (returns something truthy) on every try for ``duration``.
+
+    gomega's ``Consistently``, beside :func:`eventually`: ``predicate`` is called (and awaited,
+    if it returns an awaitable) at once, then every ``interval`` seconds until ``duration`` has
+    passed, the last try at its end. The first try that returns something falsy, or raises,
+    fails with :class:`AssertionError` naming ``describe`` (default: the predicate's name), when
+    it happened and the value seen (an exception is shown and chained as ``__cause__``). Returns
+    the last value once ``duration`` passed.
+
+    ``duration`` and ``interval`` are seconds of ``clock`` (default: the machine's), as in
+    :func:`eventually`: with a :class:`~kubectrl._clock.FakeClock`, each try yields to the event
+    loop for a moment and then *advances* the fake clock by ``interval``, so timers due on it fire
+    along the way and a long ``duration`` takes no real time.
+
+    Example::
+
+        >>> import asyncio
+        >>> async def demo() -> int:
+        ...     calls = []
+        ...     def stays_put() -> int:
+        ...         calls.append(1)
+        ...         return 3
+        ...     return await consistently(stays_put, 0.02, interval=0.005)
+        >>> asyncio.run(demo())
+        3
+        >>> async def flips() -> None:
+        ...     values = iter([True, True, False])
+        ...     await consistently(lambda: next(values), 1.0, interval=0.001, describe="ready")
+        >>> asyncio.run(flips())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        AssertionError: consistently: ready became false after ... s (try 3); value: False
+    """
+    if duration < 0:
+        raise ValueError(f"consistently: duration must be >= 0, got {duration}")
+    if interval <= 0:
+        raise ValueError(f"consistently: interval must be > 0, got {interval}")
+    what = describe or _name(predicate)
+    fake = clock if isinstance(clock, FakeClock) else None
+    now = clock.now if clock is not None else asyncio.get_running_loop().time
+    start = now()
+    deadline = start + duration
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            result = predicate()
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as err:
+            raise AssertionError(
+                f"consistently: {what} raised after {now() - start:.3g} s (try {tries}): "
+                f"{type(err).__name__}: {err}"
+            ) from err
+        if not result:
+            raise AssertionError(
+                f"consistently: {what} became false after {now() - start:.3g} s (try {tries}); "
+                f"value: {_repr.repr(result)}"
+            )
+        if now() >= deadline:
+            return cast("T", result)
+        step = min(interval, max(deadline - now(), 0.0))
+        if fake is not None:
+            await asyncio.sleep(_FAKE_CLOCK_YIELD)
+            fake.advance(step)
+        elif clock is not None:
+            await clock.sleep(step)
+        else:
+            await asyncio.sleep(step)
