@@ -1,7 +1,7 @@
 """FakeAPI: the API core (:mod:`kubectrl.apiserver`) served in memory through an httpx transport.
 
 The core does the work under its lock in plain functions (no ``await`` inside), so the blocking
-``Client`` (whose ``AsyncClient`` runs on a loop in another thread) and an ``AsyncClient`` on the
+client (whose ``AsyncClient`` runs on a loop in another thread) and an ``AsyncClient`` on the
 test's loop can share one :class:`FakeAPI`. What the fake adds: the transport, injected faults
 (:meth:`FakeAPI.fail_next`, :meth:`FakeAPI.delay_next`), seeding and reading objects from Python,
 and :class:`~kubectrl.testing.UnsupportedFeatureError` for what the core does not implement.
@@ -46,9 +46,8 @@ class _WatchBody(httpx.AsyncByteStream):
     def __init__(self, stream: WatchStream) -> None:
         self.stream = stream
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for line in self.stream:
-            yield line
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self.stream.__aiter__()
 
     async def aclose(self) -> None:
         await self.stream.aclose()
