@@ -1,0 +1,47 @@
+"""The committed table of built-in schemas equals the pinned API server's OpenAPI v3.
+
+``kubectrl/_builtin_schemas.json`` is regenerated here from the envtest apiserver with the same
+code as ``python -m kubectrl._builtin_schemas_gen KUBECONFIG``; on a mismatch the test writes the
+correct file next to the test's temporary directory and says where, to copy in.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from kubectrl._builtin_schemas_gen import build_table, fetch_definitions, render_table
+from kubectrl.client import AsyncClient, load_kubeconfig
+
+pytestmark = pytest.mark.integration
+
+
+async def test_the_committed_table_is_what_the_server_publishes(
+    kubeconfig: Path, tmp_path: Path
+) -> None:
+    async with AsyncClient(load_kubeconfig(kubeconfig)) as client:
+        version = str((await client.server_version()).get("gitVersion", ""))
+        definitions = await fetch_definitions(client)
+    table = build_table(definitions, server_version=version)
+    rendered = render_table(table)
+    committed = resources.files("kubectrl").joinpath("_builtin_schemas.json").read_text("utf-8")
+    if rendered != committed:
+        old = json.loads(committed)
+        out = tmp_path / "_builtin_schemas.json"
+        out.write_text(rendered, encoding="utf-8")
+        changed = sorted(
+            name
+            for name in set(old["definitions"]) | set(table["definitions"])
+            if old["definitions"].get(name) != table["definitions"].get(name)
+        )
+        pytest.fail(
+            f"src/kubectrl/_builtin_schemas.json differs from the OpenAPI of {version} "
+            f"(was {old['server']}): {len(changed)} definitions differ, e.g. {changed[:5]}; "
+            f"the regenerated file is {out}"
+        )
+    # The table covers the types operators embed.
+    for name in ("V1PodTemplateSpec", "V1JobTemplateSpec", "V1Condition", "V1ObjectReference"):
+        assert name in table["classes"]
