@@ -1,0 +1,82 @@
+"""docs/architecture.md's diagrams follow the code: every kubectrl name in them imports, and the
+layers diagram shows every package the layers contract names."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+
+import pytest
+from docs_blocks import DOCS, ROOT, blocks
+
+PAGE = DOCS / "architecture.md"
+_MERMAID = re.compile(r"^```mermaid\n(.*?)^```", re.S | re.M)
+_NAME = re.compile(r"\bkubectrl(?:\.[A-Za-z_]\w*)+")
+
+
+def diagrams() -> list[str]:
+    return _MERMAID.findall(PAGE.read_text(encoding="utf-8"))
+
+
+def resolve(dotted: str) -> object:
+    """Import the longest importable prefix of ``dotted`` and get the rest as attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            target = getattr(target, attribute)
+        return target
+    raise ModuleNotFoundError(dotted)
+
+
+def test_the_page_has_its_two_diagrams_and_no_python_block_runs_them() -> None:
+    assert len(diagrams()) == 2
+    assert blocks(PAGE) == []
+
+
+def test_every_name_in_the_diagrams_exists() -> None:
+    names = sorted({name for diagram in diagrams() for name in _NAME.findall(diagram)})
+    assert len(names) > 20
+    missing = []
+    for name in names:
+        try:
+            resolve(name)
+        except (ImportError, AttributeError) as err:
+            missing.append(f"{name}: {type(err).__name__}: {err}")
+    assert not missing, "\n".join(missing)
+
+
+def test_resolve_rejects_a_name_that_does_not_exist() -> None:
+    assert (
+        resolve("kubectrl.cache.Reflector") is importlib.import_module("kubectrl.cache").Reflector
+    )
+    with pytest.raises(AttributeError):
+        resolve("kubectrl.cache.NoSuchThing")
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11+")
+def test_the_layers_diagram_names_every_package_of_the_layers_contract() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layered = [c for c in contracts if c["type"] == "layers" and not c.get("containers")]
+    assert layered, "no top-level layers contract in pyproject.toml"
+    packages = {
+        package.strip()
+        for contract in layered
+        for layer in contract["layers"]
+        for package in layer.split("|")
+    }
+    layers_diagram = diagrams()[1]
+    assert sorted(p for p in packages if f'"{p}' not in layers_diagram) == []
+
+
+def test_mkdocs_draws_mermaid_fences() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "- name: mermaid" in config
+    assert "architecture.md" in config
