@@ -276,9 +276,10 @@ ObjectReference needs both
         return _dict_reference(obj, field_path)
     if obj is None:
         raise TypeError("get_reference: can't reference None")
-    from kubectrl import kinds as _kinds
-
-    if not _kinds.is_model_class(type(obj)):
+    if not any(
+        base.__name__ == "BaseModel" and base.__module__.startswith("pydantic")
+        for base in type(obj).__mro__
+    ):
         raise TypeError(
             f"get_reference needs an object dict or a model instance, not {type(obj).__name__}"
         )
@@ -290,16 +291,15 @@ ObjectReference needs both
     kind = getattr(obj, "kind", None)
     meta = getattr(obj, "metadata", None)
     if not (api_version and kind):
-        try:
-            info = _kinds.kind_info(type(obj))
-        except TypeError:
+        declared = _class_kind(type(obj))
+        if declared is None:
             missing = _missing(api_version, kind)
             name = getattr(meta, "name", None) or ""
             raise ValueError(
                 f"get_reference: {type(obj).__name__} {name!r} has {missing} and its class names "
                 "no kind; set apiVersion and kind on the object"
-            ) from None
-        api_version, kind = info.api_version, info.kind
+            )
+        api_version, kind = declared
     values = {
         "name": getattr(meta, "name", None),
         "namespace": getattr(meta, "namespace", None),
@@ -312,6 +312,26 @@ ObjectReference needs both
         field_path=field_path or None,
         **{key: str(value) for key, value in values.items() if value},
     )
+
+
+def _class_kind(cls: type[Any]) -> tuple[str, str] | None:
+    """``(apiVersion, kind)`` a model class declares, as :func:`kubectrl.kinds.kind_info` reads it.
+
+    Read here without importing :mod:`kubectrl.kinds` (which imports this module): a
+    :class:`~kubectrl.resources.CustomResource`'s ``__kubectrl_kind__``, or the built-in table for
+    a ``kubernetes.client.models`` class (by name and by origin).
+    """
+    info = getattr(cls, "__kubectrl_kind__", None)
+    if info is not None:
+        return str(info.api_version), str(info.kind)
+    module = getattr(cls, "__module__", "") or ""
+    if module == "kubernetes.client.models" or module.startswith("kubernetes.client.models."):
+        from kubectrl._builtin_kinds import BUILTIN_KINDS
+
+        row = BUILTIN_KINDS.get(cls.__name__)
+        if row is not None:
+            return join_api_version(row[0], row[1]), row[2]
+    return None
 
 
 def _missing(api_version: object, kind: object) -> str:

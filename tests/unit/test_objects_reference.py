@@ -143,6 +143,16 @@ def test_a_model_whose_class_names_no_kind_is_refused() -> None:
         get_reference(Loose())
 
 
+def test_a_user_class_named_like_a_builtin_model_is_not_taken_for_it() -> None:
+    from pydantic import BaseModel
+
+    class V1ConfigMap(BaseModel):  # not kubernetes.client.models.V1ConfigMap
+        metadata: dict[str, Any] = {}
+
+    with pytest.raises(ValueError, match="V1ConfigMap '' has no apiVersion and no kind"):
+        get_reference(V1ConfigMap())
+
+
 @pytest.mark.parametrize("bad", [None, "web", 3])
 def test_something_that_is_no_object_is_refused(bad: Any) -> None:
     with pytest.raises(TypeError, match="get_reference"):
