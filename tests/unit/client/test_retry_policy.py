@@ -142,6 +142,7 @@ async def test_last_error_is_raised_unchained_with_the_attempts_own_traceback() 
     assert err.__suppress_context__
     assert err.__context__ is None
     printed = "".join(traceback.format_exception(err))
+    assert "in attempt" in printed  # the frame that raised it
     assert "During handling" not in printed
     assert "tenacity" not in printed
     assert "RetryError" not in printed
