@@ -17,6 +17,7 @@ annotations), so the text is the same on every Python version the suite runs on.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import enum
 import importlib
@@ -25,6 +26,7 @@ import pkgutil
 import re
 import sys
 import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +63,9 @@ def exported_names(module: types.ModuleType) -> list[str]:
 def _annotation(annotation: Any) -> str:
     if isinstance(annotation, str):
         return annotation
-    if isinstance(annotation, type):
+    if isinstance(annotation, typing.ForwardRef):
+        return annotation.__forward_arg__
+    if isinstance(annotation, type) and not isinstance(annotation, types.GenericAlias):
         return annotation.__qualname__
     return _ADDRESS.sub("", repr(annotation)).replace("typing.", "")
 
@@ -69,7 +73,7 @@ def _annotation(annotation: Any) -> str:
 def _value(value: Any) -> str:
     if isinstance(value, enum.Enum):
         return f"{type(value).__qualname__}.{value.name}"
-    if isinstance(value, type):
+    if isinstance(value, type) and not isinstance(value, types.GenericAlias):
         return value.__qualname__
     if callable(value) and hasattr(value, "__qualname__"):
         return str(value.__qualname__)
@@ -151,14 +155,27 @@ def _describe(module: types.ModuleType, name: str, value: Any, homes: dict[int, 
     home = homes.get(id(value))
     if home is not None and home != f"{module.__name__}.{name}":
         return [f"  {name} = {home}"]
+    # kubectrl's lazy re-exports of type aliases (Int32 ...) name the public module they are from.
+    source = getattr(module, "_LAZY", {}).get(name, "")
+    if source and not source.rsplit(".", 1)[-1].startswith("_") and not isinstance(value, type):
+        return [f"  {name} = {source}.{name}"]
     if isinstance(value, types.ModuleType):
         return [f"  module {name}"]
+    # Before classes: on Python 3.10, isinstance(Callable[[X], Y], type) is true.
+    if isinstance(value, types.GenericAlias) or (
+        not isinstance(value, type) and _is_typing_form(value)
+    ):
+        return [f"  alias {name} = {_alias_source(module, name) or _annotation(value)}"]
     if isinstance(value, type):
         bases = ", ".join(base.__qualname__ for base in value.__bases__)
         if issubclass(value, BaseException):
             head = f"  exception {name}({bases})"
+        elif issubclass(value, enum.Enum):
+            head = f"  enum {name}({bases})"
         elif getattr(value, "_is_protocol", False):
             head = f"  protocol {name}"
+        elif isinstance(getattr(value, "model_fields", None), dict):
+            head = f"  class {name}{_model_signature(value)}"
         else:
             head = f"  class {name}{signature(value)}"
         return [head, *_class_lines(value)]
@@ -169,11 +186,61 @@ def _describe(module: types.ModuleType, name: str, value: Any, homes: dict[int, 
         return [f"  {prefix} {name}{signature(value)}"]
     if isinstance(value, (str, int, float, bool, tuple, frozenset, type(None))):
         return [f"  constant {name} = {_value(value)}"]
-    if _is_typing_form(value):
-        return [f"  alias {name} = {_annotation(value)}"]
     if dataclasses.is_dataclass(value) and "<" not in repr(value):
         return [f"  constant {name} = {_value(value)}"]
     return [f"  {name}: instance of {type(value).__qualname__}"]
+
+
+def _model_signature(cls: Any) -> str:
+    """A pydantic model's fields as its constructor takes them, annotations as written (pydantic's
+    own signature shows its evaluated metadata, which changes with pydantic's version)."""
+    parts = ["*"]
+    for field_name, field in cls.model_fields.items():
+        written = next(
+            (
+                klass.__annotations__[field_name]
+                for klass in cls.__mro__
+                if field_name in getattr(klass, "__annotations__", {})
+            ),
+            field.annotation,
+        )
+        text = f"{field.alias or field_name}: {_annotation(written)}"
+        if field.default_factory is not None:
+            text += " = <factory>"
+        elif not field.is_required():
+            text += f" = {_value(field.default)}"
+        parts.append(text)
+    return f"({', '.join(parts)})" if len(parts) > 1 else "()"
+
+
+def _alias_source(module: types.ModuleType, name: str) -> str | None:
+    """The right-hand side of ``name = ...`` as written where it is defined (a type alias's repr
+    differs between Python versions; its source does not)."""
+    candidates = [module]
+    if hasattr(module, "__path__"):
+        candidates += [
+            importlib.import_module(f"{module.__name__}.{info.name}")
+            for info in pkgutil.iter_modules(module.__path__)
+            if info.name.startswith("_") and f"{module.__name__}.{info.name}" in sys.modules
+        ]
+    for candidate in candidates:
+        try:
+            tree = ast.parse(inspect.getsource(candidate))
+        except (OSError, TypeError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == name for target in node.targets
+            ):
+                return ast.unparse(node.value)
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == name
+                and node.value is not None
+            ):
+                return ast.unparse(node.value)
+    return None
 
 
 def _is_typing_form(value: Any) -> bool:

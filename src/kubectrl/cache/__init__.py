@@ -34,14 +34,16 @@ from kubectrl.cache._handlers import (
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
 )
-from kubectrl.cache._informer import CacheSyncError, Informer, strip_managed_fields
+from kubectrl.cache._informer import CacheSyncError, Informer, Transform, strip_managed_fields
 from kubectrl.cache._lister import Lister, NamespaceLister
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch, resource_ref
-from kubectrl.cache._reflector import Reflector, ReflectorSink
+from kubectrl.cache._reflector import Reflector, ReflectorSink, WatchErrorHandler
 from kubectrl.cache._store import (
     NAMESPACE_INDEX,
     CacheMutationError,
     Indexer,
+    IndexFunc,
+    KeyFunc,
     namespace_index_func,
 )
 
@@ -52,10 +54,12 @@ __all__ = [
     "CacheSyncError",
     "DeletedFinalStateUnknown",
     "HandlerRegistration",
+    "IndexFunc",
     "Indexer",
     "Informer",
     "InformerFactory",
     "InformerKey",
+    "KeyFunc",
     "ListOptions",
     "ListWatch",
     "Lister",
@@ -67,6 +71,8 @@ __all__ = [
     "ReflectorSink",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "Transform",
+    "WatchErrorHandler",
     "namespace_index_func",
     "resource_ref",
     "strip_managed_fields",
