@@ -53,6 +53,7 @@ Example::
 
 The same with models::
 
+    >>> from kubectrl.resources import ResourceModel
     >>> class FooStatus(ResourceModel):
     ...     conditions: Conditions = Field(default_factory=list)
     >>> status = FooStatus()
@@ -72,8 +73,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BeforeValidator, Field
 
-from kubectrl._clock import Clock
-from kubectrl.resources import Format, ListType, ResourceModel
+from kubectrl import _clock
+from kubectrl import resources as _resources
 
 if TYPE_CHECKING:
     from kubernetes.client.models import V1Condition
@@ -127,7 +128,7 @@ def _aware_time(value: Any) -> Any:
     )
 
 
-class Condition(ResourceModel):
+class Condition(_resources.ResourceModel):
     """Condition contains details for one aspect of the current state of an object.
 
     The type of metav1.Condition, with the validation of its CRD schema: all fields but
@@ -138,7 +139,7 @@ class Condition(ResourceModel):
     """The condition's type, CamelCase or prefixed by a domain (``example.com/Ready``)."""
     status: ConditionStatus
     """``True``, ``False`` or ``Unknown``."""
-    observed_generation: Annotated[int, Format("int64"), Field(ge=0)] | None = None
+    observed_generation: Annotated[int, _resources.Format("int64"), Field(ge=0)] | None = None
     """The ``metadata.generation`` the condition was computed from."""
     last_transition_time: Annotated[datetime.datetime, BeforeValidator(_aware_time)]
     """When the status last changed."""
@@ -148,7 +149,7 @@ class Condition(ResourceModel):
     """A human-readable account of the last transition; may be empty."""
 
 
-Conditions = Annotated[list[Condition], ListType("map", keys=("type",))]
+Conditions = Annotated[list[Condition], _resources.ListType("map", keys=("type",))]
 """A status' ``conditions`` field: a list of :class:`Condition` keyed by ``type``.
 
 The list is a map list (``+listType=map``, ``+listMapKey=type``), as upstream types declare
@@ -156,6 +157,7 @@ their conditions, so server-side apply merges conditions by type.
 
 Example::
 
+    >>> from kubectrl.resources import ResourceModel
     >>> class FooStatus(ResourceModel):
     ...     conditions: Conditions = Field(default_factory=list)
 """
@@ -198,14 +200,14 @@ def _check_type(condition_type: object, where: str) -> str:
     return condition_type
 
 
-def _now(now: datetime.datetime | Clock | None) -> datetime.datetime:
+def _now(now: datetime.datetime | _clock.Clock | None) -> datetime.datetime:
     if now is None:
         value = datetime.datetime.now(datetime.timezone.utc)
     elif isinstance(now, datetime.datetime):
         if now.tzinfo is None:
             raise ValueError(f"set_status_condition: now must be timezone-aware, got {now!r}")
         value = now
-    elif isinstance(now, Clock):
+    elif isinstance(now, _clock.Clock):
         value = now.wall()
     else:
         raise TypeError(
@@ -314,7 +316,7 @@ def set_status_condition(
     conditions: MutableSequence[_C],
     new: _C,
     *,
-    now: datetime.datetime | Clock | None = None,
+    now: datetime.datetime | _clock.Clock | None = None,
 ) -> bool:
     """Set ``new`` in ``conditions`` (in place) and return whether the list changed.
 

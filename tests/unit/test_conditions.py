@@ -602,6 +602,14 @@ def test_the_module_exports_what_it_defines() -> None:
         return (0 if attr.isupper() else 1 if attr[0].isupper() else 2, attr)
 
     assert exported == sorted(exported, key=order)
+    public = {
+        attr
+        for attr, value in vars(module).items()
+        if not attr.startswith("_")
+        and getattr(value, "__module__", "").startswith("kubectrl")
+        and (isinstance(value, type) or callable(value))
+    }
+    assert public <= set(exported)
     for attr in exported:
         value = getattr(module, attr)
         if callable(value) and getattr(value, "__module__", "") == "kubectrl.conditions":
