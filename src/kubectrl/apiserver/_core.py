@@ -378,9 +378,9 @@ class APICore:
             )
             body.setdefault("metadata", {})["name"] = name
             managed = body["metadata"].pop("managedFields", None)
-            created = self.store.create(info, version, ns, body, manager=None, dry_run=dry_run)
-            if managed:
-                created["metadata"]["managedFields"] = managed
+            created = self.store.create(
+                info, version, ns, body, manager=None, dry_run=dry_run, managed_fields=managed
+            )
             return render(info, version, created)
         rv = meta.get("resourceVersion")
         if rv and str(rv) != existing["metadata"]["resourceVersion"]:

@@ -141,8 +141,12 @@ class ObjectStore:
         manager: str | None,
         keep_status: bool = False,
         dry_run: bool = False,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Create an object as a POST would; returns it as stored (or as it would be)."""
+        """Create an object as a POST would; returns it as stored (or as it would be).
+
+        ``managed_fields``: set as they are (server-side apply computed them), for no manager.
+        """
         obj = copy.deepcopy(body)
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
@@ -187,6 +191,8 @@ class ObjectStore:
                 has_status=info.status,
                 unstructured=info.crd,
             )
+        if managed_fields:
+            meta["managedFields"] = managed_fields
         allocate(info, obj)  # after the field manager: admission and registry, not the writer
         if dry_run:
             return obj

@@ -154,3 +154,33 @@ async def test_a_watch_from_a_compacted_revision_is_one_410_line(core: APICore) 
         410,
         "Expired",
     )
+
+
+async def test_an_object_created_by_apply_is_stored_and_watched_with_its_managed_fields(
+    core: APICore,
+) -> None:
+    # The apply's field manager belongs to the write itself: a watcher sees it in the ADDED event
+    # (as from the apiserver) and a storage keeps it, rather than it being set on the stored
+    # object after the write committed.
+    path = "/api/v1/namespaces/d/configmaps"
+    stream = core.handle(Request("GET", path, params={"watch": "1", "resourceVersion": "1"}))
+    assert isinstance(stream, WatchStream)
+    applied = Request(
+        "PATCH",
+        f"{path}/a",
+        params={"fieldManager": "me"},
+        headers={"content-type": "application/apply-patch+yaml"},
+        body=b"{apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: v}}",
+    )
+    created = reply(core.handle(applied))
+    assert created.code == 200
+    assert [m["manager"] for m in created.body["metadata"]["managedFields"]] == ["me"]
+    async for line in stream:
+        event = json.loads(line)
+        break
+    await stream.aclose()
+    assert event["type"] == "ADDED"
+    managed = event["object"]["metadata"].get("managedFields") or []
+    assert [(m["manager"], m["operation"]) for m in managed] == [("me", "Apply")]
+    history = core.storage.changes(1)
+    assert [m["manager"] for m in history[0].object["metadata"]["managedFields"]] == ["me"]
