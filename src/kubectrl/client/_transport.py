@@ -37,6 +37,13 @@ class _TimedOutError(Exception):
     pass
 
 
+def _stream_transport(transport: asyncio.BaseTransport | None) -> asyncio.Transport:
+    # asyncio hands a stream connection an asyncio.Transport; anything else is a loop bug.
+    if not isinstance(transport, asyncio.Transport):
+        raise TypeError(f"expected an asyncio.Transport for a TCP stream, got {transport!r}")
+    return transport
+
+
 class _Protocol(asyncio.Protocol):
     """Buffers what the socket delivers; one reader (httpcore's connection) consumes it."""
 
@@ -52,16 +59,15 @@ class _Protocol(asyncio.Protocol):
         self.writing_paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = _stream_transport(transport)
 
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
         self.buffered += len(data)
         if self.buffered > _READ_HIGH_WATER and not self.reading_paused:
             self.reading_paused = True
-            assert self.transport is not None
-            self.transport.pause_reading()
+            if self.transport is not None:  # always set: data comes after connection_made
+                self.transport.pause_reading()
         self._wake_reader()
 
     def eof_received(self) -> bool | None:
@@ -224,8 +230,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.ConnectError(str(err) or type(err).__name__) from err
         if transport is None:  # pragma: no cover - the peer closed during the handshake
             raise httpcore.ConnectError("the connection closed during the TLS handshake")
-        assert isinstance(transport, asyncio.Transport)
-        return AsyncioStream(transport, self._protocol)
+        return AsyncioStream(_stream_transport(transport), self._protocol)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "ssl_object":
@@ -256,8 +261,7 @@ async def _connect(
         raise httpcore.ConnectTimeout(f"no connection within {timeout:g} s") from None
     except OSError as err:
         raise httpcore.ConnectError(str(err) or type(err).__name__) from err
-    assert isinstance(transport, asyncio.Transport)
-    return transport
+    return _stream_transport(transport)
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
@@ -355,7 +359,11 @@ class AsyncioTransport(httpx.AsyncBaseTransport):
         )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        assert isinstance(request.stream, httpx.AsyncByteStream)
+        if not isinstance(request.stream, httpx.AsyncByteStream):
+            raise TypeError(
+                f"{type(self).__name__} sends async request bodies only, got "
+                f"{type(request.stream).__name__} for {request.method} {request.url}"
+            )
         core_request = httpcore.Request(
             method=request.method,
             url=httpcore.URL(

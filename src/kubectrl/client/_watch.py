@@ -111,18 +111,17 @@ class WatchStream:
                 err, self._error = self._error, None
                 self._finished = True
                 raise err
-            if self._finished:
+            chunks, decoder = self._chunks, self._decoder
+            if self._finished or chunks is None or decoder is None:
                 raise StopAsyncIteration
-            await self._read_more()
+            await self._read_more(chunks, decoder)
 
-    async def _read_more(self) -> None:
-        assert self._chunks is not None
-        assert self._decoder is not None
+    async def _read_more(self, chunks: AsyncIterator[bytes], decoder: WatchDecoder) -> None:
         try:
-            chunk = await self._chunks.__anext__()
+            chunk = await chunks.__anext__()
         except StopAsyncIteration:
             try:
-                self._pending.extend(self._decoder.close())
+                self._pending.extend(decoder.close())
             except KubectrlError as err:
                 self._error = err
             self._finished = True
@@ -142,7 +141,7 @@ class WatchStream:
             )
             return
         try:
-            for event in self._decoder.feed(chunk):
+            for event in decoder.feed(chunk):
                 self._pending.append(event)
         except KubectrlError as err:
             self._error = err
