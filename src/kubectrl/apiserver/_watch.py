@@ -109,6 +109,9 @@ class Watcher:
             return
         if data is None:
             self.closed = True
+        # Always through the loop's queue of callbacks, never at once on the loop's own thread
+        # (kubectrl._aio.call_in_loop): writes come from any thread, and a line put at once could
+        # overtake one another thread scheduled earlier; a stream's lines must keep their order.
         try:
             self.loop.call_soon_threadsafe(self.queue.put_nowait, data)
         except RuntimeError:  # the watcher's loop is closed

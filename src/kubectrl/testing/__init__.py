@@ -17,10 +17,10 @@ Example::
 from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
+from kubectrl.errors import UnsupportedFeatureError
 from kubectrl.testing._fake import FakeAPI
-from kubectrl.testing._helpers import eventually, run_manager
-from kubectrl.testing._status import UnsupportedFeatureError
+from kubectrl.testing._helpers import consistently, eventually, run_manager
 
-__all__ = ["FakeAPI", "UnsupportedFeatureError", "eventually", "run_manager"]
+__all__ = ["FakeAPI", "UnsupportedFeatureError", "consistently", "eventually", "run_manager"]
 
 _publish(__name__, globals(), __all__)

@@ -25,8 +25,7 @@ from kubectrl.apiserver._router import Reply, Request
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, status_body
 from kubectrl.apiserver._watch import WatchStream
 from kubectrl.client import ClientConfig
-from kubectrl.errors import APIError
-from kubectrl.testing._status import UnsupportedFeatureError
+from kubectrl.errors import APIError, UnsupportedFeatureError
 
 __all__ = ["FakeAPI"]
 

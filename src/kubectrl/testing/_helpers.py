@@ -1,8 +1,10 @@
-"""Helpers for controller tests: :func:`eventually` and :func:`run_manager`.
+"""Helpers for controller tests: :func:`eventually`, :func:`consistently` and :func:`run_manager`.
 
 ``eventually`` waits for a condition without a fixed sleep and, when it never holds, fails with
-the last thing it saw. ``run_manager`` runs a :class:`~kubectrl.runtime.Manager` for the body of
-an ``async with``: started and synced on entry, stopped (its errors raised) on exit. Built with a
+the last thing it saw; ``consistently`` checks that a condition holds on every poll for a whole
+duration and fails at the first poll where it does not. ``run_manager`` runs a
+:class:`~kubectrl.runtime.Manager` for the body of an ``async with``: started and synced on
+entry, stopped (its errors raised) on exit. Built with a
 :class:`~kubectrl._clock.FakeClock` (``Manager(config, clock=clock)``), its requeues and backoff
 wait on that clock, so a test moves time with ``clock.advance(30)`` instead of sleeping.
 
@@ -20,7 +22,7 @@ from typing import Any, Protocol, TypeVar, cast, overload
 
 from kubectrl._clock import Clock, FakeClock
 
-__all__ = ["eventually", "run_manager"]
+__all__ = ["consistently", "eventually", "run_manager"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound="_ManagerLike")

@@ -11,7 +11,7 @@ from typing import Any
 from kubectrl.apiserver import _patch
 from kubectrl.apiserver._patch import json_patch, merge_patch
 from kubectrl.apiserver._status import FeatureNotImplementedError
-from kubectrl.testing._status import UnsupportedFeatureError
+from kubectrl.errors import UnsupportedFeatureError
 
 __all__ = ["json_patch", "merge_patch", "strategic_merge_patch"]
 
