@@ -53,12 +53,15 @@ class WebhookBuilder(Generic[T]):
     """Registers a defaulter, a validator and conversion for one kind on a manager.
 
     - ``for_(kind)``: a model class (typed objects) or an ``(apiVersion, kind)`` tuple (dicts);
-      with conversion, the hub (storage) version's model.
+      with conversion, the hub (storage) version's model. Any version may have its own
+      defaulter and validator (a spoke too): a builder of its own, ``for_`` that version's
+      model; its paths and webhook rules name that version.
     - ``with_defaulter(d)``: a :class:`~kubectrl.webhook.Defaulter`, served at ``/mutate-...``.
     - ``with_validator(v, delete=False)``: a :class:`~kubectrl.webhook.Validator`, served at
       ``/validate-...``; ``delete=True`` lists DELETE in the configuration too.
     - ``with_conversion(*spokes)``: the other versions' models (each with ``to_hub`` /
-      ``from_hub``), served at ``/convert``.
+      ``from_hub``), served at ``/convert``; its registration names the hub's group, kind,
+      version and plural (the manifests give that kind's CRD ``strategy: Webhook``).
     - ``complete()`` registers them on ``manager.webhook_server`` and returns the registrations;
       the manager then starts the server.
 
@@ -138,5 +141,10 @@ class WebhookBuilder(Generic[T]):
                     f"with_conversion needs for_() given the hub's model class, not {kind!r}"
                 )
             server.conversion_handler("/convert").add(model, *self._spokes)
-            made.extend(r for r in server.registrations if r.path == "/convert")
+            hub = resolve_kind(model)[0]
+            made.extend(
+                r
+                for r in server.registrations
+                if r.path == "/convert" and (r.group, r.kind) == (hub.group, hub.kind)
+            )
         return made

@@ -398,6 +398,15 @@ class _TypedHandler(Generic[T]):
                 f"{req.kind.group or 'core'}/{req.kind.kind} ({req.object_name})"
             )
             return AdmissionResponse.errored(400, message)
+        if info.version and req.kind.version and req.kind.version != info.version:
+            # A webhook configuration whose rule lists another version than the handler's:
+            # decoding that object into this version's model would misread it.
+            message = (
+                f"this webhook serves {info.api_version} {info.kind}, not version "
+                f"{req.kind.version} ({req.object_name}); its webhook configuration must list "
+                f"apiVersions [{info.version}] only"
+            )
+            return AdmissionResponse.errored(400, message)
         return None
 
 

@@ -116,6 +116,16 @@ class ConversionHandler:
         """``(group, kind, hub version, every version)`` for each registered kind."""
         return [(k.group, k.kind, k.hub_version, list(k.models)) for k in self._kinds.values()]
 
+    @property
+    def hubs(self) -> list[_kinds.KindInfo]:
+        """The hub's :class:`~kubectrl.kinds.KindInfo` of each registered kind, in order.
+
+        What :attr:`WebhookServer.registrations <kubectrl.webhook.WebhookServer.registrations>`
+        lists for a conversion path: the manifests give each of these kinds' CRD
+        ``strategy: Webhook``.
+        """
+        return [_kinds.kind_info(k.models[k.hub_version]) for k in self._kinds.values()]
+
     def add(self, hub: type[Any], *spokes: type[Any]) -> None:
         """Register ``hub`` (a CustomResource model) and the spoke models converting to it."""
         hub_info = _kinds.kind_info(hub)

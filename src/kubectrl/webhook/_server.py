@@ -105,7 +105,8 @@ class WebhookRegistration:
     """One path the server answers, and what the manifests need to know about it.
 
     ``type`` is ``mutating``, ``validating`` or ``conversion``; ``group``/``version``/``kind``/
-    ``plural`` name the kind (empty for a low-level handler registered without one);
+    ``plural`` name the kind (empty for a low-level handler registered without one; for a
+    conversion, the hub's version);
     ``operations`` are the admission operations the webhook configuration lists.
     """
 
@@ -229,8 +230,30 @@ class WebhookServer:
 
     @property
     def registrations(self) -> list[WebhookRegistration]:
-        """What is registered, in registration order (the probe path is not listed)."""
-        return list(self._registrations.values())
+        """What is registered, in registration order (the probe path is not listed).
+
+        A conversion path is listed once per kind its :class:`ConversionHandler` converts,
+        each naming the kind's group, hub version, kind and plural (what the CRD manifests
+        need to say ``strategy: Webhook``); a handler with no kind yet is listed once, unnamed.
+        """
+        out: list[WebhookRegistration] = []
+        for registration in self._registrations.values():
+            handler = registration.handler
+            hubs = handler.hubs if isinstance(handler, ConversionHandler) else []
+            if not hubs:
+                out.append(registration)
+                continue
+            out.extend(
+                dataclasses.replace(
+                    registration,
+                    group=info.group,
+                    version=info.version,
+                    kind=info.kind,
+                    plural=info.plural,
+                )
+                for info in hubs
+            )
+        return out
 
     def register(
         self,
