@@ -8,15 +8,21 @@ Commands::
     stop        stop the one started by ``start``
     env         print ``export KUBECONFIG=...`` for it (``--kubeconfig``: the path only)
     kubectl     run the pinned kubectl against it: ``python -m kubectrl.envtest kubectl get pods``
+                (``kubectl --name NAME ARGS...`` for another one than this shell's)
     status      say whether it runs, and where
     binaries    find or build every binary (``--plain``: etcd and kube-apiserver only), print
                 where each one is
     demo        start one, show it answering (version, RBAC, a ConfigMap), stop it
 
 ``start`` runs the control plane in a detached ``serve`` process that owns it; ``stop`` sends
-that process SIGTERM, and it stops the control plane before exiting. The state of the running
-one is kept in ``<cache>/run/envtest.json``; ``kubectl`` reads the kubeconfig from there (or from
-``$KUBECONFIG`` when nothing was started).
+that process SIGTERM, and it stops the control plane before exiting.
+
+Each control plane has a name, so two shells each start and stop their own: ``--name NAME``
+(every command takes it), else ``$KUBECTRL_ENVTEST_NAME``, else ``shell-<pid of the calling
+shell>``. Its state is kept in ``<cache>/run/<name>/state.json``; ``kubectl``, ``env``,
+``status`` and ``stop`` read the one of that name (``kubectl`` uses ``$KUBECONFIG`` when none
+is running). ``env`` also prints ``export KUBECTRL_ENVTEST_NAME=<name>``, which pins the name
+in the shell that evaluates it.
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +46,79 @@ from kubectrl.envtest._cluster import LocalCluster
 from kubectrl.envtest._control_plane import ControlPlane
 from kubectrl.envtest._errors import ControlPlaneError
 
+#: The environment variable naming the control plane of this shell (``env`` prints it).
+NAME_ENV = "KUBECTRL_ENVTEST_NAME"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
-def _state_file() -> Path:
-    return cache_dir() / "run" / "envtest.json"
+
+def _run_dir() -> Path:
+    return cache_dir() / "run"
 
 
-def _read_state() -> dict[str, Any] | None:
+def default_name(environ: Mapping[str, str] | None = None, parent_pid: int | None = None) -> str:
+    """The name of this shell's control plane: ``$KUBECTRL_ENVTEST_NAME``, else per shell.
+
+    Example::
+
+        >>> default_name({"KUBECTRL_ENVTEST_NAME": "demo"}, 42), default_name({}, 42)
+        ('demo', 'shell-42')
+    """
+    environ = os.environ if environ is None else environ
+    if explicit := environ.get(NAME_ENV):
+        return explicit
+    return f"shell-{os.getppid() if parent_pid is None else parent_pid}"
+
+
+def _check_name(name: str, source: str) -> str:
+    if not _NAME.match(name):
+        raise ControlPlaneError(
+            f"control plane name {name!r} ({source}): expected letters, digits, '_', '.' or "
+            "'-', starting with a letter or digit, at most 63 characters"
+        )
+    return name
+
+
+def _name(args: argparse.Namespace) -> str:
+    explicit = getattr(args, "name", None)
+    if explicit:
+        return _check_name(explicit, "--name")
+    name = default_name()
+    return _check_name(name, f"${NAME_ENV}" if os.environ.get(NAME_ENV) else "default")
+
+
+def _state_file(name: str) -> Path:
+    return _run_dir() / name / "state.json"
+
+
+def _read_state(name: str) -> dict[str, Any] | None:
     try:
-        state: dict[str, Any] = json.loads(_state_file().read_text())
+        state: dict[str, Any] = json.loads(_state_file(name).read_text())
     except (OSError, ValueError):
         return None
     if state.get("pid") and _alive(int(state["pid"])):
         return state
     return None
+
+
+def running() -> dict[str, dict[str, Any]]:
+    """Every running control plane started by ``start``: name -> its state."""
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        entries = sorted(_run_dir().iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.is_dir() and (state := _read_state(entry.name)):
+            found[entry.name] = state
+    return found
+
+
+def _others(name: str) -> str:
+    """A hint naming the control planes running under other names."""
+    others = [other for other in running() if other != name]
+    if not others:
+        return ""
+    return f" (running under other names: {', '.join(others)}; pick one with --name)"
 
 
 def _alive(pid: int) -> bool:
@@ -87,12 +155,14 @@ def cmd_kubectl(args: argparse.Namespace) -> int:
     """Run the pinned kubectl with the running control plane's admin kubeconfig."""
     kubectl, _ = find_binary(KUBECTL)  # only kubectl: etcd and the apiserver are not needed
     env = dict(os.environ)
-    if state := _read_state():
+    name = _name(args)
+    if state := _read_state(name):
         env["KUBECONFIG"] = state["kubeconfig"]
     elif not env.get("KUBECONFIG"):
         print(  # noqa: T201 - this is a CLI
-            "kubectrl.envtest kubectl: no control plane is running and KUBECONFIG is not set; "
-            "start one with: python -m kubectrl.envtest start --cluster",
+            f"kubectrl.envtest kubectl: no control plane named {name!r} is running and "
+            f"KUBECONFIG is not set{_others(name)}; start one with: "
+            "python -m kubectrl.envtest start --cluster",
             file=sys.stderr,
         )
         return 1
@@ -112,6 +182,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     with cp:
         state = {
+            "name": state_file.parent.name,
             "pid": os.getpid(),
             "mode": "cluster" if args.cluster else "plain",
             "kubeconfig": str(cp.kubeconfig.path),
@@ -133,12 +204,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    if state := _read_state():
-        _say(f"already running (pid {state['pid']}); kubeconfig: {state['kubeconfig']}")
+    name = _name(args)
+    if state := _read_state(name):
+        _say(
+            f"{name!r} is already running (pid {state['pid']}); kubeconfig: "
+            f"{state['kubeconfig']}; another one needs another --name"
+        )
         return 0
     # Build or find the binaries here, in the foreground, so a long first build shows progress.
     binaries = find_binaries(cluster=args.cluster, kubectl=args.cluster)
-    state_file = _state_file()
+    state_file = _state_file(name)
     state_file.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         state_file.unlink()
@@ -169,7 +244,8 @@ def cmd_start(args: argparse.Namespace) -> int:
             _say(f"kubeconfig:     {state['kubeconfig']}")
             if binaries.kubectl is not None:
                 _say(f"kubectl:        {binaries.kubectl}")
-            _say(f"\n  export KUBECONFIG={state['kubeconfig']}\n")
+            _say(f"name:           {name}")
+            _say(f"\n  export KUBECONFIG={state['kubeconfig']} {NAME_ENV}={name}\n")
             _say("Run kubectl with: python -m kubectrl.envtest kubectl get nodes")
             _say("Stop it with: python -m kubectrl.envtest stop")
             return 0
@@ -183,9 +259,13 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    state = _read_state()
+    name = _name(args)
+    state = _read_state(name)
     if state is None:
-        _say("no control plane started by `python -m kubectrl.envtest start` is running")
+        _say(
+            f"no control plane named {name!r} started by `python -m kubectrl.envtest start` "
+            f"is running{_others(name)}"
+        )
         return 0
     pid = int(state["pid"])
     os.kill(pid, signal.SIGTERM)
@@ -200,10 +280,12 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_env(args: argparse.Namespace) -> int:
-    state = _read_state()
+    name = _name(args)
+    state = _read_state(name)
     if state is None:
         print(  # noqa: T201 - this is a CLI
-            "no control plane is running; start one with: python -m kubectrl.envtest start",
+            f"no control plane named {name!r} is running{_others(name)}; start one with: "
+            "python -m kubectrl.envtest start",
             file=sys.stderr,
         )
         return 1
@@ -211,6 +293,7 @@ def cmd_env(args: argparse.Namespace) -> int:
         _say(state["kubeconfig"])
         return 0
     _say(f"export KUBECONFIG={state['kubeconfig']}")
+    _say(f"export {NAME_ENV}={name}")
     with contextlib.suppress(ControlPlaneError):
         kubectl, _ = find_binary(KUBECTL, build=False)
         _say(f'export PATH="{kubectl.parent}:$PATH"')
@@ -218,9 +301,10 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    state = _read_state()
+    name = _name(args)
+    state = _read_state(name)
     if state is None:
-        _say("not running")
+        _say(f"{name!r} is not running{_others(name)}")
         return 1
     _say(json.dumps(state, indent=2))
     return 0
@@ -276,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, help_text in (
         ("start", cmd_start, "start a control plane in the background"),
-        ("stop", cmd_stop, "stop the control plane started by `start`"),
+        ("stop", cmd_stop, "stop the control plane started by `start` (of --name)"),
         ("env", cmd_env, "print `export KUBECONFIG=... PATH=...` for the running control plane"),
         ("kubectl", cmd_kubectl, "run the pinned kubectl against the running control plane"),
         ("status", cmd_status, "show the running control plane"),
@@ -302,6 +386,12 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument(
                 "--nodes", type=int, default=3, help="kwok nodes in cluster mode (default 3)"
             )
+        if name in ("start", "stop", "env", "status"):
+            command.add_argument(
+                "--name",
+                default="",
+                help=f"which control plane (default: ${NAME_ENV}, else one per calling shell)",
+            )
         if name == "serve":
             command.add_argument("--state-file", required=True)
         if name == "kubectl":
@@ -321,8 +411,14 @@ def main(argv: list[str] | None = None) -> int:
             )
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["kubectl"]:
-        # Everything after `kubectl` is kubectl's, flags included (argparse would eat them).
-        args = argparse.Namespace(func=cmd_kubectl, kubectl_args=argv[1:])
+        # Everything after `kubectl` is kubectl's, flags included (argparse would eat them),
+        # except a leading `--name NAME` / `--name=NAME`, which picks the control plane.
+        rest, name = list(argv[1:]), ""
+        if rest[:1] == ["--name"] and len(rest) > 1:
+            name, rest = rest[1], rest[2:]
+        elif rest and rest[0].startswith("--name="):
+            name, rest = rest[0].partition("=")[2], rest[1:]
+        args = argparse.Namespace(func=cmd_kubectl, kubectl_args=rest, name=name)
     else:
         args = parser.parse_args(argv)
     try:

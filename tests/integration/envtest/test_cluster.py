@@ -312,7 +312,7 @@ def test_start_cluster_then_sigkill_of_the_owner_leaves_no_process(tmp_path: Pat
         timeout=180,
         check=False,
     )
-    state_file = tmp_path / "cache" / "run" / "envtest.json"
+    state_file = tmp_path / "cache" / "run" / f"shell-{os.getpid()}" / "state.json"
     state = json.loads(state_file.read_text()) if state_file.exists() else {}
     try:
         assert started.returncode == 0, started.stdout + started.stderr

@@ -55,7 +55,8 @@ def test_the_started_control_planes_kubeconfig_wins_over_kubeconfig(
     recorded: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("KUBECONFIG", "/some/kubeconfig")
-    state = tmp_path / "cache" / "run" / "envtest.json"
+    monkeypatch.setenv("KUBECTRL_ENVTEST_NAME", "mine")
+    state = tmp_path / "cache" / "run" / "mine" / "state.json"
     state.parent.mkdir(parents=True)
     state.write_text(json.dumps({"pid": os.getpid(), "kubeconfig": "/started/kubeconfig"}))
     main(["kubectl", "get", "nodes"])
