@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import subprocess
 import sys
 import warnings
@@ -171,3 +173,17 @@ def test_from_import_of_an_old_name_warns_once_at_the_import() -> None:
     assert [str(w.message) for w in caught] == [
         "kubectrl.client.Client is deprecated; use kubectrl.client.BlockingClient instead"
     ]
+
+
+def test_type_checkers_see_every_top_level_name() -> None:
+    # The lazy names are also imported under TYPE_CHECKING, so mypy and IDEs see real types.
+    tree = ast.parse(inspect.getsource(kubectrl))
+    checked: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    checked.update(alias.asname or alias.name for alias in stmt.names)
+    assert set(kubectrl.__all__) <= checked
+    lazy = vars(kubectrl)["_LAZY"]
+    assert set(kubectrl.__all__) == {name for name, module in lazy.items() if module}
