@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,15 +11,35 @@ from typing import Any
 import httpx
 
 from kubectrl.envtest._binaries import Binaries, find_binaries
-from kubectrl.envtest._control_plane import ControlPlane, _free_ports, _Process
+from kubectrl.envtest._control_plane import ControlPlane, _free_ports, _Process, _write_private
 from kubectrl.envtest._errors import ControlPlaneError
 
-__all__ = ["KWOK_NODE_ANNOTATION", "LocalCluster"]
+__all__ = ["KWOK_DEBUG_KINDS", "KWOK_NODE_ANNOTATION", "LocalCluster", "cri_log_line"]
 
 #: The annotation kwok's own tooling puts on the nodes it simulates; ours carry it too.
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 _POD_CIDR = "10.244.0.0/16"  # kwok's default (10.0.0.0/24) is the apiserver's service range
-_NODE_IP = "10.200.0.1"
+# The nodes' address is loopback: kube-apiserver reaches kwok's kubelet API there (logs, exec,
+# attach, port-forward), verifying kwok's serving certificate against the envtest CA.
+_NODE_IP = "127.0.0.1"
+
+#: kwok's per-pod debugging resources (config.kwok.x-k8s.io's kwok.x-k8s.io/v1alpha1 kinds) the
+#: cluster serves as CRDs: a test creates ``Logs``/``Exec``/``Attach``/``PortForward`` objects
+#: named after a pod, in its namespace, and kwok answers that pod's subresource with them.
+KWOK_DEBUG_KINDS = ("Logs", "Exec", "Attach", "PortForward")
+
+# Every pod of the cluster can be exec'ed into unless an Exec object says otherwise: the command
+# runs on this host (kwok's "local" exec), in kwok's working directory.
+_DEFAULT_EXEC = """\
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterExec
+metadata:
+  name: kubectrl-local-exec
+spec:
+  execs:
+  - local: {}
+"""
 
 # kwok moves objects through "stages"; these are kubectrl's own, the smallest set that makes a
 # cluster behave: nodes become Ready, a scheduled Pod becomes Running and Ready at once, and a
@@ -54,6 +75,9 @@ spec:
         address: {{ NodeIP | Quote }}
       - type: Hostname
         address: {{ .metadata.name | Quote }}
+      daemonEndpoints:
+        kubeletEndpoint:
+          Port: {{ NodePort }}
       allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
       capacity: {cpu: "32", memory: 256Gi, pods: "110"}
       nodeInfo:
@@ -169,8 +193,16 @@ class LocalCluster(ControlPlane):
     :class:`ControlPlaneError` naming it, with the last lines of its log. All processes are
     under the same watchdog as the control plane's: none outlives its owner.
 
-    Caveats: nothing runs in the Pods (no logs, exec or port-forward); Services get cluster IPs
-    but no endpoints are reachable; Jobs' Pods run forever.
+    * kwok also serves the kubelet API behind ``pods/log``, ``pods/exec``, ``pods/attach`` and
+      ``pods/portforward`` (the apiserver verifies its certificate against the envtest CA): an
+      exec runs the command on this host, unless an ``Exec`` object (kwok.x-k8s.io/v1alpha1,
+      named after the pod) says otherwise; logs and attach read the file a ``Logs``/``Attach``
+      object names (in CRI log format, see :func:`kubectrl.envtest.cri_log_line`); a
+      ``PortForward`` object forwards a pod's ports to an address of this host. Nothing else
+      runs in the Pods.
+
+    Caveats: Services get cluster IPs but no endpoints are reachable; Jobs' Pods run forever;
+    kwok reports a failing exec command as an internal error, not a non-zero exit code.
 
     Example::
 
@@ -213,7 +245,25 @@ class LocalCluster(ControlPlane):
         return find_binaries(build=self._build, log=self._log, cluster=True)
 
     def _admission_flags(self) -> list[str]:
-        return []  # the apiserver's defaults, as in a real cluster
+        # The apiserver's default admission plugins, as in a real cluster; and the kubelet
+        # side: the CA is made by now, so kwok's serving certificate (checked by the apiserver)
+        # and the apiserver's kubelet client certificate are issued here, before it starts.
+        ca = self._ca
+        if ca is None:
+            raise ControlPlaneError("the CA must exist before the kubelet certificates")
+        pki = self.work_dir / "pki"
+        serving = ca.issue("kwok-kubelet", ip_addresses=(_NODE_IP,), server=True)
+        _write_private(pki / "kwok-kubelet.crt", serving.cert_pem)
+        _write_private(pki / "kwok-kubelet.key", serving.key_pem)
+        client = ca.issue("kube-apiserver-kubelet-client", organizations=("system:masters",))
+        _write_private(pki / "apiserver-kubelet-client.crt", client.cert_pem)
+        _write_private(pki / "apiserver-kubelet-client.key", client.key_pem)
+        return [
+            f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+            f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+            f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+            "--kubelet-preferred-address-types=InternalIP",
+        ]
 
     def _start_components(self, binaries: Binaries) -> None:
         controller_manager = binaries.kube_controller_manager
@@ -302,7 +352,9 @@ class LocalCluster(ControlPlane):
     def _start_kwok(self, binary: Path) -> None:
         home = self._component_dir("kwok")
         stages = home / "stages.yaml"
-        stages.write_text(_STAGES)
+        stages.write_text(_STAGES + _DEFAULT_EXEC)
+        self._install_kwok_crds()
+        pki = self.work_dir / "pki"
         # kwok writes node and pod status for every node: an admin, like a cluster's kubelets
         # together (and the NodeRestriction plugin is not on for it to pass).
         user = self._write_kubeconfig("kwok", ("system:masters",))
@@ -315,6 +367,10 @@ class LocalCluster(ControlPlane):
             f"--cidr={_POD_CIDR}",
             f"--node-ip={_NODE_IP}",
             f"--server-address=127.0.0.1:{port}",
+            f"--node-port={port}",
+            f"--tls-cert-file={pki / 'kwok-kubelet.crt'}",
+            f"--tls-private-key-file={pki / 'kwok-kubelet.key'}",
+            f"--enable-crds={','.join(KWOK_DEBUG_KINDS)}",
             *self._kwok_args,
         ]
 
@@ -323,6 +379,35 @@ class LocalCluster(ControlPlane):
             return response.status_code == 200
 
         self._start_component("kwok", argv, healthy, f"/healthz on 127.0.0.1:{port}")
+
+    def _install_kwok_crds(self) -> None:
+        """Create the CRDs of kwok's per-pod debugging kinds; return when they are served."""
+        with self.http_client() as http:
+            for kind in KWOK_DEBUG_KINDS:
+                response = http.post(
+                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                    content=json.dumps(_kwok_crd(kind)),
+                    headers={"Content-Type": "application/json"},
+                )
+                if response.status_code not in (201, 409):
+                    raise ControlPlaneError(
+                        f"creating kwok's {kind} CRD: HTTP {response.status_code} {response.text}"
+                    )
+            deadline = time.monotonic() + self.start_timeout
+            while time.monotonic() < deadline:
+                served = http.get("/apis/kwok.x-k8s.io/v1alpha1")
+                names = (
+                    {r.get("kind") for r in served.json().get("resources", [])}
+                    if served.status_code == 200
+                    else set()
+                )
+                if names >= set(KWOK_DEBUG_KINDS):
+                    return
+                time.sleep(0.1)
+        raise ControlPlaneError(
+            f"kwok's CRDs ({', '.join(KWOK_DEBUG_KINDS)}) were not served within "
+            f"{self.start_timeout:.0f}s"
+        )
 
     def _create_nodes(self) -> None:
         with self.http_client() as http:
@@ -373,6 +458,60 @@ class LocalCluster(ControlPlane):
             f"the cluster did not settle within {self.start_timeout:.0f}s ({state}).\n"
             + self.logs()
         )
+
+
+_KWOK_PLURALS = {"Logs": "logs", "Exec": "execs", "Attach": "attaches", "PortForward": "portforwards"}
+
+
+def _kwok_crd(kind: str) -> dict[str, Any]:
+    # A schema that keeps every field: kwok validates the objects it reads, the CRD only has to
+    # store them (kwok's own CRDs carry the full schema; nothing here depends on it).
+    plural = _KWOK_PLURALS[kind]
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.kwok.x-k8s.io"},
+        "spec": {
+            "group": "kwok.x-k8s.io",
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": kind.lower(),
+            },
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "subresources": {"status": {}},
+                }
+            ],
+        },
+    }
+
+
+def cri_log_line(text: str, *, stream: str = "stdout", timestamp: str | None = None) -> str:
+    """One line of a container log file in the CRI format kwok's ``Logs`` read (and a kubelet
+    writes): ``<RFC 3339 time> <stream> F <text>\\n``. ``text`` must not contain a newline.
+
+    Example::
+
+        >>> cri_log_line("hello", timestamp="2024-01-02T03:04:05.000000006Z")
+        '2024-01-02T03:04:05.000000006Z stdout F hello\\n'
+    """
+    if "\n" in text:
+        raise ValueError(f"cri_log_line: one line at a time, got a newline in {text!r}")
+    if stream not in ("stdout", "stderr"):
+        raise ValueError(f"cri_log_line: stream must be 'stdout' or 'stderr', not {stream!r}")
+    if timestamp is None:
+        now = time.time()
+        whole = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+        timestamp = f"{whole}.{int((now % 1) * 1e9):09d}Z"
+    return f"{timestamp} {stream} F {text}\n"
 
 
 def _schedulable(node: dict[str, Any]) -> bool:
