@@ -9,9 +9,10 @@ ClusterRole (and namespaced Roles) granting the rules the sources declare with
 :func:`kubectrl.rbac.rule` (a source may also be a :class:`~kubectrl.rbac.PolicyRule` or a list
 of them, e.g. ``kubectrl.rbac:EVENT_RULES``).
 
-``python -m kubectrl init NAME [--domain example.com]`` scaffolds a controller project in the
-current directory; ``python -m kubectrl create api --group G --version V --kind K [--webhooks]``,
-run inside it, adds a kind: its model, reconciler, tests (and webhooks).
+``python -m kubectrl init NAME [--domain example.com] [--kubectrl-source PATH|URL]`` scaffolds a
+controller project in the current directory (depending on kubectrl from the package index, or
+from the checkout or URL given); ``python -m kubectrl create api --group G --version V --kind K
+[--webhooks]``, run inside it, adds a kind: its model, reconciler, tests (and webhooks).
 
 A bad import path, a model a CRD cannot express or a scaffold that would overwrite a file exits
 with status 2 and one line on stderr naming the problem.
@@ -93,7 +94,9 @@ def _init(args: argparse.Namespace) -> int:
     from kubectrl import _scaffold
 
     try:
-        written = _scaffold.init(Path.cwd(), args.name, domain=args.domain)
+        written = _scaffold.init(
+            Path.cwd(), args.name, domain=args.domain, kubectrl_source=args.kubectrl_source
+        )
     except _scaffold.ScaffoldError as exc:
         raise _UsageError(str(exc)) from exc
     for path in written:
@@ -152,6 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     init = commands.add_parser("init", help="scaffold a controller project in this directory")
     init.add_argument("name", help="project name (its Python package: dashes become underscores)")
     init.add_argument("--domain", default="example.com", help="API group suffix (%(default)s)")
+    init.add_argument(
+        "--kubectrl-source",
+        default="",
+        metavar="PATH|URL",
+        help="depend on kubectrl from a checkout (path) or a URL (git+https://...@ref) "
+        "instead of the package index",
+    )
     init.set_defaults(run=_init, label="init")
 
     create = commands.add_parser("create", help="add to the project in this directory")

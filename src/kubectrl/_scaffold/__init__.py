@@ -26,7 +26,7 @@ from typing import Any
 
 from kubectrl.errors import KubectrlError
 
-__all__ = ["ScaffoldError", "create_api", "init", "plural_of"]
+__all__ = ["ScaffoldError", "create_api", "init", "kubectrl_source_url", "plural_of"]
 
 _TEMPLATES = resources.files(__name__) / "templates"
 _PROJECT_FILE = "PROJECT"
@@ -77,11 +77,60 @@ def plural_of(kind: str) -> str:
     return lower + "s"
 
 
-def init(root: Path, name: str, *, domain: str = "example.com") -> list[Path]:
+_SOURCE_SCHEMES = ("file://", "https://", "http://", "git+https://", "git+ssh://", "git+file://")
+
+
+def kubectrl_source_url(source: str, cwd: Path | None = None) -> str:
+    """The URL a project's ``kubectrl @ URL`` dependency names, from ``--kubectrl-source``.
+
+    A path (relative to ``cwd``) must be a kubectrl checkout (its ``pyproject.toml`` names the
+    ``kubectrl`` project) and becomes a ``file://`` URL; a URL (``file://``, ``https://``,
+    ``git+https://...@ref``, ``git+ssh://``) is kept as it is.
+
+    Example::
+
+        >>> kubectrl_source_url("git+https://github.com/example/kubectrl@main")
+        'git+https://github.com/example/kubectrl@main'
+        >>> try:
+        ...     kubectrl_source_url("ftp://example.com/kubectrl")
+        ... except ScaffoldError as err:
+        ...     print(err)  # doctest: +ELLIPSIS
+        --kubectrl-source 'ftp://example.com/kubectrl': expected a path to a kubectrl checkout ...
+    """
+    if "://" in source:
+        if not source.startswith(_SOURCE_SCHEMES) or any(c.isspace() for c in source):
+            raise ScaffoldError(
+                f"--kubectrl-source {source!r}: expected a path to a kubectrl checkout or a "
+                "file://, https://, git+https://, git+ssh:// URL"
+            )
+        return source
+    path = Path(source).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    path = path.resolve()
+    pyproject = path / "pyproject.toml"
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        raise ScaffoldError(
+            f"--kubectrl-source {source!r}: {pyproject} cannot be read; expected the "
+            "directory of a kubectrl checkout"
+        ) from None
+    if not re.search(r'^name\s*=\s*"kubectrl"', text, re.MULTILINE):
+        raise ScaffoldError(f"--kubectrl-source {source!r}: {pyproject} is not kubectrl's")
+    return path.as_uri()
+
+
+def init(
+    root: Path, name: str, *, domain: str = "example.com", kubectrl_source: str = ""
+) -> list[Path]:
     """Scaffold a project named ``name`` in ``root``; the files written (relative paths).
 
     ``name`` is a DNS label (the Deployment, namespace ``<name>-system``...); its Python package
     is ``name`` with dashes made underscores. ``domain`` suffixes every API group.
+    The project depends on ``kubectrl`` from the package index (at least this version), or,
+    with ``kubectrl_source`` (a checkout's path or a URL, see :func:`kubectrl_source_url`), on
+    ``kubectrl @ <URL>``: a project made from a checkout installs that checkout.
 
     Example::
 
@@ -111,11 +160,24 @@ def init(root: Path, name: str, *, domain: str = "example.com") -> list[Path]:
         raise ScaffoldError(f"{root / _PROJECT_FILE} exists: {root} is a project already")
     from kubectrl import __version__
 
+    if kubectrl_source:
+        url = kubectrl_source_url(kubectrl_source, root)
+        dependency = f"kubectrl[metrics] @ {url}"
+        test_dependency = f"kubectrl[test] @ {url}"
+        # hatchling refuses direct references unless the project allows them.
+        hatch_metadata = "\n[tool.hatch.metadata]\nallow-direct-references = true\n"
+    else:
+        dependency = f"kubectrl[metrics]>={__version__}"
+        test_dependency = f"kubectrl[test]>={__version__}"
+        hatch_metadata = ""
     values = {
         "name": name,
         "pkg": package,
         "domain": domain,
         "kubectrl_version": __version__,
+        "kubectrl_dependency": dependency,
+        "kubectrl_test_dependency": test_dependency,
+        "hatch_metadata": hatch_metadata,
     }
     files: dict[Path, str] = {}
     for template, target in (
