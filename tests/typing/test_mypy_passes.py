@@ -26,6 +26,7 @@ def test_mypy_strict_accepts_the_typing_tests() -> None:
 
 
 CONFORMS = """
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubectrl.client._interfaces import Reader
@@ -51,6 +52,7 @@ class Impl:
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,

@@ -31,7 +31,7 @@ from kubectrl._clock import Clock, RealClock
 from kubectrl.client import _json
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
-from kubectrl.client._interfaces import KubeClient, Pager
+from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, documented_by
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
@@ -94,6 +94,68 @@ _UNSET: Any = _Default()
 
 #: Parsed request URLs kept per client (a controller's paths and queries repeat).
 _URL_CACHE_SIZE = 4096
+
+
+def check_matching_fields(
+    matching_fields: Mapping[str, str], field_selector: str | None = None
+) -> dict[str, str]:
+    """``matching_fields`` as a plain dict, checked: field names and values are strings, names
+    non-empty and free of ``,``, ``=`` and ``!``; a ``field_selector`` beside it is refused.
+
+    Raises ``ValueError`` (``TypeError`` for a value that is not a string) naming the entry.
+
+    Example::
+
+        >>> check_matching_fields({"metadata.name": "a"})
+        {'metadata.name': 'a'}
+    """
+    if field_selector:
+        raise ValueError(
+            f"pass matching_fields or field_selector, not both (matching_fields="
+            f"{dict(matching_fields)!r}, field_selector={field_selector!r})"
+        )
+    if not isinstance(matching_fields, Mapping):
+        raise TypeError(
+            f"matching_fields must be a mapping of field to value, not {matching_fields!r}"
+        )
+    checked: dict[str, str] = {}
+    for field, value in matching_fields.items():
+        if not isinstance(field, str) or not field or any(c in field for c in ",=!"):
+            raise ValueError(
+                f"matching_fields: {field!r} is not a field name (a non-empty string without "
+                "',', '=' or '!', e.g. 'metadata.name')"
+            )
+        if not isinstance(value, str):
+            raise TypeError(
+                f"matching_fields[{field!r}] must be a string, not {type(value).__name__} "
+                f"({value!r})"
+            )
+        checked[field] = value
+    return checked
+
+
+def _escape_field_value(value: str) -> str:
+    # apimachinery's fields.EscapeValue: a selector value escapes \, "," and "=".
+    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+
+
+def fields_selector(
+    matching_fields: Mapping[str, str] | None, field_selector: str | None
+) -> str | None:
+    """The ``fieldSelector`` a list sends: ``field_selector`` as given, or ``matching_fields``
+    as ``k=v,k2=v2`` (values escaped, as controller-runtime's ``MatchingFields`` renders it).
+
+    An empty or absent ``matching_fields`` selects nothing; both at once is a ``ValueError``.
+
+    Example::
+
+        >>> print(fields_selector({"metadata.name": "a,b", "status.phase": "Running"}, None))
+        metadata.name=a\\,b,status.phase=Running
+    """
+    if matching_fields is None:
+        return field_selector
+    checked = check_matching_fields(matching_fields, field_selector)
+    return ",".join(f"{k}={_escape_field_value(v)}" for k, v in checked.items()) or None
 
 
 async def _close_response(response: httpx.Response) -> None:
@@ -345,6 +407,7 @@ class AsyncClient(KubeClient, Pager):
 
     # ------------------------------------------------------------------ reads
 
+    @documented_by(Reader.get)
     async def _get(
         self,
         resource: KindRef,
@@ -354,18 +417,6 @@ class AsyncClient(KubeClient, Pager):
         subresource: str = "",
         resource_version: str | None = None,
     ) -> Any:
-        """Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).
-
-        With a model class, returns an instance of it (only the ``"status"`` subresource has the
-        object's shape; read others with a tuple kind). Raises
-        :class:`~kubectrl.errors.NotFoundError` when it does not exist and
-        :class:`~kubectrl.errors.ModelValidationError` when the object does not fit the model.
-
-        Example::
-
-            cm = await client.get(("v1", "ConfigMap"), "settings", namespace="default")
-            deployment = await client.get(V1Deployment, "web", namespace="default")
-        """
         model = _model_of(resource)
         if model is not None and subresource not in ("", "status"):
             raise ValueError(
@@ -385,6 +436,7 @@ class AsyncClient(KubeClient, Pager):
         data = await self._json(response)
         return _typed(model, data) if model is not None else data
 
+    @documented_by(Pager.list_pages)
     def _list_pages(
         self,
         resource: KindRef,
@@ -399,21 +451,6 @@ class AsyncClient(KubeClient, Pager):
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
     ) -> AsyncIterator[Any]:
-        """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
-
-        Every page of one listing comes from the same snapshot (the first page's
-        resourceVersion). A continue token older than etcd's compaction raises
-        :class:`~kubectrl.errors.ExpiredError`: start again with a full list. Items carry
-        ``apiVersion`` and ``kind``. ``metadata_only=True`` asks for ``PartialObjectMetadata``
-        items (``meta.k8s.io/v1``): names, labels, owners, but no spec or status. With a model
-        class, each page is a :class:`ModelList` of instances of it (``metadata_only`` is then
-        refused: the items would not be that class).
-
-        Example::
-
-            async for page in client.list_pages(("v1", "ConfigMap"), namespace="ns", limit=500):
-                handle(page["items"])
-        """
         model = _model_of(resource)
         _no_metadata_only(model, metadata_only)
         pages = self._raw_pages(
@@ -494,6 +531,7 @@ class AsyncClient(KubeClient, Pager):
             if not token:
                 return
 
+    @documented_by(Reader.list)
     async def _list(
         self,
         resource: KindRef,
@@ -501,32 +539,14 @@ class AsyncClient(KubeClient, Pager):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
     ) -> Any:
-        """List objects, following pages of ``limit`` items, into one list object.
-
-        With a model class, returns a :class:`ModelList` of instances of it.
-
-        Returns ``{"apiVersion", "kind": "<Kind>List", "metadata": {"resourceVersion"},
-        "items": [...]}``; watch from ``metadata.resourceVersion`` to see later changes.
-
-        ``label_selector`` here and in every other method takes any
-        :data:`~kubectrl.labels.LabelSelectorLike`: a string (``"app=web,tier in (a,b)"``), a
-        ``{label: value}`` mapping, a ``metav1.LabelSelector`` dict with ``matchLabels`` /
-        ``matchExpressions``, or a :class:`~kubectrl.labels.LabelSelector`; all are sent as
-        :func:`~kubectrl.labels.selector_string` renders them.
-
-        Example::
-
-            cms = await client.list(("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
-            names = [cm["metadata"]["name"] for cm in cms["items"]]
-            typed = await client.list(V1ConfigMap, namespace="ns")
-            names = [cm.metadata.name for cm in typed.items]
-        """
+        field_selector = fields_selector(matching_fields, field_selector)
         model = _model_of(resource)
         _no_metadata_only(model, metadata_only)
         res = await self.resource(resource)
@@ -556,6 +576,7 @@ class AsyncClient(KubeClient, Pager):
         }
         return _typed_list(model, whole) if model is not None else whole
 
+    @documented_by(Pager.list_items)
     async def _list_items(
         self,
         resource: KindRef,
@@ -565,15 +586,6 @@ class AsyncClient(KubeClient, Pager):
         field_selector: str | None = None,
         limit: int | None = 500,
     ) -> AsyncIterator[Any]:
-        """Yield objects one by one, fetching pages of ``limit`` (500, as client-go's pager).
-
-        With a model class, yields instances of it.
-
-        Example::
-
-            async for pod in client.list_items(("v1", "Pod"), namespace="ns"):
-                print(pod["metadata"]["name"])
-        """
         model = _model_of(resource)
         pages = self._raw_pages(
             resource,
@@ -741,6 +753,7 @@ class AsyncClient(KubeClient, Pager):
 
     # ------------------------------------------------------------------ writes
 
+    @documented_by(Writer.create)
     async def _create(
         self,
         obj: Mapping[str, Any] | BaseModel,
@@ -749,16 +762,6 @@ class AsyncClient(KubeClient, Pager):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> Any:
-        """Create ``obj`` (its ``apiVersion``/``kind`` pick the resource); return what the server
-        stored, as a dict for a dict and as an instance of ``obj``'s class for a model. Raises
-        :class:`~kubectrl.errors.AlreadyExistsError` if the name is taken and
-        :class:`~kubectrl.errors.InvalidError` (with ``causes``) if validation fails.
-
-        Example::
-
-            await client.create({"apiVersion": "v1", "kind": "Namespace",
-                                 "metadata": {"name": "demo"}})
-        """
         body = to_dict(obj)
         res = await self.resource(gvk_of(body))
         ns = self._namespace(res, namespace, body)
@@ -781,6 +784,7 @@ class AsyncClient(KubeClient, Pager):
             return data
         return _kinds.from_dict(type(obj), data)
 
+    @documented_by(Writer.update)
     async def _update(
         self,
         obj: Mapping[str, Any] | BaseModel,
@@ -791,21 +795,6 @@ class AsyncClient(KubeClient, Pager):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> Any:
-        """Replace ``obj`` (PUT); returns the stored object, typed like ``obj``.
-
-        A model instance built by a typed read keeps the fields its class does not know, so the
-        update does not drop them (:func:`kubectrl.kinds.to_dict`). With
-        ``metadata.resourceVersion`` set, a concurrent change makes it fail with
-        :class:`~kubectrl.errors.ConflictError` (optimistic locking).
-
-        ``subresource="status"`` writes only the status. For ``"scale"`` pass the parent's
-        ``resource=`` (the body is an ``autoscaling/v1`` Scale).
-
-        Example::
-
-            cm["data"]["a"] = "2"
-            cm = await client.update(cm)
-        """
         body = to_dict(obj)
         res = await self.resource(resource if resource is not None else gvk_of(body))
         ns = self._namespace(res, namespace, body)
@@ -825,6 +814,7 @@ class AsyncClient(KubeClient, Pager):
         data = await self._json(response)
         return data if subresource not in ("", "status") else self._result(obj, data)
 
+    @documented_by(Writer.update_status)
     async def _update_status(
         self,
         obj: Mapping[str, Any] | BaseModel,
@@ -833,14 +823,11 @@ class AsyncClient(KubeClient, Pager):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> Any:
-        """``status().update(obj)``: PUT the status, typed like ``obj``.
-
-        Example: ``foo = await client.update_status(foo)``.
-        """
         return await self.status().update(
             obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
         )
 
+    @documented_by(Writer.patch_merge_from)
     async def _patch_merge_from(
         self,
         original: Any,
@@ -849,22 +836,6 @@ class AsyncClient(KubeClient, Pager):
         optimistic_lock: bool = False,
         subresource: str = "",
     ) -> Any:
-        """Send the JSON merge patch that turns ``original`` into ``modified`` (controller-runtime's
-        ``client.MergeFrom``); the result is typed like ``modified``.
-
-        Both may be model instances (``original`` a copy taken before the change, e.g.
-        ``foo.model_copy(deep=True)``). With ``optimistic_lock`` the patch carries
-        ``original``'s ``metadata.resourceVersion``, so the server refuses it with
-        :class:`~kubectrl.errors.ConflictError` if the object changed since it was read
-        (``MergeFromWithOptimisticLock``). Without it only the changed fields are sent and the
-        patch always applies. An empty patch is still sent (it returns the current object).
-
-        Example::
-
-            original = copy.deepcopy(cm)
-            cm["data"]["mode"] = "fast"
-            cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
-        """
         return await send_merge_from(
             self._patch,
             original,
@@ -895,6 +866,7 @@ class AsyncClient(KubeClient, Pager):
         """
         return ClientSubResourceClient(self, self, subresource)
 
+    @documented_by(Writer.patch)
     async def _patch(
         self,
         resource: KindRef,
@@ -908,21 +880,6 @@ class AsyncClient(KubeClient, Pager):
         force: bool | None = None,
         dry_run: bool = False,
     ) -> Any:
-        """Patch an object: JSON patch (a list of operations), merge patch (default), strategic
-        merge patch (built-in types only) or server-side apply (prefer :meth:`apply`).
-
-        ``patch`` may be a model instance (serialized by :func:`kubectrl.kinds.to_dict`). With a
-        model class as ``resource`` the result is an instance of it (``"status"`` or no
-        subresource; other subresources come back as dicts).
-
-        Example::
-
-            await client.patch(("apps/v1", "Deployment"), "web", {"spec": {"replicas": 3}},
-                               namespace="ns")
-            await client.patch(("v1", "ConfigMap"), "x",
-                               [{"op": "add", "path": "/data/b", "value": "2"}],
-                               namespace="ns", patch_type="json")
-        """
         kind = PatchType.parse(patch_type)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
@@ -949,6 +906,7 @@ class AsyncClient(KubeClient, Pager):
             return data
         return _kinds.from_dict(model, data)
 
+    @documented_by(Writer.apply)
     async def _apply(
         self,
         obj: Mapping[str, Any] | BaseModel,
@@ -959,19 +917,6 @@ class AsyncClient(KubeClient, Pager):
         subresource: str = "",
         dry_run: bool = False,
     ) -> Any:
-        """Server-side apply ``obj`` as ``field_manager``; creates it if missing. Returns the
-        object typed like ``obj`` (a model instance for a model).
-
-        Fields owned by another manager with a different value raise
-        :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
-        should hold only the fields this manager cares about (and no ``resourceVersion``).
-
-        Example::
-
-            await client.apply({"apiVersion": "v1", "kind": "ConfigMap",
-                                "metadata": {"name": "x", "namespace": "ns"},
-                                "data": {"owner": "me"}}, field_manager="my-controller")
-        """
         body = to_dict(obj)
         res = await self.resource(gvk_of(body))
         ns = self._namespace(res, namespace, body)
@@ -1006,6 +951,7 @@ class AsyncClient(KubeClient, Pager):
             subresource="scale",
         )
 
+    @documented_by(Writer.delete)
     async def delete(
         self,
         resource: KindRef,
@@ -1017,18 +963,6 @@ class AsyncClient(KubeClient, Pager):
         preconditions: Preconditions | Mapping[str, str] | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Delete one object. Returns the object (when finalizers or graceful deletion keep it
-        around for now) or a success ``Status``.
-
-        ``propagation_policy``: ``"Foreground"``, ``"Background"`` or ``"Orphan"``.
-        ``preconditions`` (uid and/or resourceVersion) make a stale delete fail with
-        :class:`~kubectrl.errors.ConflictError`.
-
-        Example::
-
-            await client.delete(("apps/v1", "Deployment"), "web", namespace="ns",
-                                propagation_policy="Foreground")
-        """
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(
@@ -1068,6 +1002,7 @@ class AsyncClient(KubeClient, Pager):
             options["dryRun"] = ["All"]
         return options
 
+    @documented_by(Writer.delete_collection)
     async def delete_collection(
         self,
         resource: KindRef,
@@ -1079,13 +1014,6 @@ class AsyncClient(KubeClient, Pager):
         grace_period_seconds: int | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Delete every object matching the selectors (in one namespace for namespaced types).
-
-        Example::
-
-            await client.delete_collection(("v1", "ConfigMap"), namespace="ns",
-                                           label_selector="app=demo")
-        """
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(

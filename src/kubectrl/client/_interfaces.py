@@ -42,8 +42,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
 from kubectrl.labels import LabelSelectorLike
@@ -66,7 +66,43 @@ __all__ = [
     "StatusWriter",
     "SubResourceClient",
     "Writer",
+    "documented_by",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def documented_by(declaration: Callable[..., Any]) -> Callable[[F], F]:
+    """Give an implementation the docstring and public name of the protocol method it implements.
+
+    A verb's documentation is written once, on its protocol declaration; a client's private
+    implementation (``AsyncClient._get``, bound to the public ``get``) takes it from there, and
+    is named after the verb (``AsyncClient.get``), so ``help(AsyncClient.get)`` and the blocking
+    twins derived from it show the verb and its text.
+
+    Example::
+
+        >>> class Impl:
+        ...     @documented_by(Reader.get)
+        ...     async def _get(self, *args: Any, **kwargs: Any) -> Any: ...
+        >>> Impl._get.__doc__.splitlines()[0]
+        'Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).'
+    """
+
+    def decorate(implementation: F) -> F:
+        doc = declaration.__doc__
+        if not doc:
+            raise TypeError(f"{declaration.__qualname__} has no docstring to document with")
+        implementation.__doc__ = doc
+        owner = implementation.__qualname__.rpartition(".")[0]
+        implementation.__name__ = declaration.__name__
+        implementation.__qualname__ = (
+            f"{owner}.{declaration.__name__}" if owner else declaration.__name__
+        )
+        return implementation
+
+    return decorate
+
 
 # ---------------------------------------------------------------------------------- asyncio
 
@@ -100,6 +136,33 @@ class Reader(Protocol):
         subresource: str = "",
         resource_version: str | None = None,
     ) -> dict[str, Any]: ...
+    async def get(
+        self,
+        resource: KindRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource_version: str | None = None,
+    ) -> Any:
+        """Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).
+
+        With a model class, returns an instance of it (only the ``"status"`` subresource has the
+        object's shape; read others with a tuple kind); with a tuple kind, GVK, GVR or
+        :class:`~kubectrl.client.APIResource`, a dict. Raises
+        :class:`~kubectrl.errors.NotFoundError` when it does not exist and
+        :class:`~kubectrl.errors.ModelValidationError` when the object does not fit the model.
+        ``resource_version`` reads at that version (``"0"``: any version the server has).
+
+        The cache-backed client reads its informer cache and refuses ``subresource`` and
+        ``resource_version`` (``ValueError``; read those with ``client.reader``).
+
+        Example::
+
+            cm = await client.get(("v1", "ConfigMap"), "settings", namespace="default")
+            deployment = await client.get(V1Deployment, "web", namespace="default")
+        """
+
     @overload
     async def list(
         self,
@@ -108,6 +171,7 @@ class Reader(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -122,12 +186,59 @@ class Reader(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
     ) -> dict[str, Any]: ...
+    async def list(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> Any:
+        """List objects into one list object: ``{"apiVersion", "kind": "<Kind>List",
+        "metadata": {"resourceVersion"}, "items": [...]}`` for a tuple kind, a
+        :class:`~kubectrl.client.ModelList` of instances for a model class. Items carry
+        ``apiVersion`` and ``kind``; watch from ``metadata.resourceVersion`` to see later changes.
+
+        ``namespace=None`` lists every namespace. ``label_selector`` here and in every other
+        method takes any :data:`~kubectrl.labels.LabelSelectorLike`: a string
+        (``"app=web,tier in (a,b)"``), a ``{label: value}`` mapping, a ``metav1.LabelSelector``
+        dict with ``matchLabels`` / ``matchExpressions``, or a
+        :class:`~kubectrl.labels.LabelSelector`.
+
+        ``matching_fields`` selects by fields with exact values (controller-runtime's
+        ``client.MatchingFields``): on the API server's clients it is sent as the field selector
+        ``k=v,k2=v2`` (values escaped), so it takes the fields the server supports for the kind
+        (``metadata.name``, ``status.phase`` for pods, ...); on the cache-backed client it is served
+        by a field index registered with ``manager.field_indexer.index_field(kind, field, fn)``,
+        exactly one field. ``matching_fields`` and ``field_selector`` together are a ``ValueError``.
+
+        On the API server's clients the list follows pages of ``limit`` items to the end (every
+        page of one snapshot); ``metadata_only=True`` asks for ``PartialObjectMetadata`` items
+        (tuple kinds only). The cache-backed client refuses ``field_selector``, ``limit``,
+        ``resource_version``, ``resource_version_match``, ``timeout_seconds`` and
+        ``metadata_only`` (``ValueError``).
+
+        Example::
+
+            cms = await client.list(("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
+            names = [cm["metadata"]["name"] for cm in cms["items"]]
+            typed = await client.list(V1ConfigMap, namespace="ns")
+            names = [cm.metadata.name for cm in typed.items]
+            jobs = await client.list(V1Job, namespace="ns", matching_fields={"metadata.name": "x"})
+        """
 
 
 class Pager(Protocol):
@@ -164,6 +275,36 @@ class Pager(Protocol):
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
     ) -> AsyncIterator[dict[str, Any]]: ...
+    def list_pages(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncIterator[Any]:
+        """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
+
+        Every page of one listing comes from the same snapshot (the first page's resourceVersion). A
+        continue token older than etcd's compaction raises :class:`~kubectrl.errors.ExpiredError`:
+        start again with a full list. Items carry ``apiVersion`` and ``kind``.
+        ``metadata_only=True`` asks for ``PartialObjectMetadata`` items (``meta.k8s.io/v1``): names,
+        labels, owners, but no spec or status. With a model class, each page is a
+        :class:`~kubectrl.client.ModelList` of instances of it (``metadata_only`` is then refused:
+        the items would not be that class).
+
+        Example::
+
+            async for page in client.list_pages(("v1", "ConfigMap"), namespace="ns", limit=500):
+                handle(page["items"])
+        """
+
     @overload
     def list_items(
         self,
@@ -184,6 +325,24 @@ class Pager(Protocol):
         field_selector: str | None = None,
         limit: int | None = 500,
     ) -> AsyncIterator[dict[str, Any]]: ...
+    def list_items(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+    ) -> AsyncIterator[Any]:
+        """Yield objects one by one, fetching pages of ``limit`` (500, as client-go's pager).
+
+        With a model class, yields instances of it.
+
+        Example::
+
+            async for pod in client.list_items(("v1", "Pod"), namespace="ns"):
+                print(pod["metadata"]["name"])
+        """
 
 
 class Writer(Protocol):
@@ -212,6 +371,25 @@ class Writer(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def create(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Create ``obj`` (its ``apiVersion``/``kind`` pick the resource); return what the
+        server stored, as a dict for a dict and as an instance of ``obj``'s class for a model.
+        Raises :class:`~kubectrl.errors.AlreadyExistsError` if the name is taken and
+        :class:`~kubectrl.errors.InvalidError` (with ``causes``) if validation fails.
+
+        Example::
+
+            await client.create({"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": "demo"}})
+        """
+
     @overload
     async def update(
         self,
@@ -234,6 +412,32 @@ class Writer(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def update(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource: KindRef | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Replace ``obj`` (PUT); returns the stored object, typed like ``obj``.
+
+        A model instance built by a typed read keeps the fields its class does not know, so the
+        update does not drop them (:func:`kubectrl.kinds.to_dict`). With
+        ``metadata.resourceVersion`` set, a concurrent change makes it fail with
+        :class:`~kubectrl.errors.ConflictError` (optimistic locking).
+
+        ``subresource="status"`` writes only the status. For ``"scale"`` pass the parent's
+        ``resource=`` (the body is an ``autoscaling/v1`` Scale).
+
+        Example::
+
+            cm["data"]["a"] = "2"
+            cm = await client.update(cm)
+        """
+
     @overload
     async def update_status(
         self,
@@ -252,6 +456,19 @@ class Writer(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def update_status(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """``status().update(obj)``: PUT the status, typed like ``obj``.
+
+        Example: ``foo = await client.update_status(foo)``.
+        """
+
     @overload
     async def patch(
         self,
@@ -280,6 +497,35 @@ class Writer(Protocol):
         force: bool | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def patch(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Patch an object: JSON patch (a list of operations), merge patch (default),
+        strategic merge patch (built-in types only) or server-side apply (prefer :meth:`apply`).
+
+        ``patch`` may be a model instance (serialized by :func:`kubectrl.kinds.to_dict`). With a
+        model class as ``resource`` the result is an instance of it (``"status"`` or no
+        subresource; other subresources come back as dicts).
+
+        Example::
+
+            await client.patch(("apps/v1", "Deployment"), "web", {"spec": {"replicas": 3}},
+                               namespace="ns")
+            await client.patch(("v1", "ConfigMap"), "x",
+                               [{"op": "add", "path": "/data/b", "value": "2"}],
+                               namespace="ns", patch_type="json")
+        """
+
     @overload
     async def apply(
         self,
@@ -302,6 +548,30 @@ class Writer(Protocol):
         subresource: str = "",
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def apply(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Any:
+        """Server-side apply ``obj`` as ``field_manager``; creates it if missing. Returns
+        the object typed like ``obj`` (a model instance for a model).
+
+        Fields owned by another manager with a different value raise
+        :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
+        should hold only the fields this manager cares about (and no ``resourceVersion``).
+
+        Example::
+
+            await client.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "x", "namespace": "ns"},
+                                "data": {"owner": "me"}}, field_manager="my-controller")
+        """
+
     @overload
     async def patch_merge_from(
         self,
@@ -320,6 +590,26 @@ class Writer(Protocol):
         optimistic_lock: bool = False,
         subresource: str = "",
     ) -> dict[str, Any]: ...
+    async def patch_merge_from(
+        self, original: Any, modified: Any, *, optimistic_lock: bool = False, subresource: str = ""
+    ) -> Any:
+        """Send the JSON merge patch that turns ``original`` into ``modified``
+        (controller-runtime's ``client.MergeFrom``); the result is typed like ``modified``.
+
+        Both may be model instances (``original`` a copy taken before the change, e.g.
+        ``foo.model_copy(deep=True)``). With ``optimistic_lock`` the patch carries ``original``'s
+        ``metadata.resourceVersion``, so the server refuses it with
+        :class:`~kubectrl.errors.ConflictError` if the object changed since it was read
+        (``MergeFromWithOptimisticLock``). Without it only the changed fields are sent and the patch
+        always applies. An empty patch is still sent (it returns the current object).
+
+        Example::
+
+            original = copy.deepcopy(cm)
+            cm["data"]["mode"] = "fast"
+            cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
+        """
+
     async def delete(
         self,
         resource: KindRef,
@@ -330,7 +620,20 @@ class Writer(Protocol):
         grace_period_seconds: int | None = None,
         preconditions: Preconditions | Mapping[str, str] | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Delete one object. Returns the object (when finalizers or graceful deletion keep
+        it around for now) or a success ``Status``.
+
+        ``propagation_policy``: ``"Foreground"``, ``"Background"`` or ``"Orphan"``.
+        ``preconditions`` (uid and/or resourceVersion) make a stale delete fail with
+        :class:`~kubectrl.errors.ConflictError`.
+
+        Example::
+
+            await client.delete(("apps/v1", "Deployment"), "web", namespace="ns",
+                                propagation_policy="Foreground")
+        """
+
     async def delete_collection(
         self,
         resource: KindRef,
@@ -341,7 +644,15 @@ class Writer(Protocol):
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Delete every object matching the selectors (in one namespace for
+        namespaced types).
+
+        Example::
+
+            await client.delete_collection(("v1", "ConfigMap"), namespace="ns",
+                                           label_selector="app=demo")
+        """
 
 
 class StatusWriter(Protocol):
@@ -373,6 +684,20 @@ class StatusWriter(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def update(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """PUT the status (optimistic lock on ``metadata.resourceVersion``); the
+        stored object comes back typed like ``obj``.
+
+        Example: ``foo = await client.status().update(foo)``.
+        """
+
     @overload
     async def patch(
         self,
@@ -399,6 +724,26 @@ class StatusWriter(Protocol):
         force: bool | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def patch(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Patch the status (merge patch by default, any :class:`~kubectrl.client.PatchType`);
+        the object comes back typed like ``resource``.
+
+        Example::
+
+            await client.status().patch(Foo, "a", {"status": {"ready": True}}, namespace="ns")
+        """
+
     @overload
     async def apply(
         self,
@@ -419,6 +764,20 @@ class StatusWriter(Protocol):
         namespace: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    async def apply(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Server-side apply of the status as ``field_manager``; typed like ``obj``.
+
+        Example: ``await client.status().apply(foo_status_only, field_manager="foo-controller")``.
+        """
+
     @overload
     async def patch_merge_from(
         self, original: M, modified: M, *, optimistic_lock: bool = False
@@ -431,6 +790,18 @@ class StatusWriter(Protocol):
         *,
         optimistic_lock: bool = False,
     ) -> dict[str, Any]: ...
+    async def patch_merge_from(
+        self, original: Any, modified: Any, *, optimistic_lock: bool = False
+    ) -> Any:
+        """The merge patch from ``original`` to ``modified``, sent to the
+        status (``MergeFrom`` on ``Status()``); typed like ``modified``.
+
+        Example::
+
+            original = foo.model_copy(deep=True)
+            foo.status.ready = True
+            foo = await client.status().patch_merge_from(original, foo)
+        """
 
 
 class SubResourceClient(Protocol):
@@ -448,7 +819,14 @@ class SubResourceClient(Protocol):
 
     async def get(
         self, resource: KindRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Read the subresource of the object ``name`` of kind ``resource`` (a dict).
+
+        Example::
+
+            scale = await client.subresource("scale").get(V1Deployment, "web", namespace="ns")
+        """
+
     async def update(
         self,
         obj: Mapping[str, Any] | BaseModel,
@@ -457,7 +835,13 @@ class SubResourceClient(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """PUT the subresource body ``obj`` of an object of kind ``resource``
+        (the object's name and namespace come from ``obj``'s metadata); returns the stored body.
+
+        Example: ``await client.subresource("scale").update(scale, resource=V1Deployment)``.
+        """
+
     async def patch(
         self,
         resource: KindRef,
@@ -469,15 +853,34 @@ class SubResourceClient(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Patch the subresource of the object ``name`` of kind ``resource``; returns the
+        stored body.
+
+        Example::
+
+            await client.subresource("scale").patch(V1Deployment, "web", {"spec": {"replicas": 3}},
+                                                    namespace="ns")
+        """
 
 
 class StatusClient(Protocol):
     """The subresource clients: ``status()`` and ``subresource(name)``
     (controller-runtime's ``StatusClient`` and ``SubResourceClientConstructor``)."""
 
-    def status(self) -> StatusWriter: ...
-    def subresource(self, subresource: str) -> SubResourceClient: ...
+    def status(self) -> StatusWriter:
+        """The :class:`StatusWriter` of the ``status`` subresource (controller-runtime's
+        ``Status()``): writes go through this client (with its leader fence, for the cached one).
+
+        Example: ``foo = await client.status().update(foo)``.
+        """
+
+    def subresource(self, subresource: str) -> SubResourceClient:
+        """A :class:`SubResourceClient` of ``subresource`` (``"scale"``, ...;
+        controller-runtime's ``SubResource(name)``). Reads are live on every client.
+
+        Example: ``await client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
+        """
 
 
 class KubeClient(Reader, Writer, StatusClient, Protocol):
@@ -521,6 +924,17 @@ class BlockingReader(Protocol):
         subresource: str = "",
         resource_version: str | None = None,
     ) -> dict[str, Any]: ...
+    def get(
+        self,
+        resource: KindRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource_version: str | None = None,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Reader.get`."""
+
     @overload
     def list(
         self,
@@ -529,6 +943,7 @@ class BlockingReader(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -543,12 +958,28 @@ class BlockingReader(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
     ) -> dict[str, Any]: ...
+    def list(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Reader.list`."""
 
 
 class BlockingPager(Protocol):
@@ -584,6 +1015,22 @@ class BlockingPager(Protocol):
         timeout_seconds: int | None = None,
         metadata_only: bool = False,
     ) -> Iterator[dict[str, Any]]: ...
+    def list_pages(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        metadata_only: bool = False,
+    ) -> Iterator[Any]:
+        """Blocking :meth:`~kubectrl.client.Pager.list_pages`."""
+
     @overload
     def list_items(
         self,
@@ -604,6 +1051,16 @@ class BlockingPager(Protocol):
         field_selector: str | None = None,
         limit: int | None = 500,
     ) -> Iterator[dict[str, Any]]: ...
+    def list_items(
+        self,
+        resource: KindRef,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelectorLike = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+    ) -> Iterator[Any]:
+        """Blocking :meth:`~kubectrl.client.Pager.list_items`."""
 
 
 class BlockingWriter(Protocol):
@@ -627,6 +1084,16 @@ class BlockingWriter(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def create(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Writer.create`."""
+
     @overload
     def update(
         self,
@@ -649,6 +1116,18 @@ class BlockingWriter(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def update(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        resource: KindRef | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Writer.update`."""
+
     @overload
     def update_status(
         self,
@@ -667,6 +1146,16 @@ class BlockingWriter(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def update_status(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Writer.update_status`."""
+
     @overload
     def patch(
         self,
@@ -695,6 +1184,21 @@ class BlockingWriter(Protocol):
         force: bool | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def patch(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Writer.patch`."""
+
     @overload
     def apply(
         self,
@@ -717,6 +1221,18 @@ class BlockingWriter(Protocol):
         subresource: str = "",
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def apply(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Writer.apply`."""
+
     @overload
     def patch_merge_from(
         self,
@@ -735,6 +1251,11 @@ class BlockingWriter(Protocol):
         optimistic_lock: bool = False,
         subresource: str = "",
     ) -> dict[str, Any]: ...
+    def patch_merge_from(
+        self, original: Any, modified: Any, *, optimistic_lock: bool = False, subresource: str = ""
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.Writer.patch_merge_from`."""
+
     def delete(
         self,
         resource: KindRef,
@@ -745,7 +1266,9 @@ class BlockingWriter(Protocol):
         grace_period_seconds: int | None = None,
         preconditions: Preconditions | Mapping[str, str] | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Blocking :meth:`~kubectrl.client.Writer.delete`."""
+
     def delete_collection(
         self,
         resource: KindRef,
@@ -756,7 +1279,8 @@ class BlockingWriter(Protocol):
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Blocking :meth:`~kubectrl.client.Writer.delete_collection`."""
 
 
 class BlockingStatusWriter(Protocol):
@@ -780,6 +1304,16 @@ class BlockingStatusWriter(Protocol):
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def update(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.StatusWriter.update`."""
+
     @overload
     def patch(
         self,
@@ -806,6 +1340,20 @@ class BlockingStatusWriter(Protocol):
         force: bool | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def patch(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.StatusWriter.patch`."""
+
     @overload
     def apply(
         self,
@@ -826,6 +1374,17 @@ class BlockingStatusWriter(Protocol):
         namespace: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]: ...
+    def apply(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.StatusWriter.apply`."""
+
     @overload
     def patch_merge_from(self, original: M, modified: M, *, optimistic_lock: bool = False) -> M: ...
     @overload
@@ -836,14 +1395,18 @@ class BlockingStatusWriter(Protocol):
         *,
         optimistic_lock: bool = False,
     ) -> dict[str, Any]: ...
+    def patch_merge_from(
+        self, original: Any, modified: Any, *, optimistic_lock: bool = False
+    ) -> Any:
+        """Blocking :meth:`~kubectrl.client.StatusWriter.patch_merge_from`."""
 
 
 class BlockingSubResourceClient(Protocol):
     """Blocking :class:`SubResourceClient` (``blocking_client.subresource("scale")``)."""
 
-    def get(
-        self, resource: KindRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
+    def get(self, resource: KindRef, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+        """Blocking :meth:`~kubectrl.client.SubResourceClient.get`."""
+
     def update(
         self,
         obj: Mapping[str, Any] | BaseModel,
@@ -852,7 +1415,9 @@ class BlockingSubResourceClient(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Blocking :meth:`~kubectrl.client.SubResourceClient.update`."""
+
     def patch(
         self,
         resource: KindRef,
@@ -864,14 +1429,18 @@ class BlockingSubResourceClient(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Blocking :meth:`~kubectrl.client.SubResourceClient.patch`."""
 
 
 class BlockingStatusClient(Protocol):
     """Blocking :class:`StatusClient`."""
 
-    def status(self) -> BlockingStatusWriter: ...
-    def subresource(self, subresource: str) -> BlockingSubResourceClient: ...
+    def status(self) -> BlockingStatusWriter:
+        """Blocking :meth:`~kubectrl.client.StatusClient.status`."""
+
+    def subresource(self, subresource: str) -> BlockingSubResourceClient:
+        """Blocking :meth:`~kubectrl.client.StatusClient.subresource`."""
 
 
 class BlockingKubeClient(BlockingReader, BlockingWriter, BlockingStatusClient, Protocol):

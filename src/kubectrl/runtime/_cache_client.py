@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectrl.cache import Informer, InformerFactory
 from kubectrl.cache._listwatch import describe_resource
+from kubectrl.cache._selector import parse_label_selector
 from kubectrl.client import (
     APIResource,
     AsyncClient,
@@ -48,6 +49,7 @@ from kubectrl.client import (
     PatchType,
     Preconditions,
 )
+from kubectrl.client._async_client import check_matching_fields
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
 from kubectrl.client._interfaces import (
     BlockingKubeClient,
@@ -65,6 +67,13 @@ from kubectrl.client._subresource import (
 from kubectrl.labels import LabelSelectorLike
 from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.objects import ObjectKey, api_version_of, key_of
+from kubectrl.runtime._field_index import (
+    FieldIndexer,
+    FieldIndexError,
+    describe_kind,
+    field_index_name,
+    namespaced_index_key,
+)
 from kubectrl.runtime._kind_source import normalize_resource
 from kubectrl.runtime._typed import model_view, object_dict
 
@@ -93,8 +102,9 @@ class CachedClient(KubeClient):
 
     Caveats: reads lag writes (read your writes with :attr:`reader`); a cache restricted to one
     namespace cannot answer for another (``ValueError``); field selectors are not served from
-    the cache (``ValueError``; use :attr:`reader`). Writes sent through :attr:`reader` directly
-    are not fenced.
+    the cache (``ValueError``; use :attr:`reader`), but a list by one field with
+    ``matching_fields`` is, through a field index (:attr:`field_indexer`). Writes sent through
+    :attr:`reader` directly are not fenced.
 
     A model class as the kind makes reads typed: ``get`` returns an instance of the class and
     ``list`` a :class:`~kubectrl.client.ModelList` of them, each built afresh from the cached
@@ -119,11 +129,13 @@ class CachedClient(KubeClient):
         *,
         sync_timeout: float = 120.0,
         leader_fence: Callable[[], bool] | None = None,
+        field_indexer: FieldIndexer | None = None,
     ) -> None:
         self._client = client
         self._factory = factory
         self._sync_timeout = sync_timeout
         self._fence = leader_fence
+        self._field_indexer = field_indexer if field_indexer is not None else FieldIndexer(factory)
 
     def set_leader_fence(self, fence: Callable[[], bool] | None) -> None:
         """Check ``fence()`` before every write from now on (``None``: writes are not fenced).
@@ -161,6 +173,14 @@ class CachedClient(KubeClient):
         """The shared informer factory reads are served from."""
         return self._factory
 
+    @property
+    def field_indexer(self) -> FieldIndexer:
+        """The field indexes ``list(..., matching_fields=...)`` reads (``manager.field_indexer``).
+
+        Example: ``client.field_indexer.index_field(V1Job, "metadata.controller", job_owner)``.
+        """
+        return self._field_indexer
+
     # ------------------------------------------------------------------ reads (cache)
 
     async def informer_for(self, resource: KindRef) -> tuple[APIResource, Informer]:
@@ -186,9 +206,15 @@ class CachedClient(KubeClient):
         # Options a cache cannot answer are refused by name, never silently dropped.
         given = [name for name, value in options.items() if value]
         if given:
+            hint = (
+                "; to select by a field, register a field index "
+                "(manager.field_indexer.index_field) and pass matching_fields={field: value}"
+                if "field_selector" in given
+                else ""
+            )
             raise ValueError(
                 f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not served from the "
-                f"cache ({read}); use client.reader for a live read"
+                f"cache ({read}); use client.reader for a live read{hint}"
             )
 
     async def _get(
@@ -230,6 +256,7 @@ class CachedClient(KubeClient):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        matching_fields: Mapping[str, str] | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -243,6 +270,14 @@ class CachedClient(KubeClient):
         :data:`~kubectrl.labels.LabelSelectorLike` (``"app=web,tier!=db"``, a mapping of
         equalities, a ``matchExpressions`` selector). One item that does not fit the class fails
         the whole list with :class:`~kubectrl.errors.ModelValidationError` naming that item.
+
+        ``matching_fields={field: value}`` (exactly one field, exact match) reads the field
+        index registered with ``manager.field_indexer.index_field`` (:class:`FieldIndexer`),
+        scoped to ``namespace`` (every namespace
+        without one), then filtered by ``label_selector``. An unindexed field is a
+        ``ValueError`` naming the registration to add; an index whose function failed on some
+        cached object raises :class:`~kubectrl.runtime.FieldIndexError`.
+
         ``field_selector``, ``limit``, ``resource_version``, ``resource_version_match``,
         ``timeout_seconds`` and ``metadata_only`` are refused (``ValueError``): use
         :attr:`reader`.
@@ -251,7 +286,14 @@ class CachedClient(KubeClient):
 
             secrets = await client.list(("v1", "Secret"), namespace="ns", label_selector="app=web")
             pods = (await client.list(V1Pod, namespace="ns")).items
+            jobs = await client.list(V1Job, namespace="ns",
+                                     matching_fields={"metadata.controller": "backup"})
         """
+        fields = (
+            check_matching_fields(matching_fields, field_selector)
+            if matching_fields is not None
+            else {}
+        )
         self._refuse(
             "list",
             {
@@ -263,10 +305,21 @@ class CachedClient(KubeClient):
                 "metadata_only": metadata_only,
             },
         )
+        if len(fields) > 1:
+            raise ValueError(
+                f"the cache serves one field requirement per list (an exact match on one field "
+                f"index), got {len(fields)}: {', '.join(sorted(fields))}; list by one and filter, "
+                "or use client.reader"
+            )
         res, informer = await self.informer_for(resource)
         self._check_namespace(res, namespace)
         lister = informer.lister
-        if res.namespaced and namespace:
+        if fields:
+            ((field, value),) = fields.items()
+            items = self._by_field(resource, res, informer, field, value, namespace)
+            match = parse_label_selector(label_selector)
+            items = [obj for obj in items if match(obj)]
+        elif res.namespaced and namespace:
             items = lister.namespace(namespace).list(label_selector)
         else:
             items = lister.list(label_selector)
@@ -283,6 +336,32 @@ class CachedClient(KubeClient):
             "metadata": {"resourceVersion": informer.last_sync_resource_version},
             "items": [_typed(res, copy.deepcopy(obj)) for obj in items],
         }
+
+    def _by_field(
+        self,
+        resource: KindRef,
+        res: APIResource,
+        informer: Informer,
+        field: str,
+        value: str,
+        namespace: str | None,
+    ) -> list[dict[str, Any]]:
+        # controller-runtime's cache reader: one exact field through its index, namespaced key.
+        index = self._field_indexer.index_for(res, field)
+        name = field_index_name(field)
+        if index is None or name not in informer.indexer.index_names():
+            indexed = self._field_indexer.fields(res)
+            known = f" (indexed fields: {', '.join(indexed)})" if indexed else ""
+            raise ValueError(
+                f"{res.label}: no field index {field!r} in the cache{known}; register it with "
+                f"manager.field_indexer.index_field({describe_kind(resource)}, {field!r}, fn) "
+                "before listing by it, or use client.reader to ask the server"
+            )
+        failures = index.failures(informer)
+        if failures:
+            raise FieldIndexError(res.label, field, failures)
+        scope = namespace if res.namespaced else None
+        return informer.indexer.by_index(name, namespaced_index_key(scope, value))
 
     # ------------------------------------------------------------------ writes (server)
 

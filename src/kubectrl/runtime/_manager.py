@@ -47,6 +47,7 @@ from kubectrl.leaderelection import (
     default_identity,
 )
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
+from kubectrl.runtime._field_index import FieldIndexer
 from kubectrl.runtime._server import (
     Checker,
     HTTPServer,
@@ -411,6 +412,21 @@ class Manager:
     def informer_factory(self) -> InformerFactory:
         """The shared informer factory (the manager's cache)."""
         return self._factory
+
+    @property
+    def field_indexer(self) -> FieldIndexer:
+        """Field indexes on the cache (controller-runtime's ``GetFieldIndexer()``): register one
+        with ``index_field(kind, field, fn)``, then list by it from :attr:`client` with
+        ``matching_fields``.
+
+        Example::
+
+            manager.field_indexer.index_field(V1Job, "metadata.controller", job_owner)
+            jobs = await manager.client.list(
+                V1Job, namespace="ns", matching_fields={"metadata.controller": "backup"}
+            )
+        """
+        return self._client.field_indexer
 
     @property
     def registry(self) -> CollectorRegistry | None:
