@@ -44,7 +44,7 @@ from pydantic_core import PydanticUndefined
 from kubectrl import _builtin_schemas
 from kubectrl import errors as _errors
 from kubectrl import resources as _resources
-from kubectrl.resources import _IntOrStringMarker
+from kubectrl.resources import IntOrStringMarker
 
 __all__ = ["UnsupportedModelError", "generate", "schema", "to_yaml"]
 
@@ -91,10 +91,19 @@ def _unwrap(annotation: Any, metadata: list[Any]) -> Any:
     return annotation
 
 
+@dataclasses.dataclass(frozen=True)
+class _Extra:
+    """The ``json_schema_extra`` of a ``Field()`` inside a type (``list[Annotated[X, ...]]``)."""
+
+    extra: Any
+
+
 def _flatten(metadata: Sequence[Any]) -> Iterator[Any]:
     for item in metadata:
         if isinstance(item, FieldInfo):
             yield from _flatten(item.metadata)
+            if item.json_schema_extra is not None:
+                yield _Extra(item.json_schema_extra)
         elif isinstance(item, annotated_types.GroupedMetadata):
             yield from _flatten(list(item))
         else:
@@ -115,9 +124,137 @@ _SCALARS: dict[Any, dict[str, Any]] = {
 }
 
 _INSTEAD_OF_UNION = (
-    "a CRD schema has no untagged unions; use one model with an optional field per variant "
-    "(plus a CEL Rule that exactly one is set), or IntOrString for int | str"
+    "a CRD schema has no untagged unions; for models use a discriminated union "
+    "(Field(discriminator=...), a Literal tag field in each model) or one model with an optional "
+    "field per variant; IntOrString for int | str, float | str for a number or a string"
 )
+
+# ``float | str``: a structural schema has no typed union but int-or-string, so the node keeps any
+# value and a CEL rule admits numbers and strings only.
+_NUMBER_OR_STRING: dict[str, Any] = {
+    "x-kubernetes-preserve-unknown-fields": True,
+    "x-kubernetes-validations": [
+        {
+            "rule": "type(self) == int || type(self) == double || type(self) == string",
+            "message": "must be a number or a string",
+        }
+    ],
+}
+
+# Keys of a CRD's JSONSchemaProps that Field(json_schema_extra=...) may add to a field's schema.
+# What the model's types already say (type, properties, items, additionalProperties, required,
+# description) and what CRDs forbid ($ref, definitions, uniqueItems, ...) are refused.
+_EXTRA_KEYS = frozenset(
+    {
+        "allOf", "anyOf", "oneOf", "not", "enum", "default", "example", "externalDocs", "title",
+        "format", "nullable", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+        "multipleOf", "minLength", "maxLength", "pattern", "minItems", "maxItems",
+        "minProperties", "maxProperties", "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string", "x-kubernetes-list-type",
+        "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-validations",
+    }
+)  # fmt: skip
+
+
+def _apply_extra(walk: _Walk, path: str, schema: dict[str, Any], extra: Any) -> None:
+    """Put a ``json_schema_extra`` into ``schema``: every key is emitted or refused."""
+    if extra is None:
+        return
+    if not isinstance(extra, Mapping):
+        raise walk.fail(
+            path,
+            f"json_schema_extra must be a dict of CRD schema keys, not {type(extra).__name__} "
+            "(a callable cannot be rendered into a CRD)",
+        )
+    for key, value in extra.items():
+        if key not in _EXTRA_KEYS:
+            raise walk.fail(
+                path,
+                f"json_schema_extra key {key!r} is not something a CRD schema can take here; "
+                f"allowed: {', '.join(sorted(_EXTRA_KEYS))} (types, properties and required come "
+                "from the model itself)",
+            )
+        value = copy.deepcopy(value)
+        if key == "x-kubernetes-validations" and isinstance(value, list):
+            schema[key] = schema.get(key, []) + value
+        elif key in schema and schema[key] != value:
+            raise walk.fail(
+                path,
+                f"json_schema_extra sets {key!r} to {value!r}, but the field's type and "
+                f"constraints already make it {schema[key]!r}",
+            )
+        else:
+            schema[key] = value
+
+
+def _int_or_string(walk: _Walk, path: str, members: Sequence[Any]) -> dict[str, Any]:
+    """controller-tools' known type for IntOrString (pkg/crd/known_types.go); a pattern on the
+    ``str`` member (a Quantity's) is the node's pattern."""
+    schema: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    for member in members:
+        inner: list[Any] = []
+        if _unwrap(member, inner) is str:
+            for item in _flatten(inner):
+                if getattr(item, "pattern", None) is not None:
+                    schema["pattern"] = str(item.pattern)
+    schema["x-kubernetes-int-or-string"] = True
+    return schema
+
+
+def _tagged_union(
+    walk: _Walk, path: str, members: Sequence[Any], discriminator: str
+) -> dict[str, Any]:
+    """A discriminated union of models: one object with every variant's properties (a structural
+    schema has one set of properties per node) and a ``oneOf`` that, per value of the tag,
+    requires what that variant requires."""
+    variants: list[tuple[str, dict[str, Any]]] = []
+    for member in members:
+        model = _unwrap(member, [])
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise walk.fail(path, f"a discriminated union holds models only, not {member!r}")
+        variants.append((_name(model), _model_schema(walk, path, model)))
+    properties: dict[str, Any] = {}
+    tags: list[Any] = []
+    one_of: list[dict[str, Any]] = []
+    for name, variant in variants:
+        tag_schema = variant.get("properties", {}).get(discriminator)
+        if tag_schema is None or "enum" not in tag_schema:
+            raise walk.fail(
+                path, f"{name} has no Literal field {discriminator!r} to tell the variants apart"
+            )
+        if discriminator not in variant.get("required", ()):
+            raise walk.fail(path, f"{name}.{discriminator}: the tag must be a required field")
+        for prop, prop_schema in variant.get("properties", {}).items():
+            if prop == discriminator:
+                continue
+            if prop in properties and _strip_descriptions(properties[prop]) != _strip_descriptions(
+                prop_schema
+            ):
+                raise walk.fail(
+                    path,
+                    f"{name}.{prop} has another schema than the same field of an earlier "
+                    "variant; the variants of a CRD union share one schema per field name",
+                )
+            properties.setdefault(prop, prop_schema)
+        tags.extend(t for t in tag_schema["enum"] if t not in tags)
+        entry: dict[str, Any] = {"properties": {discriminator: {"enum": list(tag_schema["enum"])}}}
+        entry["required"] = list(variant["required"])
+        one_of.append(entry)
+    tag_type = variants[0][1]["properties"][discriminator]["type"]
+    return {
+        "type": "object",
+        "properties": {discriminator: {"type": tag_type, "enum": tags}, **properties},
+        "required": [discriminator],
+        "oneOf": one_of,
+    }
+
+
+def _strip_descriptions(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_descriptions(v) for k, v in schema.items() if k != "description"}
+    if isinstance(schema, list):
+        return [_strip_descriptions(v) for v in schema]
+    return schema
 
 
 def _enum_schema(walk: _Walk, path: str, values: Sequence[Any]) -> dict[str, Any]:
@@ -138,12 +275,18 @@ def _type_schema(walk: _Walk, path: str, annotation: Any, metadata: list[Any]) -
     annotation = _unwrap(annotation, metadata)
     if _is_union(annotation):
         members = [m for m in typing.get_args(annotation) if m is not type(None)]
-        if any(isinstance(m, _IntOrStringMarker) for m in _flatten(metadata)):
-            # controller-tools' known type for IntOrString (pkg/crd/known_types.go).
-            return {
-                "anyOf": [{"type": "integer"}, {"type": "string"}],
-                "x-kubernetes-int-or-string": True,
-            }
+        flat = list(_flatten(metadata))
+        if any(isinstance(m, IntOrStringMarker) for m in flat):
+            return _int_or_string(walk, path, members)
+        discriminators = [
+            m.discriminator
+            for m in metadata
+            if isinstance(m, FieldInfo) and isinstance(m.discriminator, str)
+        ]
+        if discriminators and len(members) > 1:
+            return _tagged_union(walk, path, members, discriminators[-1])
+        if len(members) == 2 and {_unwrap(m, []) for m in members} == {float, str}:
+            return copy.deepcopy(_NUMBER_OR_STRING)
         if len(members) != 1:
             raise walk.fail(path, f"union {annotation!r}: {_INSTEAD_OF_UNION}")
         # Optional[X]: optionality is "not required", not a schema of its own.
@@ -231,7 +374,11 @@ def _apply_metadata(walk: _Walk, path: str, schema: dict[str, Any], metadata: li
             schema[f"{bound}{noun}"] = value
         elif getattr(item, "pattern", None) is not None:
             if kind != "string":
-                raise walk.fail(path, "pattern applies to str fields only")
+                raise walk.fail(
+                    path,
+                    "pattern applies to str fields only (for an int-or-string such as a Quantity, "
+                    "put it on the str member: see kubectrl.resources.Quantity)",
+                )
             schema["pattern"] = str(item.pattern)
         elif isinstance(item, _resources.Format):
             schema["format"] = item.format
@@ -259,6 +406,8 @@ def _apply_metadata(walk: _Walk, path: str, schema: dict[str, Any], metadata: li
             schema["x-kubernetes-map-type"] = item.type
         elif isinstance(item, _resources.Rule):
             validations.append(item.to_schema())
+        elif isinstance(item, _Extra):
+            _apply_extra(walk, path, schema, item.extra)
     if validations:
         schema["x-kubernetes-validations"] = (
             schema.get("x-kubernetes-validations", []) + validations
@@ -280,7 +429,22 @@ def _check_map_keys(walk: _Walk, path: str, schema: dict[str, Any], keys: Sequen
 
 
 def _field_schema(walk: _Walk, path: str, field: FieldInfo) -> dict[str, Any]:
-    schema = _schema_of(walk, path, field.annotation, list(field.metadata))
+    metadata = list(field.metadata)
+    if field.discriminator is not None:
+        if not isinstance(field.discriminator, str):
+            raise walk.fail(
+                path, "a callable discriminator has no CRD schema; name a Literal field"
+            )
+        metadata.append(FieldInfo(discriminator=field.discriminator))
+    schema = _schema_of(walk, path, field.annotation, metadata)
+    extra = field.json_schema_extra
+    if isinstance(extra, Mapping) and "default" in extra and not field.is_required():
+        default = field.get_default(call_default_factory=True)
+        if default is not None:
+            raise walk.fail(
+                path, "a default both in json_schema_extra and on the field: give one of them"
+            )
+    _apply_extra(walk, path, schema, extra)
     if field.description:
         # The field's own description wins over its model's docstring.
         schema.pop("description", None)
@@ -341,10 +505,34 @@ def _validation_names(model: type[BaseModel], name: str, field: FieldInfo) -> se
     return names
 
 
+#: Words Go writes in capitals inside a camelCase name (golint's common initialisms and the ones
+#: Kubernetes APIs use): ``is_ca`` becomes ``isCa`` automatically, but a Go type says ``isCA``.
+INITIALISMS = frozenset(
+    {
+        "acl", "api", "ascii", "ca", "cidr", "cpu", "css", "dns", "eof", "fqdn", "gid", "guid",
+        "html", "http", "https", "id", "ip", "ipv4", "ipv6", "json", "lhs", "oidc", "qps", "ram",
+        "rhs", "rpc", "sla", "smtp", "sql", "ssh", "tcp", "tls", "ttl", "udp", "ui", "uid",
+        "uri", "url", "utf8", "uuid", "vm", "xml", "xmpp", "xsrf", "xss",
+    }
+)  # fmt: skip
+
+
+def _ambiguous_initialism(name: str) -> str | None:
+    """The first word after the first of a snake_case ``name`` that Go would write as an
+    initialism (so the automatic camelCase of ``name`` is a guess), or ``None``."""
+    words = name.strip("_").split("_")
+    return next((w for w in words[1:] if w.lower() in INITIALISMS), None)
+
+
 def _wire_name(walk: _Walk, path: str, model: type[BaseModel], name: str, field: FieldInfo) -> str:
     """The property name: what the model serializes the field as (``by_alias=True``), which
-    must also be a name validation reads it back from."""
+    must also be a name validation reads it back from.
+
+    A name made by the alias generator from a snake_case name with an initialism in it
+    (``is_ca``: ``isCa`` or ``isCA``?) is refused: a wrong guess is a field the server prunes."""
     wire = field.serialization_alias or field.alias
+    # alias_priority 2 is an alias the user wrote; 1 (or none) is the alias generator's.
+    automatic = (field.alias_priority or 1) < 2
     if wire is None:
         generator = model.model_config.get("alias_generator")
         if isinstance(generator, AliasGenerator):
@@ -352,6 +540,15 @@ def _wire_name(walk: _Walk, path: str, model: type[BaseModel], name: str, field:
             wire = made(name) if made is not None else None
         elif callable(generator):
             wire = generator(name)
+    word = _ambiguous_initialism(name)
+    if automatic and wire is not None and wire != name and word is not None:
+        upper = wire.replace(word[0].upper() + word[1:].lower(), word.upper(), 1)
+        raise walk.fail(
+            path,
+            f"the automatic camelCase of {name!r} is {wire!r}, but {word!r} is an initialism Go "
+            f"writes {word.upper()!r} ({upper!r}); say which the CRD uses with "
+            f"Field(alias={upper!r}) or Field(alias={wire!r})",
+        )
     wire = wire or name
     accepted = _validation_names(model, name, field)
     if wire not in accepted:
@@ -405,6 +602,8 @@ def _model_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, A
     own_rules: tuple[_resources.Rule, ...] = getattr(model, "__kubectrl_rules__", ())
     if own_rules:
         schema["x-kubernetes-validations"] = [r.to_schema() for r in own_rules]
+    if model not in (_resources.ResourceModel, _resources.CustomResource):
+        _apply_extra(walk, path, schema, model.model_config.get("json_schema_extra"))
     return schema
 
 
@@ -539,6 +738,8 @@ def generate(
             entry["subresources"] = subresources
         if decl.printer_columns:
             entry["additionalPrinterColumns"] = [c.to_schema() for c in decl.printer_columns]
+        if decl.selectable_fields:
+            entry["selectableFields"] = [{"jsonPath": p} for p in decl.selectable_fields]
         entries.append(entry)
     # Newest first is kubectl's display order, but the CRD keeps the order given: deterministic.
     names_block: dict[str, Any] = {

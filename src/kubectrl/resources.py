@@ -48,18 +48,21 @@ from pydantic.alias_generators import to_camel
 from kubectrl import kinds as _kinds
 
 __all__ = [
+    "QUANTITY_PATTERN",
     "CustomResource",
     "EmbeddedResource",
     "Format",
     "Int32",
     "Int64",
     "IntOrString",
+    "IntOrStringMarker",
     "ListType",
     "MapType",
     "Nullable",
     "ObjectMeta",
     "PreserveUnknownFields",
     "PrinterColumn",
+    "Quantity",
     "ResourceDeclaration",
     "ResourceModel",
     "Rule",
@@ -186,10 +189,13 @@ class Rule:
     message_expression: str = ""
     field_path: str = ""
     reason: str = ""
+    optional_old_self: bool = False
+    """``optionalOldSelf``: a transition rule (one using ``oldSelf``) also runs when there is no
+    old value (on create, or when the field was unset), with ``oldSelf`` an optional."""
 
-    def to_schema(self) -> dict[str, str]:
+    def to_schema(self) -> dict[str, Any]:
         """The ``x-kubernetes-validations`` entry."""
-        entry = {"rule": self.rule}
+        entry: dict[str, Any] = {"rule": self.rule}
         for key, value in (
             ("message", self.message),
             ("messageExpression", self.message_expression),
@@ -198,6 +204,8 @@ class Rule:
         ):
             if value:
                 entry[key] = value
+        if self.optional_old_self:
+            entry["optionalOldSelf"] = True
         return entry
 
 
@@ -230,12 +238,41 @@ Int64 = Annotated[int, Format("int64")]
 
 
 @dataclasses.dataclass(frozen=True)
-class _IntOrStringMarker:
-    """Marks ``int | str`` as Kubernetes' IntOrString (``x-kubernetes-int-or-string``)."""
+class IntOrStringMarker:
+    """Marks ``int | str`` as Kubernetes' IntOrString (``x-kubernetes-int-or-string``).
+
+    :data:`IntOrString` and :data:`Quantity` carry it; use it directly for an int-or-string whose
+    string form has its own pattern (the pattern goes on the ``str`` member, which is where
+    pydantic can check it):
+
+    Example::
+
+        >>> from typing import Annotated, Union
+        >>> from pydantic import Field
+        >>> Percent = Annotated[
+        ...     Union[int, Annotated[str, Field(pattern=r"^[0-9]+%$")]], IntOrStringMarker()
+        ... ]
+    """
 
 
-IntOrString = Annotated[Union[int, str], _IntOrStringMarker()]  # noqa: UP007 (runtime alias)
+_IntOrStringMarker = IntOrStringMarker  # the name kubectrl.crd imported before it was public
+
+IntOrString = Annotated[Union[int, str], IntOrStringMarker()]  # noqa: UP007 (runtime alias)
 """An integer or a string (``"25%"``), as Kubernetes' ``IntOrString``."""
+
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+"
+    r"(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+"""The pattern the string form of a Kubernetes ``resource.Quantity`` (``"500m"``, ``"1Gi"``)
+matches, as CRDs of Go types write it."""
+
+Quantity = Annotated[
+    Union[int, Annotated[str, Field(pattern=QUANTITY_PATTERN)]],  # noqa: UP007 (runtime alias)
+    IntOrStringMarker(),
+]
+"""A Kubernetes ``resource.Quantity``: an integer or a string such as ``"500m"`` or ``"1Gi"``
+(``x-kubernetes-int-or-string`` with the quantity pattern, as controller-gen writes it)."""
 
 
 # --- models --------------------------------------------------------------------------------------
@@ -380,6 +417,7 @@ class ResourceDeclaration:
     deprecation_warning: str
     crd_annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     crd_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    selectable_fields: tuple[str, ...] = ()
 
 
 class CustomResource(ResourceModel):
@@ -401,6 +439,9 @@ class CustomResource(ResourceModel):
       (controller-tools' ``+kubebuilder:metadata`` marker), e.g. the
       ``api-approved.kubernetes.io`` annotation the API server requires for groups under
       ``k8s.io``; merged over every version's model.
+    * ``selectable_fields``: JSON paths (``".spec.color"``) the server lets field selectors
+      (``kubectl get --field-selector spec.color=red``) filter on: the version's
+      ``selectableFields``.
 
     A subclass without class arguments keeps its parent's kind. ``apiVersion`` and ``kind`` are
     filled from the class when missing on input; ``metadata`` defaults to an empty
@@ -444,6 +485,7 @@ class CustomResource(ResourceModel):
         deprecation_warning: str = "",
         crd_annotations: Mapping[str, str] | None = None,
         crd_labels: Mapping[str, str] | None = None,
+        selectable_fields: Sequence[str] = (),
     ) -> None:
         # No **kwargs: pydantic consumes its own class arguments (frozen=..., etc.) before this
         # is called, so a misspelt argument is a TypeError here and a mypy error for users.
@@ -461,10 +503,10 @@ class CustomResource(ResourceModel):
                 f"custom resource {cls.__qualname__}: scope must be 'Namespaced' or 'Cluster', "
                 f"not {scope!r}"
             )
-        if isinstance(short_names, str) or isinstance(categories, str):
+        if any(isinstance(v, str) for v in (short_names, categories, selectable_fields)):
             raise TypeError(
-                f"custom resource {cls.__qualname__}: short_names and categories are sequences "
-                "of strings, not a string"
+                f"custom resource {cls.__qualname__}: short_names, categories and "
+                "selectable_fields are sequences of strings, not a string"
             )
         plural = plural or kind.lower() + "s"
         cls.__kubectrl_resource__ = ResourceDeclaration(
@@ -485,6 +527,7 @@ class CustomResource(ResourceModel):
             deprecation_warning=deprecation_warning,
             crd_annotations=dict(crd_annotations or {}),
             crd_labels=dict(crd_labels or {}),
+            selectable_fields=tuple(selectable_fields),
         )
         cls.__kubectrl_kind__ = _kinds.KindInfo(
             group=group,
