@@ -293,6 +293,6 @@ def test_a_file_without_webhook_configurations_installs_nothing_from_it(tmp_path
 def test_envtest_probes_the_path_and_message_the_webhook_server_answers() -> None:
     """envtest cannot import kubectrl.webhook (layering): its copy of the probe's path and
     message must stay the server's."""
-    from kubectrl import webhook
+    from kubectrl.webhook import _server
 
-    assert (PROBE_PATH, PROBE_MESSAGE) == (webhook.PROBE_PATH, webhook.PROBE_MESSAGE)
+    assert (PROBE_PATH, PROBE_MESSAGE) == (_server.PROBE_PATH, _server.PROBE_MESSAGE)
