@@ -44,6 +44,9 @@ them, since their attributes are that code's types, and are importable from the 
     ├── ReconcileTimeoutError          kubectrl.runtime: a reconcile outran reconcile_timeout
     ├── ManagerError                   kubectrl.runtime: a runnable failed, the manager stopped
     ├── AlreadyOwnedError              kubectrl.runtime: another controller owns the object
+    ├── FieldIndexError                kubectrl.runtime: an index function failed on cached
+    │                                  objects, so a list by that index would miss them
+    │                                  (also a ValueError)
     ├── ConversionError                kubectrl.webhook: a CRD version conversion failed
     ├── UnsupportedModelError          kubectrl.crd: a model cannot be a CRD (also a ValueError)
     ├── ControlPlaneError              kubectrl.envtest: the local control plane failed to start,

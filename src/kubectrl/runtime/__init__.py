@@ -52,6 +52,7 @@ from kubectrl.runtime._controllerutil import (
     set_owner_reference,
 )
 from kubectrl.runtime._event import CreateEvent, DeleteEvent, Event, GenericEvent, UpdateEvent
+from kubectrl.runtime._field_index import FieldIndexer, FieldIndexError
 from kubectrl.runtime._handler import (
     EventHandler,
     MapHandler,
@@ -100,6 +101,8 @@ __all__ = [
     "DeleteEvent",
     "Event",
     "EventHandler",
+    "FieldIndexError",
+    "FieldIndexer",
     "GenericEvent",
     "KindSource",
     "Manager",

@@ -24,6 +24,7 @@ from typing import Any, overload
 from kubectrl.cache import Informer, InformerFactory
 from kubectrl.client import APIResource, KindRef, ResourceRef
 from kubectrl.client._types import M
+from kubectrl.errors import KubectrlError
 from kubectrl.objects import (
     GroupVersionKind,
     GroupVersionResource,
@@ -70,7 +71,7 @@ def namespaced_index_key(namespace: str | None, value: str) -> str:
     return f"{namespace or ALL_NAMESPACES}/{value}"
 
 
-class FieldIndexError(ValueError):
+class FieldIndexError(KubectrlError, ValueError):
     """An index function failed on cached objects, so an index read would miss them.
 
     Raised by a list that reads the index while any cached object's index function raised (or
