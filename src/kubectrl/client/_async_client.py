@@ -34,6 +34,7 @@ from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, documented_by
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
+from kubectrl.client._pods import PodStreams
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
 from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
@@ -183,7 +184,7 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
-class AsyncClient(KubeClient, Pager):
+class AsyncClient(KubeClient, Pager, PodStreams):
     """Asyncio Kubernetes client for any resource, built on httpx.
 
     Resources are named by ``(apiVersion, kind)`` tuples, a

@@ -156,6 +156,8 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
     delete_collection = blocking(AsyncClient.delete_collection)
     pod_log = blocking(AsyncClient.pod_log)
     follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
+    exec = blocking(AsyncClient.exec)
+    evict = blocking(AsyncClient.evict)
     server_version = blocking(AsyncClient.server_version)
 
     def status(self) -> BlockingClientStatusWriter:

@@ -1,0 +1,410 @@
+"""Pods' streaming subresources on the local cluster, side by side with the real kubectl.
+
+kwok plays the kubelet (see :class:`kubectrl.envtest.LocalCluster`): an exec runs the command on
+this host, logs read a CRI-format file named by a ``Logs`` object, a port-forward reaches an
+address named by a ``PortForward`` object. The same pod is asked through ``kubectl`` and through
+kubectrl, and both answers are compared. One cluster (the session's ``kubectrl_cluster``) and one
+pod (module scope) serve every test here.
+
+Protocol references: k8s.io/apimachinery/pkg/util/httpstream/wsstream/conn.go (channel framing),
+client-go tools/remotecommand/v4.go and v5.go (the error channel's Status, closing stdin),
+k8s.io/kubelet/pkg/cri/streaming/portforward/websocket.go (the port prefix per channel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectrl.client import AsyncClient, load_kubeconfig
+from kubectrl.envtest import LocalCluster, find_binaries
+from kubectrl.envtest._cluster import cri_log_line
+from kubectrl.errors import (
+    APIConnectionError,
+    BadRequestError,
+    ForbiddenError,
+    InternalError,
+    NotFoundError,
+    TooManyRequestsError,
+)
+
+pytestmark = pytest.mark.integration
+
+DEADLINE = 120.0
+POD = "box"
+
+
+def _wait(what: str, probe: Any, timeout: float = DEADLINE) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.1)
+
+
+class Kubectl:
+    def __init__(self, cluster: LocalCluster) -> None:
+        binary = find_binaries(build=False, kubectl=True).kubectl
+        assert binary is not None
+        self.argv = [str(binary), f"--kubeconfig={cluster.kubeconfig.path}"]
+
+    def __call__(
+        self, *args: str, input: bytes | None = None, namespace: str | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        ns = [f"--namespace={namespace}"] if namespace else []
+        return subprocess.run(
+            [*self.argv, *ns, *args], input=input, capture_output=True, timeout=DEADLINE
+        )
+
+
+@pytest.fixture(scope="module")
+def pod_namespace(kubectrl_cluster: LocalCluster) -> Iterator[str]:
+    """A namespace with one Running pod ``box`` (containers ``main`` and ``side``)."""
+    ns = f"pods-{int(time.time() * 1000) % 10**8}"
+    with kubectrl_cluster.http_client() as http:
+        assert http.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).status_code == 201
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": POD, "namespace": ns, "labels": {"app": "box"}},
+            "spec": {
+                "containers": [
+                    {"name": "main", "image": "busybox"},
+                    {"name": "side", "image": "busybox"},
+                ]
+            },
+        }
+        created = http.post(f"/api/v1/namespaces/{ns}/pods", json=pod)
+        assert created.status_code == 201, created.text
+
+        def running() -> bool:
+            got = http.get(f"/api/v1/namespaces/{ns}/pods/{POD}").json()
+            return bool(got.get("status", {}).get("phase") == "Running")
+
+        _wait("the pod to run", running)
+    try:
+        yield ns
+    finally:
+        with kubectrl_cluster.http_client() as http:
+            http.delete(f"/api/v1/namespaces/{ns}")
+
+
+@pytest.fixture(scope="module")
+def kubectl(kubectrl_cluster: LocalCluster) -> Kubectl:
+    return Kubectl(kubectrl_cluster)
+
+
+@pytest.fixture
+async def client(kubectrl_cluster: LocalCluster) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(load_kubeconfig(kubectrl_cluster.kubeconfig.path)) as c:
+        yield c
+
+
+def _apply(kubectl: Kubectl, obj: dict[str, Any]) -> None:
+    done = kubectl("apply", "-f", "-", input=json.dumps(obj).encode())
+    assert done.returncode == 0, done.stderr
+
+
+def _kwok_object(kind: str, ns: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": POD, "namespace": ns},
+        "spec": spec,
+    }
+
+
+# ---------------------------------------------------------------------------------------- exec
+
+
+async def test_exec_stdout_and_stderr_apart_same_as_kubectl(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    command = ["sh", "-c", "echo out; echo err >&2"]
+    theirs = kubectl("exec", POD, "-c", "main", "--", *command, namespace=pod_namespace)
+    ours = await client.exec(POD, command, namespace=pod_namespace, container="main")
+    assert theirs.returncode == 0
+    assert (ours.stdout, ours.stderr, ours.exit_code) == (theirs.stdout, theirs.stderr, 0)
+    assert ours.stdout == b"out\n"
+    assert ours.stderr == b"err\n"
+
+
+async def test_exec_stdin_round_trip(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    # kwok does not pass the end of stdin on to the command: it reads a known length.
+    data = b"0123456789" * 100
+    command = ["head", "-c", str(len(data))]
+    theirs = kubectl("exec", "-i", POD, "-c", "main", "--", *command, input=data,
+                     namespace=pod_namespace)  # fmt: skip
+    ours = await client.exec(POD, command, namespace=pod_namespace, container="main", stdin=data)
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.stdout == theirs.stdout == data
+    assert ours.ok
+
+
+async def test_exec_ten_mib_through_stdout_intact(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    size = 10 * 1024 * 1024
+    command = ["sh", "-c", f"yes 0123456789abcdef | head -c {size}"]
+    theirs = kubectl("exec", POD, "-c", "main", "--", *command, namespace=pod_namespace)
+    ours = await client.exec(POD, command, namespace=pod_namespace, container="main")
+    assert len(ours.stdout) == size
+    assert hashlib.sha256(ours.stdout).digest() == hashlib.sha256(theirs.stdout).digest()
+    assert ours.stdout == (b"0123456789abcdef\n" * (size // 17 + 1))[:size]
+
+
+async def test_exec_failures_are_the_servers_same_as_kubectl(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    # kwok reports a command's failure (a non-zero exit, a missing executable) as an internal
+    # error Status, not as NonZeroExitCode: kubectl and kubectrl both surface its message.
+    for command, needle in (
+        (["sh", "-c", "echo err >&2; exit 3"], "exit status 3"),
+        (["no-such-command-kubectrl"], 'exec: "no-such-command-kubectrl"'),
+    ):
+        theirs = kubectl("exec", POD, "-c", "main", "--", *command, namespace=pod_namespace)
+        assert theirs.returncode == 1
+        assert needle.encode() in theirs.stderr
+        with pytest.raises(InternalError) as caught:
+            await client.exec(POD, command, namespace=pod_namespace, container="main")
+        assert needle in str(caught.value)
+        assert f"pods/exec {pod_namespace}/{POD}" in str(caught.value)
+
+
+async def test_exec_missing_container_and_pod_name_them(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    theirs = kubectl("exec", POD, "-c", "nope", "--", "true", namespace=pod_namespace)
+    assert theirs.returncode == 1
+    with pytest.raises(BadRequestError) as caught:
+        await client.exec(POD, ["true"], namespace=pod_namespace, container="nope")
+    message = str(caught.value)
+    assert "container nope is not valid for pod box" in message
+    assert "container nope is not valid for pod box" in theirs.stderr.decode()
+    assert "pods/exec" in message
+
+    with pytest.raises(NotFoundError) as missing:
+        await client.exec("ghost", ["true"], namespace=pod_namespace)
+    assert 'pods "ghost" not found' in str(missing.value)
+    assert f"pods/exec {pod_namespace}/ghost" in str(missing.value)
+
+
+async def test_exec_forbidden_by_rbac_names_pod_and_subresource(
+    kubectrl_cluster: LocalCluster, pod_namespace: str
+) -> None:
+    user = kubectrl_cluster.add_user("pods-exec-nobody")
+    async with AsyncClient(load_kubeconfig(user.path)) as denied:
+        with pytest.raises(ForbiddenError) as caught:
+            await denied.exec(POD, ["true"], namespace=pod_namespace)
+    message = str(caught.value)
+    assert f"pods/exec {pod_namespace}/{POD}" in message
+    assert "forbidden" in message
+
+
+async def test_open_exec_session_streams_and_waits(client: AsyncClient, pod_namespace: str) -> None:
+    async with await client.open_exec(
+        POD, ["sh", "-c", "echo one; echo two >&2"], namespace=pod_namespace, container="side"
+    ) as session:
+        assert session.protocol in ("v5.channel.k8s.io", "v4.channel.k8s.io")
+        assert await session.stdout.readline() == b"one\n"
+        assert await session.stderr.read() == b"two\n"
+        assert await session.wait() == 0
+
+
+# ---------------------------------------------------------------------------------------- logs
+
+
+async def test_logs_same_as_kubectl_and_follow_sees_new_lines(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str, tmp_path: Path
+) -> None:
+    log_file = tmp_path / "main.log"
+    log_file.write_text(cri_log_line("first") + cri_log_line("second", stream="stderr"))
+    _apply(kubectl, _kwok_object("Logs", pod_namespace, {"logs": [{"logsFile": str(log_file)}]}))
+
+    def kubectl_logs() -> subprocess.CompletedProcess[bytes] | None:
+        done = kubectl("logs", POD, "-c", "main", namespace=pod_namespace)
+        return done if done.returncode == 0 else None
+
+    theirs = _wait("kwok to read the Logs object", kubectl_logs)
+    ours = await client.pod_log(POD, namespace=pod_namespace, container="main")
+    assert ours.encode() == theirs.stdout == b"first\nsecond\n"
+
+    lines = client.follow_pod_log(POD, namespace=pod_namespace, container="main")
+    seen = [await anext(lines), await anext(lines)]
+    with log_file.open("a") as f:
+        f.write(cri_log_line("third"))
+    seen.append(await asyncio.wait_for(anext(lines), DEADLINE))
+    assert seen == ["first", "second", "third"]
+
+    # Cancelling the consumer closes the connection: no task and no socket left behind.
+    tasks_before = len(asyncio.all_tasks())
+    consumer = asyncio.ensure_future(anext(lines))
+    await asyncio.sleep(0)
+    consumer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+    await lines.aclose()  # type: ignore[attr-defined]
+    assert len(asyncio.all_tasks()) <= tasks_before
+    connections = client._watch_pool()._transport._pool.connections  # type: ignore[attr-defined]
+    assert all(c.is_idle() or c.is_closed() for c in connections)
+
+
+async def test_logs_of_missing_pod_and_container_name_them(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    with pytest.raises(NotFoundError) as missing:
+        await client.pod_log("ghost", namespace=pod_namespace)
+    assert 'pods "ghost" not found' in str(missing.value)
+    theirs = kubectl("logs", POD, "-c", "nope", namespace=pod_namespace)
+    with pytest.raises(BadRequestError) as bad:
+        await client.pod_log(POD, namespace=pod_namespace, container="nope")
+    assert "container nope is not valid for pod box" in str(bad.value)
+    assert "container nope is not valid for pod box" in theirs.stderr.decode()
+
+
+# -------------------------------------------------------------------------------- port-forward
+
+
+@pytest.fixture
+async def echo_server() -> AsyncIterator[int]:
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+async def _round_trip(host: str, port: int, payload: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(payload)
+        await writer.drain()
+        return await asyncio.wait_for(reader.readexactly(len(payload)), DEADLINE)
+    finally:
+        writer.close()
+
+
+async def test_port_forward_twenty_concurrent_connections_and_kubectl(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str, echo_server: int
+) -> None:
+    _apply(
+        kubectl,
+        _kwok_object(
+            "PortForward",
+            pod_namespace,
+            {
+                "forwards": [
+                    {"ports": [8080], "target": {"port": echo_server, "address": "127.0.0.1"}}
+                ]
+            },
+        ),
+    )
+    async with client.port_forward(POD, 8080, namespace=pod_namespace) as forward:
+        host, port = forward.address
+
+        async def probe() -> bytes | None:
+            try:
+                return await _round_trip(host, port, b"ping")
+            except (OSError, asyncio.IncompleteReadError):
+                return None
+
+        deadline = time.monotonic() + DEADLINE
+        while await probe() != b"ping":  # kwok reads the PortForward object
+            assert time.monotonic() < deadline, forward.errors
+            await asyncio.sleep(0.2)
+        payloads = [f"connection {i} ".encode() * (100 + i) for i in range(20)]
+        answers = await asyncio.gather(*(_round_trip(host, port, p) for p in payloads))
+        assert answers == payloads
+
+    proc = await asyncio.create_subprocess_exec(
+        *kubectl.argv,
+        f"--namespace={pod_namespace}",
+        "port-forward",
+        f"pod/{POD}",
+        ":8080",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), DEADLINE)
+        match = re.search(rb"Forwarding from 127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        assert await _round_trip("127.0.0.1", int(match.group(1)), b"same bytes") == b"same bytes"
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 30)
+
+
+async def test_port_forward_error_stream_surfaces(client: AsyncClient, pod_namespace: str) -> None:
+    # Port 9 is not configured in the pod's PortForward: kwok answers on the error channel.
+    async with client.port_forward(POD, 9, namespace=pod_namespace) as forward:
+        reader, writer = await asyncio.open_connection(*forward.address)
+        writer.write(b"x")
+        assert await asyncio.wait_for(reader.read(), DEADLINE) == b""
+        writer.close()
+    assert forward.errors, "the error channel's text is kept"
+
+
+# ------------------------------------------------------------------------------------ eviction
+
+
+async def test_eviction_blocked_by_budget_is_a_typed_429(
+    client: AsyncClient, pod_namespace: str
+) -> None:
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep-box", "namespace": pod_namespace},
+        "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "box"}}},
+    }
+    await client.create(pdb)
+    try:
+        with pytest.raises(TooManyRequestsError) as caught:
+            await client.evict(POD, namespace=pod_namespace)
+        assert "disruption budget" in caught.value.server_message
+        assert "pods/eviction" in str(caught.value)
+    finally:
+        await client.delete(("policy/v1", "PodDisruptionBudget"), "keep-box",
+                            namespace=pod_namespace)  # fmt: skip
+
+
+async def test_dry_run_create_leaves_nothing(client: AsyncClient, pod_namespace: str) -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "dry", "namespace": pod_namespace}}  # fmt: skip
+    answered = await client.create(cm, dry_run=True)
+    assert answered["metadata"]["name"] == "dry"
+    with pytest.raises(NotFoundError):
+        await client.get(("v1", "ConfigMap"), "dry", namespace=pod_namespace)
+
+
+async def test_connection_refused_names_the_subresource(pod_namespace: str) -> None:
+    from kubectrl.client import ClientConfig
+
+    config = ClientConfig(server="https://127.0.0.1:1", insecure_skip_tls_verify=True)
+    async with AsyncClient(config) as nowhere:
+        with pytest.raises(APIConnectionError) as caught:
+            await nowhere.exec(POD, ["true"], namespace=pod_namespace)
+    assert f"pods/exec {pod_namespace}/{POD}" in str(caught.value)
