@@ -1,8 +1,12 @@
-"""Defaulting: the few built-in defaults the core applies, and what admission adds on create.
+"""Defaulting of the built-in kinds controllers write, and what admission adds on create.
 
-The real apiserver defaults many more fields (``pkg/apis/*/v1/defaults.go``); these are the
-ones controllers commonly read back. Custom resources are defaulted from their CRD schema
-(:func:`kubectrl.apiserver._resources.apply_defaults`).
+As ``pkg/apis/{core,apps,batch,rbac}/v1/defaults.go`` (``SetDefaults_*``) and the create
+strategies of ``pkg/registry`` (a Job's generated selector and labels, a DaemonSet's template
+generation, a PVC's phase) do it for Namespace, Pod, Service, Secret, Deployment, ReplicaSet,
+StatefulSet, DaemonSet, Job, CronJob, PersistentVolumeClaim, RoleBinding and
+ClusterRoleBinding; the fields without ``omitempty`` are written by
+:func:`kubectrl.apiserver._builtin_types.encode`. Custom resources are defaulted from their CRD
+schema (:func:`kubectrl.apiserver._resources.apply_defaults`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from typing import Any
 
 from kubectrl.apiserver._resources import ResourceInfo
 
-__all__ = ["allocate", "defaults", "pod_defaults"]
+__all__ = ["allocate", "defaults", "pod_defaults", "prepare_create"]
+
+_RBAC = "rbac.authorization.k8s.io"
+_JOB_UID = "batch.kubernetes.io/controller-uid"
 
 
 def defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
@@ -55,6 +62,40 @@ def defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
                     port.setdefault("targetPort", port.get("port"))
         status = obj.setdefault("status", {})
         status.setdefault("loadBalancer", {})
+    elif info.key in _WORKLOAD_DEFAULTS:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            _WORKLOAD_DEFAULTS[info.key](spec)
+            template = spec.get("template")
+            pod_defaults(template.get("spec") if isinstance(template, dict) else None)
+        if info.key == ("batch", "jobs") and (obj.get("metadata") or {}).get("uid"):
+            _job_labels(obj)  # on create: after the selector's labels (prepare_create)
+    elif info.key == ("batch", "cronjobs"):
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            spec.setdefault("concurrencyPolicy", "Allow")
+            spec.setdefault("suspend", False)
+            spec.setdefault("successfulJobsHistoryLimit", 3)
+            spec.setdefault("failedJobsHistoryLimit", 1)
+            job = (spec.get("jobTemplate") or {}).get("spec")
+            template = job.get("template") if isinstance(job, dict) else None
+            pod_defaults(template.get("spec") if isinstance(template, dict) else None)
+    elif info.key == ("", "persistentvolumeclaims"):
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            spec.setdefault("volumeMode", "Filesystem")
+        status = obj.setdefault("status", {})
+        if isinstance(status, dict):
+            status.setdefault("phase", "Pending")
+    elif info.key in ((_RBAC, "rolebindings"), (_RBAC, "clusterrolebindings")):
+        for subject in obj.get("subjects") or ():
+            # SetDefaults_Subject: users and groups are RBAC's.
+            if (
+                isinstance(subject, dict)
+                and "apiGroup" not in subject
+                and subject.get("kind") in ("User", "Group")
+            ):
+                subject["apiGroup"] = _RBAC
     elif info.key == ("", "secrets"):
         string_data = obj.pop("stringData", None)
         if isinstance(string_data, dict):
@@ -69,7 +110,12 @@ def allocate(info: ResourceInfo, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    if info.key == ("", "pods"):
+    if info.key == ("", "persistentvolumeclaims"):
+        # The StorageObjectInUseProtection admission plugin.
+        finalizers = obj.setdefault("metadata", {}).setdefault("finalizers", [])
+        if isinstance(finalizers, list) and "kubernetes.io/pvc-protection" not in finalizers:
+            finalizers.append("kubernetes.io/pvc-protection")
+    elif info.key == ("", "pods"):
         spec.setdefault("priority", 0)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         tolerations = spec.setdefault("tolerations", [])
@@ -131,3 +177,127 @@ def pod_defaults(spec: Any) -> None:
         for port in container.get("ports") or ():
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
+
+
+def _replica_set(spec: dict[str, Any]) -> None:
+    spec.setdefault("replicas", 1)
+
+
+def _stateful_set(spec: dict[str, Any]) -> None:
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("partition", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    if isinstance(policy, dict):
+        policy.setdefault("whenDeleted", "Retain")
+        policy.setdefault("whenScaled", "Retain")
+
+
+def _daemon_set(spec: dict[str, Any]) -> None:
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+
+
+def _job(spec: dict[str, Any]) -> None:
+    # pkg/apis/batch/v1/defaults.go SetDefaults_Job.
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    failure = spec.get("podFailurePolicy")
+    if isinstance(failure, dict):
+        for rule in failure.get("rules") or ():
+            for pattern in (
+                (rule or {}).get("onPodConditions") or () if isinstance(rule, dict) else ()
+            ):
+                if isinstance(pattern, dict):
+                    pattern.setdefault("status", "True")
+    spec.setdefault(
+        "podReplacementPolicy", "Failed" if failure is not None else "TerminatingOrFailed"
+    )
+    spec.setdefault("manualSelector", False)
+
+
+_WORKLOAD_DEFAULTS = {
+    ("apps", "replicasets"): _replica_set,
+    ("apps", "statefulsets"): _stateful_set,
+    ("apps", "daemonsets"): _daemon_set,
+    ("batch", "jobs"): _job,
+}
+
+
+def _job_labels(obj: dict[str, Any]) -> None:
+    """A Job without labels gets its pod template's (SetDefaults_Job)."""
+    meta = obj.get("metadata")
+    template = (
+        (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
+    )
+    labels = (
+        ((template or {}).get("metadata") or {}).get("labels")
+        if isinstance(template, dict)
+        else None
+    )
+    if isinstance(meta, dict) and not meta.get("labels") and isinstance(labels, dict) and labels:
+        meta["labels"] = dict(labels)
+
+
+def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
+    """What a create strategy adds once the object has its uid (``PrepareForCreate``).
+
+    A Job without ``manualSelector: true`` gets a selector on its uid and its pod template
+    the labels the Job controller finds its pods by (``pkg/registry/batch/job/strategy.go``
+    ``generateSelector``); a DaemonSet its template generation annotation
+    (``pkg/registry/apps/daemonset/strategy.go``).
+    """
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if info.key == ("batch", "jobs") and spec.get("manualSelector") is not True:
+        uid, name = str(meta.get("uid", "")), str(meta.get("name", ""))
+        template = spec.get("template")
+        if isinstance(template, dict):
+            template_meta = template.setdefault("metadata", {})
+            if isinstance(template_meta, dict):
+                labels = template_meta.get("labels")
+                labels = dict(labels) if isinstance(labels, dict) else {}
+                labels.update(
+                    {
+                        _JOB_UID: uid,
+                        "batch.kubernetes.io/job-name": name,
+                        "controller-uid": uid,
+                        "job-name": name,
+                    }
+                )
+                template_meta["labels"] = dict(sorted(labels.items()))
+        selector = spec.get("selector")
+        if selector is None:
+            spec["selector"] = {"matchLabels": {_JOB_UID: uid}}
+        elif isinstance(selector, dict):
+            match = selector.get("matchLabels")
+            match = dict(match) if isinstance(match, dict) else {}
+            match[_JOB_UID] = uid
+            selector["matchLabels"] = match
+    if info.key == ("batch", "jobs"):
+        _job_labels(obj)
+    elif info.key == ("apps", "daemonsets"):
+        annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+        if isinstance(annotations, dict):
+            annotations["deprecated.daemonset.template.generation"] = "1"

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver import _apply, _crds, _validation
-from kubectrl.apiserver._defaults import allocate, defaults
+from kubectrl.apiserver import _apply, _builtin_types, _crds, _validation
+from kubectrl.apiserver._builtin_validation import SUPPORTED
+from kubectrl.apiserver._defaults import allocate, defaults, prepare_create
 from kubectrl.apiserver._gc import GarbageCollector
 from kubectrl.apiserver._objects import (
     check,
@@ -33,6 +34,7 @@ from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import (
     MODIFIED,
+    FeatureNotImplementedError,
     StatusError,
     already_exists,
     bad_request,
@@ -147,7 +149,8 @@ class ObjectStore:
 
         ``managed_fields``: set as they are (server-side apply computed them), for no manager.
         """
-        obj = copy.deepcopy(body)
+        _check_supported(info)
+        obj = _builtin_types.decode(info, version, copy.deepcopy(body))
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = str(meta["generateName"]) + "".join(
@@ -172,12 +175,13 @@ class ObjectStore:
             else:
                 obj["status"] = {}
         defaults(info, obj)
+        meta["uid"] = str(uuid.uuid4())
+        prepare_create(info, obj)
         if info.crd:
             _validation.validate_custom(info, version, obj, name)
         check(info, name, _validation.validate(info, obj, None))
         if info.key == _crds.CRDS:
             crd_info = _crds.accept(obj, self.clock)
-        meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_string(self.clock)
         if info.generation:
             meta["generation"] = 1
@@ -194,6 +198,7 @@ class ObjectStore:
         if managed_fields:
             meta["managedFields"] = managed_fields
         allocate(info, obj)  # after the field manager: admission and registry, not the writer
+        _builtin_types.encode(info, version, obj)
         if dry_run:
             return obj
         meta["resourceVersion"] = ""  # set by the storage, here for the key order
@@ -220,7 +225,9 @@ class ObjectStore:
         applied: bool = False,
     ) -> dict[str, Any]:
         """Update an object as a PUT would (``applied``: by server-side apply)."""
+        _check_supported(info)
         old = self.get(info, ns, name)
+        body = _builtin_types.decode(info, version, body)
         meta_in = body.get("metadata") or {}
         rv = meta_in.get("resourceVersion")
         if precondition_rv and not rv and info.crd:
@@ -271,8 +278,9 @@ class ObjectStore:
         if sub != "status":
             defaults(info, new)
         if info.crd:
-            _validation.validate_custom(info, version, new, name)
+            _validation.validate_custom(info, version, new, name, old)
         check(info, name, _validation.validate(info, new, old))
+        _builtin_types.encode(info, version, new)
         if info.generation and spec_of(info, new) != spec_of(info, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager is not None and not applied:
@@ -422,6 +430,14 @@ class ObjectStore:
                 self.remove(served, obj)
         self.registry.unregister(crd_info.key)
         self.hub.drop(lambda w: w.info.key == crd_info.key)
+
+
+def _check_supported(info: ResourceInfo) -> None:
+    if not info.crd and info.key not in SUPPORTED:
+        raise FeatureNotImplementedError(
+            f"writing {info.kind} ({info.api_version()}): the API core does not default and "
+            "validate this built-in kind as the apiserver does"
+        )
 
 
 def _no_new_finalizers(

@@ -1,7 +1,10 @@
 """The built-in validation the API core applies (a subset of ``pkg/apis/*/validation``).
 
 Every kind: label keys and values (``apimachinery/pkg/api/validation/objectmeta.go``,
-``util/validation``). ConfigMaps and Secrets: ``immutable: true`` freezes data and the flag.
+``util/validation``), annotations, finalizers and owner references
+(:mod:`~kubectrl.apiserver._metadata`); the built-in kinds' own fields:
+:mod:`~kubectrl.apiserver._builtin_validation`. ConfigMaps and Secrets: ``immutable: true``
+freezes data and the flag.
 Workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet): ``spec.selector`` is required, must
 match the template's labels and cannot change; a Job's selector cannot change either. Names:
 RFC 1123 labels for namespaces, subdomains for the rest; custom resources: their CRD schema.
@@ -15,8 +18,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _resources
+from kubectrl.apiserver import _schema
+from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._defaults import defaults
+from kubectrl.apiserver._metadata import validate_metadata
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import invalid
 
@@ -148,6 +153,9 @@ def validate(
     """The causes (type, field, message) this write violates; empty when it is valid."""
     meta = new.get("metadata") or {}
     causes = _labels(meta.get("labels"))
+    causes.extend(validate_metadata(meta))
+    if not info.crd:
+        causes.extend(validate_kind(info.key, new))
     fields = _IMMUTABLE_DATA.get(info.key)
     if fields and old is not None and old.get("immutable") is True:
         for field in fields:
@@ -232,13 +240,15 @@ def validate_name(info: ResourceInfo, name: str, obj: dict[str, Any]) -> None:
         raise invalid(info.kind, info.group, name, [cause, *validate(info, probe, None)])
 
 
-def validate_custom(info: ResourceInfo, version: str, obj: dict[str, Any], name: str) -> None:
-    """Prune, default and validate a custom object with its CRD's schema at ``version``."""
-    schema = info.schemas.get(version)
-    if not schema:
-        return
-    _resources.prune(schema, obj, top=True)
-    _resources.apply_defaults(schema, obj)
-    errors = _resources.validate(schema, obj)
+def validate_custom(
+    info: ResourceInfo,
+    version: str,
+    obj: dict[str, Any],
+    name: str,
+    old: dict[str, Any] | None = None,
+) -> None:
+    """Prune, default and validate a custom object with its CRD's schema at ``version``
+    (``old``: the stored object of an update, for ratcheting and CEL transition rules)."""
+    errors = _schema.process(info.schemas.get(version), obj, old)
     if errors:
         raise invalid(info.kind, info.group, name, errors)

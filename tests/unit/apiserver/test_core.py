@@ -89,7 +89,10 @@ def test_unsupported_features_raise_for_the_server_to_show() -> None:
         "metadata": {"name": "x"},
         "spec": {
             "selector": {"matchLabels": {"a": "b"}},
-            "template": {"metadata": {"labels": {"a": "b"}}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+            },
         },
     }
     path = "/apis/apps/v1/namespaces/d/deployments"
