@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver import _resources
+from kubectrl.apiserver import _crd_admission, _resources
 from kubectrl.apiserver._objects import now_string
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import invalid
@@ -24,8 +24,17 @@ CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 def accept(crd: dict[str, Any], clock: Clock) -> ResourceInfo:
     """The resource ``crd`` defines; sets its status (names accepted, Established).
 
-    A CRD that defines no resource is 422 Invalid.
+    A CRD that defines no resource, or that the apiserver refuses (:mod:`._crd_admission`),
+    is 422 Invalid.
     """
+    causes = _crd_admission.admit(crd)
+    if causes:
+        raise invalid(
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io",
+            str((crd.get("metadata") or {}).get("name", "")),
+            causes,
+        )
     try:
         crd_info = _resources.crd_resource(crd)
     except (ValueError, KeyError, TypeError, AttributeError) as err:

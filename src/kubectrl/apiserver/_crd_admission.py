@@ -1,0 +1,221 @@
+"""Validation of a CustomResourceDefinition itself, as the apiserver admits one.
+
+A subset of apiextensions-apiserver ``pkg/apis/apiextensions/validation/validation.go``
+(``ValidateCustomResourceDefinition``) and of the structural-schema rules
+(``pkg/apiserver/schema/validation.go``): the name is ``<plural>.<group>``; exactly one version
+is the storage version; the root of a schema is an object; every field has a ``type`` (unless
+``x-kubernetes-int-or-string`` or ``x-kubernetes-preserve-unknown-fields`` stands for it) and a
+known one; no ``$ref``, no ``uniqueItems: true``, not both ``properties`` and
+``additionalProperties``; ``metadata`` only constrains ``name``/``generateName``; patterns
+compile with RE2; map lists name their keys; defaults are valid against their own schema; CEL
+rules compile. Anything else is accepted as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl.apiserver import _cel, _re2, _schema
+
+__all__ = ["admit"]
+
+Cause = tuple[str, str, str]
+_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+_COMBINERS = ("allOf", "anyOf", "oneOf")
+
+
+def admit(crd: Mapping[str, Any]) -> list[Cause]:
+    """The causes for which the apiserver refuses ``crd`` (empty: it is accepted)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    causes: list[Cause] = []
+    name = str((crd.get("metadata") or {}).get("name") or "")
+    expected = f"{names.get('plural', '')}.{spec.get('group', '')}"
+    if name != expected:
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "metadata.name",
+                f'Invalid value: {json.dumps(name)}: must be spec.names.plural+"."+spec.group',
+            )
+        )
+    versions = [v for v in spec.get("versions") or () if isinstance(v, Mapping)]
+    storage = sum(1 for v in versions if v.get("storage"))
+    if versions and storage != 1:
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "spec.versions",
+                f"Invalid value: {json.dumps([v.get('name') for v in versions])}: must have "
+                "exactly one version marked as storage version",
+            )
+        )
+    schemas = [((v.get("schema") or {}).get("openAPIV3Schema"), i) for i, v in enumerate(versions)]
+    shared = len({json.dumps(s, sort_keys=True) for s, _ in schemas}) == 1
+    for schema, i in schemas:
+        if not isinstance(schema, Mapping):
+            continue
+        path = (
+            "spec.validation.openAPIV3Schema"
+            if shared
+            else f"spec.versions[{i}].schema.openAPIV3Schema"
+        )
+        if schema.get("type") != "object":
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    f"{path}.type",
+                    f"Invalid value: {json.dumps(schema.get('type', ''))}: "
+                    "must be object at the root",
+                )
+            )
+        causes.extend(_node(schema, path, structural=True, root=True))
+        if shared:
+            break
+    return causes
+
+
+def _node(s: Mapping[str, Any], path: str, *, structural: bool, root: bool = False) -> list[Cause]:
+    causes: list[Cause] = []
+    if "$ref" in s:
+        causes.append(("FieldValueForbidden", f"{path}.$ref", "Forbidden: $ref is not supported"))
+    typ = s.get("type")
+    if (
+        structural
+        and not root
+        and "$ref" not in s
+        and typ is None
+        and not (
+            s.get("x-kubernetes-int-or-string") or s.get("x-kubernetes-preserve-unknown-fields")
+        )
+    ):
+        causes.append(
+            (
+                "FieldValueRequired",
+                f"{path}.type",
+                "Required value: must not be empty for specified object fields",
+            )
+        )
+    if typ is not None and typ not in _TYPES:
+        allowed = ", ".join(json.dumps(t) for t in _TYPES)
+        causes.append(
+            (
+                "FieldValueNotSupported",
+                f"{path}.type",
+                f"Unsupported value: {json.dumps(typ)}: supported values: {allowed}",
+            )
+        )
+    if s.get("uniqueItems") is True:
+        causes.append(
+            (
+                "FieldValueForbidden",
+                f"{path}.uniqueItems",
+                "Forbidden: uniqueItems cannot be set to true since the runtime complexity "
+                "becomes quadratic",
+            )
+        )
+    if s.get("properties") and isinstance(s.get("additionalProperties"), Mapping):
+        causes.append(
+            (
+                "FieldValueForbidden",
+                f"{path}.additionalProperties",
+                "Forbidden: additionalProperties and properties are mutual exclusive",
+            )
+        )
+    if isinstance(s.get("pattern"), str):
+        try:
+            _re2.compile_pattern(s["pattern"])
+        except _re2.PatternError as err:
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    f"{path}.pattern",
+                    f"Invalid value: {json.dumps(s['pattern'])}: must be a valid regular "
+                    f"expression, but isn't: error parsing regexp: {err}",
+                )
+            )
+    if s.get("x-kubernetes-list-type") == "map" and not s.get("x-kubernetes-list-map-keys"):
+        causes.append(
+            (
+                "FieldValueRequired",
+                f"{path}.x-kubernetes-list-map-keys",
+                "Required value: must not be empty if x-kubernetes-list-type is map",
+            )
+        )
+    causes.extend(_rules(s, path))
+    if root:
+        meta = (s.get("properties") or {}).get("metadata")
+        if isinstance(meta, Mapping) and set(meta.get("properties") or {}) - {
+            "name",
+            "generateName",
+        }:
+            causes.append(
+                (
+                    "FieldValueForbidden",
+                    f"{path}.properties[metadata]",
+                    "Forbidden: must not specify anything other than name and generateName, but "
+                    "metadata is implicitly specified",
+                )
+            )
+    for key, sub in (s.get("properties") or {}).items():
+        if isinstance(sub, Mapping):
+            causes.extend(_node(sub, f"{path}.properties[{key}]", structural=structural))
+    for key in ("items", "additionalProperties"):
+        if isinstance(s.get(key), Mapping):
+            causes.extend(_node(s[key], f"{path}.{key}", structural=structural))
+    for key in _COMBINERS:
+        for i, sub in enumerate(s.get(key) or ()):
+            if isinstance(sub, Mapping):
+                causes.extend(_node(sub, f"{path}.{key}[{i}]", structural=False))
+    if isinstance(s.get("not"), Mapping):
+        causes.extend(_node(s["not"], f"{path}.not", structural=False))
+    if "default" in s and s["default"] is not None and structural and not causes:
+        causes.extend(_default(s, path))
+    return causes
+
+
+def _rules(s: Mapping[str, Any], path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    for i, rule in enumerate(s.get("x-kubernetes-validations") or ()):
+        if not isinstance(rule, Mapping):
+            continue
+        for key in ("rule", "messageExpression"):
+            text = rule.get(key)
+            if not isinstance(text, str) or not text:
+                continue
+            try:
+                _cel.compile_rule(text)
+            except _cel.CompileError as err:
+                shown = json.dumps(
+                    {
+                        "Rule": rule.get("rule", ""),
+                        "Message": rule.get("message", ""),
+                        "MessageExpression": rule.get("messageExpression", ""),
+                        "Reason": rule.get("reason"),
+                        "FieldPath": rule.get("fieldPath", ""),
+                        "OptionalOldSelf": rule.get("optionalOldSelf"),
+                    },
+                    separators=(",", ":"),
+                )
+                causes.append(
+                    (
+                        "FieldValueInvalid",
+                        f"{path}.x-kubernetes-validations[{i}].{key}",
+                        f"Invalid value: {shown}: {err}",
+                    )
+                )
+    return causes
+
+
+def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
+    """A default must be valid against the schema it is the default of."""
+    value = _schema.normalize(json.loads(json.dumps(s["default"])))
+    bare = {k: v for k, v in s.items() if k != "default"}
+    causes: list[Cause] = []
+    where = f"{path}.default"
+    for kind, field, message in _schema.validate(bare, value):
+        shown = where if field == "<root>" else field if field == "<nil>" else f"{where}.{field}"
+        causes.append((kind, shown, message.replace("<root> in body", " in body")))
+    return causes

@@ -1,0 +1,582 @@
+"""Structural schemas of custom resources: pruning, defaulting and validation as the apiserver.
+
+What a write of a custom object goes through, in the apiserver's order:
+
+1. pruning (``apiextensions-apiserver pkg/apiserver/schema/pruning/algorithm.go``): fields the
+   schema does not know are dropped, also under an ``x-kubernetes-preserve-unknown-fields``
+   node's known properties; at the root and in embedded resources ``apiVersion``/``kind`` stay
+   and ``metadata`` keeps only ``ObjectMeta``'s fields (``schema/objectmeta``);
+2. nulls (``schema/defaulting/prunenulls.go``): a ``null`` for a field that is not nullable and
+   has no default is dropped; with a default, the default replaces it
+   (``schema/defaulting/algorithm.go``);
+3. numbers: JSON's ``3.0`` is the integer 3 (Go decodes and re-encodes it so);
+4. validation (kube-openapi ``pkg/validation/validate`` behind apiextensions'
+   ``pkg/apiserver/validation/validation.go``): types (int-or-string, nullable), formats,
+   bounds, lengths, RE2 patterns, ``enum``, ``allOf``/``anyOf``/``oneOf``/``not``, item and
+   property counts; list types ``set``/``map`` without duplicates
+   (``schema/listtype/validation.go``); embedded resources' ``apiVersion``/``kind``
+   (``schema/objectmeta/validation.go``); CEL rules (:mod:`kubectrl.apiserver._cel`). On an
+   update, validation ratchets: a value equal to the old one at the same place is not checked
+   again (``pkg/apiserver/schema/ratcheting``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kubectrl.apiserver import _cel, _re2
+from kubectrl.apiserver._schema_formats import SUPPORTED, check_format
+
+__all__ = ["MISSING", "Cause", "apply_defaults", "normalize", "process", "prune", "validate"]
+
+Cause = tuple[str, str, str]
+#: "No old value here" (a create, or a field the old object did not have).
+MISSING: Any = object()
+
+_OBJECT_META = frozenset(
+    [
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    ]
+)
+_RESOURCE_FIELDS = ("apiVersion", "kind", "metadata")
+_MAX_SAFE = 2**53
+_INT64 = (-(2**63), 2**63 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+# ------------------------------------------------------------------------------ pruning
+
+
+def _prune_meta(meta: Any) -> None:
+    if isinstance(meta, dict):
+        for key in [k for k in meta if k not in _OBJECT_META]:
+            del meta[key]
+
+
+def prune(schema: Mapping[str, Any] | None, value: Any, *, root: bool = False) -> Any:
+    """Drop, in place, what ``schema`` does not know (``root``: the custom object itself)."""
+    _prune(schema, value, root)
+    return value
+
+
+def _prune(s: Mapping[str, Any] | None, x: Any, resource: bool) -> None:
+    preserve = s is not None and bool(s.get("x-kubernetes-preserve-unknown-fields"))
+    if isinstance(x, dict):
+        if s is None:
+            x.clear()
+            return
+        resource = resource or bool(s.get("x-kubernetes-embedded-resource"))
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for key in list(x):
+            if resource and key in ("apiVersion", "kind"):
+                continue
+            if resource and key == "metadata":
+                _prune_meta(x[key])
+                continue
+            if key in props:
+                _prune(props[key], x[key], False)
+            elif isinstance(extra, Mapping):
+                _prune(extra, x[key], False)
+            elif extra is True:
+                _prune(None, x[key], False)
+            elif not preserve:
+                del x[key]
+    elif isinstance(x, list):
+        items = s.get("items") if s is not None else None
+        for item in x:
+            if s is not None and preserve and not isinstance(items, Mapping):
+                continue
+            _prune(items if isinstance(items, Mapping) else None, item, False)
+
+
+# ------------------------------------------------------------------------------ defaulting
+
+
+def _drop_nulls(s: Mapping[str, Any], x: Any) -> None:
+    """``PruneNonNullableNullsWithoutDefaults``: nulls nobody allows leave the object."""
+    if isinstance(x, dict):
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for key in list(x):
+            sub = props.get(key)
+            if sub is None and isinstance(extra, Mapping):
+                sub = extra
+            if sub is None:
+                continue
+            if x[key] is None and not sub.get("nullable") and "default" not in sub:
+                del x[key]
+            else:
+                _drop_nulls(sub, x[key])
+    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
+        for item in x:
+            _drop_nulls(s["items"], item)
+
+
+def _non_nullable_null(value: Any, s: Mapping[str, Any]) -> bool:
+    return value is None and not s.get("nullable")
+
+
+def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
+    """Fill ``default`` values in place (a missing field, or a ``null`` one not nullable)."""
+    if not schema:
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            if "default" in sub and (name not in value or _non_nullable_null(value[name], sub)):
+                value[name] = copy.deepcopy(sub["default"])
+        extra = schema.get("additionalProperties")
+        for name, item in list(value.items()):
+            if name in props:
+                apply_defaults(props[name], item)
+            elif isinstance(extra, Mapping):
+                if "default" in extra and _non_nullable_null(item, extra):
+                    value[name] = copy.deepcopy(extra["default"])
+                apply_defaults(extra, value[name])
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        items = schema["items"]
+        for i, item in enumerate(value):
+            if "default" in items and _non_nullable_null(item, items):
+                value[i] = copy.deepcopy(items["default"])
+            apply_defaults(items, value[i])
+    return value
+
+
+def normalize(value: Any) -> Any:
+    """Integral floats as integers, as Go's JSON round trip of an unstructured object makes them."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE:
+        return int(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = normalize(item)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            value[i] = normalize(item)
+    return value
+
+
+# ------------------------------------------------------------------------------ validation
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a value as the apiserver names it (beyond int64 is a ``number``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer" if _INT64[0] <= value <= _INT64[1] else "number"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _num(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def show(value: Any) -> str:
+    """A value in a cause's message, as Go's ``%#v`` of the field error shows it."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return _num(value)
+    return '"' + json_type(value) + '"'
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+class _Validator:
+    """One validation pass over an object (``old``: the stored one, for ratcheting and CEL)."""
+
+    def __init__(self, ratchet: bool) -> None:
+        self.ratchet = ratchet
+        self.cel: list[Cause] = []
+        self.nested = 0  # inside allOf/anyOf/oneOf/not: no CEL there
+
+    def node(self, s: Mapping[str, Any], v: Any, path: str, old: Any) -> list[Cause]:
+        if self.ratchet and old is not MISSING and _same(old, v):
+            return []
+        where = path or "<root>"
+        if v is None and s.get("nullable"):
+            return []
+        typed = self._type(s, v, where)
+        if typed is not None:
+            return typed
+        if s.get("x-kubernetes-validations") and not self.nested:
+            self.cel += _cel.check_rules(s, v, old, path, MISSING)
+        errors: list[Cause] = []
+        errors += self._composition(s, v, path, old)
+        if isinstance(v, str):
+            errors += self._string(s, v, where)
+        if json_type(v) in ("integer", "number"):
+            errors += self._number(s, v, where)
+        if isinstance(v, list):
+            errors += self._array(s, v, path, where, old)
+        if "enum" in s and not any(_same(v, e) for e in s["enum"]):
+            allowed = ", ".join(show(e) for e in s["enum"])
+            errors.append(
+                (
+                    "FieldValueNotSupported",
+                    where,
+                    f"Unsupported value: {show(v)}: supported values: {allowed}",
+                )
+            )
+        if isinstance(v, dict):
+            errors += self._object(s, v, path, where, old)
+        return errors
+
+    def _type(self, s: Mapping[str, Any], v: Any, where: str) -> list[Cause] | None:
+        actual = json_type(v)
+        if s.get("x-kubernetes-int-or-string"):
+            if actual in ("integer", "string"):
+                return None
+            return [_type_error(where, actual, "integer,string", actual)]
+        typ = s.get("type")
+        if not typ:
+            return None
+        fmt = s.get("format")
+        if typ == "integer":
+            if actual == "integer":
+                bounds = _INT32 if fmt == "int32" else _INT64
+                if not bounds[0] <= v <= bounds[1]:
+                    return [_range_error(fmt or "int64", where)]
+                return None
+            if actual == "number" and fmt in ("int32", "int64"):
+                return [_type_error(where, "float64", fmt, "float64"), _range_error(fmt, where)]
+            return [_type_error(where, actual, "integer", actual)]
+        ok = {
+            "number": actual in ("integer", "number"),
+            "string": actual == "string",
+            "boolean": actual == "boolean",
+            "object": actual == "object",
+            "array": actual == "array",
+        }.get(str(typ), True)
+        return None if ok else [_type_error(where, actual, str(typ), actual)]
+
+    def _composition(self, s: Mapping[str, Any], v: Any, path: str, old: Any) -> list[Cause]:
+        self.nested += 1
+        try:
+            return self._compose(s, v, path, old)
+        finally:
+            self.nested -= 1
+
+    def _compose(self, s: Mapping[str, Any], v: Any, path: str, old: Any) -> list[Cause]:
+        errors: list[Cause] = []
+        quoted = json.dumps(path)
+        for sub in s.get("allOf") or ():
+            errors += self.node(sub, v, path, old)
+        if s.get("allOf") and errors:
+            errors.append(_nil(f"{quoted} must validate all the schemas (allOf)"))
+        if s.get("anyOf"):
+            results = [self.node(sub, v, path, old) for sub in s["anyOf"]]
+            if all(results):
+                errors.append(_nil(f"{quoted} must validate at least one schema (anyOf)"))
+                errors += _fewest(results)
+        if s.get("oneOf"):
+            results = [self.node(sub, v, path, old) for sub in s["oneOf"]]
+            valid = sum(1 for r in results if not r)
+            if valid == 0:
+                errors.append(
+                    _nil(
+                        f"{quoted} must validate one and only one schema (oneOf). Found none valid"
+                    )
+                )
+                errors += _fewest(results)
+            elif valid > 1:
+                errors.append(
+                    _nil(
+                        f"{quoted} must validate one and only one schema (oneOf). Found {valid} "
+                        "valid alternatives"
+                    )
+                )
+        if isinstance(s.get("not"), Mapping) and not self.node(s["not"], v, path, old):
+            errors.append(_nil(f"{quoted} must not validate the schema (not)"))
+        return errors
+
+    @staticmethod
+    def _string(s: Mapping[str, Any], v: str, where: str) -> list[Cause]:
+        if "maxLength" in s and len(v) > s["maxLength"]:
+            return [
+                (
+                    "FieldValueTooLong",
+                    where,
+                    f"Too long: may not be more than {s['maxLength']} bytes",
+                )
+            ]
+        if "minLength" in s and len(v) < s["minLength"]:
+            return [
+                _invalid(
+                    where, v, f"{where} in body should be at least {s['minLength']} chars long"
+                )
+            ]
+        if "pattern" in s and not _re2.search(str(s["pattern"]), v):
+            return [_invalid(where, v, f"{where} in body should match '{s['pattern']}'")]
+        fmt = s.get("format")
+        if fmt and fmt in SUPPORTED and not check_format(str(fmt), v):
+            return [_type_error(where, v, str(fmt), v, quote_value=True)]
+        return []
+
+    @staticmethod
+    def _number(s: Mapping[str, Any], v: float, where: str) -> list[Cause]:
+        errors: list[Cause] = []
+        step = s.get("multipleOf")
+        if isinstance(step, (int, float)) and step > 0:
+            ratio = v / step
+            if not (float(ratio).is_integer() or abs(ratio - round(ratio)) < 1e-9):
+                errors.append(
+                    _invalid(where, v, f"{where} in body should be a multiple of {_num(step)}")
+                )
+        if "maximum" in s:
+            top = s["maximum"]
+            if s.get("exclusiveMaximum") and v >= top:
+                errors.append(
+                    _invalid(where, v, f"{where} in body should be less than {_num(top)}")
+                )
+            elif v > top:
+                errors.append(
+                    _invalid(
+                        where, v, f"{where} in body should be less than or equal to {_num(top)}"
+                    )
+                )
+        if "minimum" in s:
+            low = s["minimum"]
+            if s.get("exclusiveMinimum") and v <= low:
+                errors.append(
+                    _invalid(where, v, f"{where} in body should be greater than {_num(low)}")
+                )
+            elif v < low:
+                errors.append(
+                    _invalid(
+                        where, v, f"{where} in body should be greater than or equal to {_num(low)}"
+                    )
+                )
+        return errors
+
+    def _array(
+        self, s: Mapping[str, Any], v: list[Any], path: str, where: str, old: Any
+    ) -> list[Cause]:
+        errors: list[Cause] = []
+        if "minItems" in s and len(v) < s["minItems"]:
+            errors.append(
+                _invalid(
+                    where, len(v), f"{where} in body should have at least {s['minItems']} items"
+                )
+            )
+        if "maxItems" in s and len(v) > s["maxItems"]:
+            errors.append(
+                (
+                    "FieldValueTooMany",
+                    where,
+                    f"Too many: {len(v)}: must have at most {s['maxItems']} items",
+                )
+            )
+        items = s.get("items")
+        if isinstance(items, Mapping):
+            olds = _correlate_items(s, v, old)
+            for i, item in enumerate(v):
+                errors += self.node(items, item, f"{where}[{i}]", olds[i])
+        errors += _list_type(s, v, where)
+        return errors
+
+    def _object(
+        self, s: Mapping[str, Any], v: dict[str, Any], path: str, where: str, old: Any
+    ) -> list[Cause]:
+        errors: list[Cause] = []
+        if "maxProperties" in s and len(v) > s["maxProperties"]:
+            errors.append(
+                (
+                    "FieldValueTooMany",
+                    where,
+                    f"Too many: {len(v)}: must have at most {s['maxProperties']} items",
+                )
+            )
+        if "minProperties" in s and len(v) < s["minProperties"]:
+            errors.append(
+                _invalid(
+                    where,
+                    len(v),
+                    f"{where} in body should have at least {s['minProperties']} properties",
+                )
+            )
+        resource = not path or bool(s.get("x-kubernetes-embedded-resource"))
+        for name in s.get("required") or ():
+            if name not in v:
+                errors.append(("FieldValueRequired", _child(path, name), "Required value"))
+        if s.get("x-kubernetes-embedded-resource"):
+            for name in ("apiVersion", "kind"):
+                if not v.get(name) and name not in (s.get("required") or ()):
+                    errors.append(("FieldValueRequired", _child(path, name), "Required value"))
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        old_map = old if isinstance(old, dict) else {}
+        for name, item in v.items():
+            if resource and name in _RESOURCE_FIELDS:
+                continue
+            sub = props.get(name)
+            if sub is None and isinstance(extra, Mapping):
+                sub = extra
+            if sub is not None:
+                errors += self.node(sub, item, _child(path, name), old_map.get(name, MISSING))
+        return errors
+
+
+def _fewest(results: list[list[Cause]]) -> list[Cause]:
+    """The errors of the alternative that failed least (the first of those)."""
+    best = results[0]
+    for result in results[1:]:
+        if len(result) < len(best):
+            best = result
+    return best
+
+
+def _correlate_items(s: Mapping[str, Any], v: list[Any], old: Any) -> list[Any]:
+    """The old item each new item is compared with (map lists by keys, sets by value)."""
+    if not isinstance(old, list):
+        return [MISSING] * len(v)
+    kind = s.get("x-kubernetes-list-type")
+    if kind == "map":
+        keys = list(s.get("x-kubernetes-list-map-keys") or ())
+
+        def key(item: Any) -> str:
+            return json.dumps([item.get(k) if isinstance(item, dict) else None for k in keys])
+
+        by_key = {key(item): item for item in old}
+        return [by_key.get(key(item), MISSING) for item in v]
+    if kind == "set":
+        return [item if any(_same(item, o) for o in old) else MISSING for item in v]
+    return [MISSING] * len(v)
+
+
+def _list_type(s: Mapping[str, Any], v: list[Any], where: str) -> list[Cause]:
+    kind = s.get("x-kubernetes-list-type")
+    errors: list[Cause] = []
+    seen: set[str] = set()
+    if kind == "set":
+        for i, item in enumerate(v):
+            text = json.dumps(item, sort_keys=True, separators=(",", ":"))
+            if text in seen:
+                errors.append(("FieldValueDuplicate", f"{where}[{i}]", f"Duplicate value: {text}"))
+            seen.add(text)
+    elif kind == "map":
+        keys = list(s.get("x-kubernetes-list-map-keys") or ())
+        for i, item in enumerate(v):
+            if not isinstance(item, dict):
+                continue
+            shown = {k: item[k] for k in keys if k in item}
+            text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            if text in seen:
+                errors.append(("FieldValueDuplicate", f"{where}[{i}]", f"Duplicate value: {text}"))
+            seen.add(text)
+    return errors
+
+
+def _type_error(
+    where: str, shown: Any, typ: str, actual: Any, *, quote_value: bool = False
+) -> Cause:
+    value = show(shown) if quote_value else json.dumps(shown)
+    return (
+        "FieldValueTypeInvalid",
+        where,
+        f"Invalid value: {value}: {where} in body must be of type {typ}: {value}",
+    )
+
+
+def _range_error(fmt: str, where: str) -> Cause:
+    return _nil(f"Checked value must be of type integer with format {fmt} in {where}", quote=False)
+
+
+def _nil(message: str, quote: bool = True) -> Cause:
+    del quote
+    return ("FieldValueInvalid", "<nil>", f'Invalid value: "": {message}')
+
+
+def _invalid(where: str, value: Any, message: str) -> Cause:
+    return ("FieldValueInvalid", where, f"Invalid value: {show(value)}: {message}")
+
+
+def validate(
+    schema: Mapping[str, Any] | None, value: Any, old: Any = MISSING, path: str = ""
+) -> list[Cause]:
+    """``(cause type, field, message)`` for each violation, worded like the apiserver's.
+
+    ``old`` (an update): values equal to the old ones at the same place are not checked again
+    (validation ratcheting); CEL transition rules see it as ``oldSelf``.
+    """
+    if not schema:
+        return []
+    validator = _Validator(ratchet=old is not MISSING)
+    errors = validator.node(schema, value, path, old)
+    if any(cause[0] == "FieldValueTypeInvalid" for cause in errors):
+        if _has_rules(schema):
+            errors.append(_NOT_CHECKED)
+    else:
+        errors += validator.cel
+    return errors
+
+
+_NOT_CHECKED: Cause = (
+    "FieldValueInvalid",
+    "<nil>",
+    "Invalid value: null: some validation rules were not checked because the object was "
+    "invalid; correct the existing errors to complete validation",
+)
+
+
+def _has_rules(schema: Any) -> bool:
+    if isinstance(schema, Mapping):
+        return bool(schema.get("x-kubernetes-validations")) or any(
+            _has_rules(v) for v in schema.values()
+        )
+    if isinstance(schema, list):
+        return any(_has_rules(v) for v in schema)
+    return False
+
+
+def process(
+    schema: Mapping[str, Any] | None, obj: dict[str, Any], old: Mapping[str, Any] | None
+) -> list[Cause]:
+    """Prune, default and validate a custom object in place; the causes of its rejection."""
+    if isinstance(obj.get("metadata"), dict):
+        _prune_meta(obj["metadata"])
+    if not schema:
+        return []
+    prune(schema, obj, root=True)
+    _drop_nulls(schema, obj)
+    apply_defaults(schema, obj)
+    normalize(obj)
+    return validate(schema, obj, MISSING if old is None else old)
