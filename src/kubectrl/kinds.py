@@ -371,6 +371,7 @@ def from_dict(cls: type[_M], data: _Mapping[str, Any]) -> _M:
             if errors is None:
                 raise
             raise _validation_error(cls, data, errors()) from None
+    _keep_wire_times(instance, data, 0)
     if found:
         records: list[_Record] = []
         for path, json_path, unknown in found:
@@ -437,7 +438,93 @@ def _validation_error(
     )
 
 
+class _WireTime(_dt.datetime):
+    """A datetime read from the API that remembers its text (``wire``), to write it back as is.
+
+    Go writes ``metav1.Time`` with whole seconds and ``MicroTime`` with six fractional digits,
+    and a custom resource keeps whatever RFC 3339 text it was given (``.5Z``, ``+00:00``);
+    Python's formatting of the same instant differs, so an unchanged typed read -> write would
+    change the object (a new resourceVersion, a watch event). A value computed from it (by
+    arithmetic or ``replace``) carries no text and is formatted afresh.
+    """
+
+    __slots__ = ("wire",)
+
+    wire: str
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        state = getattr(self, "wire", None)
+        moment = _dt.datetime(
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.microsecond,
+            self.tzinfo,
+            fold=self.fold,
+        )
+        return (_wire_time, (moment, state))
+
+
+def _wire_time(moment: _dt.datetime, wire: str | None) -> _dt.datetime:
+    value = _WireTime(
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond,
+        moment.tzinfo,
+        fold=moment.fold,
+    )
+    if wire is not None:
+        value.wire = wire
+    return value
+
+
+_MAX_DEPTH = 64
+
+
+def _keep_wire_times(node: Any, raw: Any, depth: int) -> None:
+    """Give the datetimes of a freshly validated ``node`` the text they were read from."""
+    if depth > _MAX_DEPTH or not isinstance(raw, _Mapping):
+        return
+    fields = getattr(type(node), "model_fields", None)
+    values = getattr(node, "__dict__", None)
+    if not isinstance(fields, dict) or not isinstance(values, dict):
+        return
+    for name, info in fields.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        alias = getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name
+        text = raw.get(alias, raw.get(name))
+        if isinstance(value, _dt.datetime):
+            if isinstance(text, str):
+                values[name] = _wire_time(value, text)
+        elif isinstance(value, list) and isinstance(text, list):
+            for index, (item, item_raw) in enumerate(zip(value, text, strict=False)):
+                if isinstance(item, _dt.datetime) and isinstance(item_raw, str):
+                    value[index] = _wire_time(item, item_raw)
+                else:
+                    _keep_wire_times(item, item_raw, depth + 1)
+        elif isinstance(value, dict) and isinstance(text, _Mapping):
+            for key, item in value.items():
+                if isinstance(item, _dt.datetime) and isinstance(text.get(key), str):
+                    value[key] = _wire_time(item, text[key])
+                else:
+                    _keep_wire_times(item, text.get(key), depth + 1)
+        else:
+            _keep_wire_times(value, text, depth + 1)
+
+
 def _rfc3339(value: _dt.datetime) -> str:
+    wire = getattr(value, "wire", None)
+    if isinstance(wire, str):
+        return wire
     # metav1.Time / MicroTime: RFC 3339 in UTC with a "Z". A naive datetime is taken as UTC
     # (the API server rejects a timestamp without an offset).
     if value.tzinfo is None:
@@ -468,7 +555,9 @@ def _jsonable(value: Any) -> Any:
 def to_dict(obj: Any) -> dict[str, Any]:
     """The API's JSON dict for a model instance: camelCase keys, ``None`` fields left out.
 
-    Datetimes become RFC 3339 strings in UTC; ``apiVersion``/``kind`` are filled from the class
+    Datetimes read by :func:`from_dict` are written back as the text they were read from
+    (byte for byte, so an unchanged object is unchanged); other datetimes become RFC 3339
+    strings in UTC; ``apiVersion``/``kind`` are filled from the class
     (:func:`kind_info`) when unset; keys the server sent that the model does not know (see
     :func:`from_dict`) come back where their sub-object still is. A mapping is returned as a
     plain dict (copied only if it is not one).
