@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "ExecSession",
     "PodRef",
     "PodStreams",
+    "SessionOpener",
     "exit_code_of",
     "pod_target",
 ]
@@ -135,7 +136,7 @@ class ExecSession:
 
     Example::
 
-        async with await client.open_exec("db-0", ["psql"], namespace="ns", stdin=True) as s:
+        async with client.open_exec("db-0", ["psql"], namespace="ns", stdin=True) as s:
             await s.write(b"select 1;\\n")
             await s.close_stdin()
             print(await s.stdout.read())
@@ -290,6 +291,43 @@ class ExecSession:
                 await self._reader
 
 
+class SessionOpener:
+    """An exec or attach about to open: ``await`` it for the :class:`ExecSession`, or use it
+    as ``async with`` (the session is closed on leaving).
+
+    Example::
+
+        async with client.open_exec("web-0", ["sh"], namespace="ns", stdin=True) as session:
+            await session.write(b"exit 3\\n")
+            assert await session.wait() == 3
+    """
+
+    def __init__(self, opener: Callable[[], Awaitable[ExecSession]], what: str) -> None:
+        self._opener = opener
+        self._what = what
+        self._session: ExecSession | None = None
+
+    def __repr__(self) -> str:
+        return f"SessionOpener({self._what})"
+
+    def __await__(self) -> Generator[Any, None, ExecSession]:
+        return self._opener().__await__()
+
+    async def __aenter__(self) -> ExecSession:
+        self._session = await self._opener()
+        return self._session
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
 def _command_query(
     command: Sequence[str] | None,
     container: str | None,
@@ -431,7 +469,7 @@ class PodStreams:
     def _pod(self, pod: PodRef, namespace: str | None) -> tuple[str, str]:
         return pod_target(pod, namespace, self.config.namespace)
 
-    async def open_exec(
+    def open_exec(
         self,
         pod: PodRef,
         command: Sequence[str],
@@ -442,33 +480,37 @@ class PodStreams:
         stdout: bool = True,
         stderr: bool = True,
         tty: bool = False,
-    ) -> ExecSession:
-        """Start ``command`` in a pod's container (``pods/exec``) and return the live
-        :class:`ExecSession` (stdin, stdout/stderr readers, resize, exit code).
+    ) -> SessionOpener:
+        """Start ``command`` in a pod's container (``pods/exec``): ``await`` the result for the
+        live :class:`ExecSession` (stdin, stdout/stderr readers, resize, exit code), or use it
+        as ``async with`` to close the session on leaving.
 
         ``pod`` is a name (``namespace=`` or the config's namespace) or a Pod object. Without
         ``container`` the server picks the pod's only (or default) container.
 
         Example::
 
-            async with await client.open_exec("web-0", ["sh"], namespace="ns", stdin=True) as s:
+            async with client.open_exec("web-0", ["sh"], namespace="ns", stdin=True) as s:
                 await s.write(b"echo hi; exit 3\\n")
                 assert await s.stdout.readline() == b"hi\\n"
                 assert await s.wait() == 3
         """
         ns, name = self._pod(pod, namespace)
-        return await open_stream(
-            self.config,
-            self._stream_refused,
-            subresource="exec",
-            namespace=ns,
-            name=name,
-            command=command,
-            container=container,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            tty=tty,
+        return SessionOpener(
+            lambda: open_stream(
+                self.config,
+                self._stream_refused,
+                subresource="exec",
+                namespace=ns,
+                name=name,
+                command=command,
+                container=container,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                tty=tty,
+            ),
+            f"pods/exec {ns}/{name}",
         )
 
     async def exec(
@@ -504,7 +546,7 @@ class PodStreams:
         )
         return await run_to_end(session, stdin)
 
-    async def attach(
+    def attach(
         self,
         pod: PodRef,
         *,
@@ -514,27 +556,31 @@ class PodStreams:
         stdout: bool = True,
         stderr: bool = True,
         tty: bool = False,
-    ) -> ExecSession:
-        """Attach to the running process of a pod's container (``pods/attach``).
+    ) -> SessionOpener:
+        """Attach to the running process of a pod's container (``pods/attach``); ``await`` the
+        result or use it as ``async with``, as :meth:`open_exec`.
 
         Example::
 
-            async with await client.attach("web-0", namespace="ns") as session:
+            async with client.attach("web-0", namespace="ns") as session:
                 first = await session.stdout.readline()
         """
         ns, name = self._pod(pod, namespace)
-        return await open_stream(
-            self.config,
-            self._stream_refused,
-            subresource="attach",
-            namespace=ns,
-            name=name,
-            command=None,
-            container=container,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            tty=tty,
+        return SessionOpener(
+            lambda: open_stream(
+                self.config,
+                self._stream_refused,
+                subresource="attach",
+                namespace=ns,
+                name=name,
+                command=None,
+                container=container,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                tty=tty,
+            ),
+            f"pods/attach {ns}/{name}",
         )
 
     def port_forward(
@@ -646,3 +692,9 @@ class PodStreams:
             )
         data = json.loads(response.content) if response.content else {}
         return data if isinstance(data, dict) else {}
+
+
+# The verbs are AsyncClient's (this base class only holds them): so they are named in its
+# documentation and in the docstrings of their blocking twins.
+for _verb in ("exec", "open_exec", "attach", "port_forward", "evict"):
+    getattr(PodStreams, _verb).__qualname__ = f"AsyncClient.{_verb}"

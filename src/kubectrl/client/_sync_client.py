@@ -29,6 +29,7 @@ from kubectrl.client._blocking import (
 )
 from kubectrl.client._config import ClientConfig
 from kubectrl.client._interfaces import BlockingKubeClient, BlockingPager
+from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPortForward
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict_blocking
 from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
@@ -158,6 +159,15 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
     follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
     exec = blocking(AsyncClient.exec)
     evict = blocking(AsyncClient.evict)
+    open_exec = blocking_wrapped(
+        AsyncClient.open_exec, BlockingExecSession, returns="BlockingExecSession"
+    )
+    attach = blocking_wrapped(
+        AsyncClient.attach, BlockingExecSession, returns="BlockingExecSession"
+    )
+    port_forward = blocking_wrapped(
+        AsyncClient.port_forward, BlockingPortForward, returns="BlockingPortForward"
+    )
     server_version = blocking(AsyncClient.server_version)
 
     def status(self) -> BlockingClientStatusWriter:

@@ -26,6 +26,7 @@ from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, 
 from kubectrl.apiserver._watch import WatchStream
 from kubectrl.client import ClientConfig
 from kubectrl.errors import APIError, UnsupportedFeatureError
+from kubectrl.testing._fake_pods import FakePods
 
 __all__ = ["FakeAPI"]
 
@@ -80,6 +81,12 @@ class _Transport(httpx.AsyncBaseTransport):
         except FeatureNotImplementedError as err:
             raise UnsupportedFeatureError(err.feature) from err
 
+    async def open_websocket(
+        self, path: str, query: list[tuple[str, str]], protocols: list[str]
+    ) -> Any:
+        """An in-memory WebSocket (exec; see :class:`~kubectrl.testing.FakeAPI`'s ``pods``)."""
+        return await self.api.pods.open_websocket(path, query, protocols)
+
 
 class FakeAPI:
     """An in-memory kube-apiserver that kubectrl clients talk to unchanged.
@@ -118,6 +125,9 @@ class FakeAPI:
         self._core = APICore(self.clock, garbage_collection=garbage_collection)
         self._faults: list[_Fault] = []
         self._transport = _Transport(self)
+        #: The pods' subresources: log texts (``pods.set_log``), an exec handler
+        #: (``pods.on_exec``), eviction checked against PodDisruptionBudgets.
+        self.pods = FakePods(self)
         for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
             self.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
@@ -305,6 +315,14 @@ class FakeAPI:
         core_request = Request(
             request.method, request.url.path, params, dict(request.headers), await request.aread()
         )
+        served = self.pods.serve(request.method, request.url.path, params, core_request.body)
+        if served is not None:
+            code, answer_body = served
+            if isinstance(answer_body, str):
+                return httpx.Response(
+                    code, headers={"Content-Type": "text/plain"}, content=answer_body.encode()
+                )
+            return _response(Reply(code, answer_body))
         try:
             found = self._core.route(core_request)
             if isinstance(found, Reply):

@@ -216,7 +216,7 @@ async def test_exec_forbidden_by_rbac_names_pod_and_subresource(
 
 
 async def test_open_exec_session_streams_and_waits(client: AsyncClient, pod_namespace: str) -> None:
-    async with await client.open_exec(
+    async with client.open_exec(
         POD, ["sh", "-c", "echo one; echo two >&2"], namespace=pod_namespace, container="side"
     ) as session:
         assert session.protocol in ("v5.channel.k8s.io", "v4.channel.k8s.io")
