@@ -104,6 +104,8 @@ class ResourceInfo:
     crd: bool = False
     schemas: dict[str, Mapping[str, Any] | None] = dataclasses.field(default_factory=dict)
     list_kind: str = ""
+    #: CRDs: the field paths of ``selectableFields`` (``spec.color``), per version.
+    selectable: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -205,6 +207,14 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
         crd=True,
         schemas={str(v["name"]): (v.get("schema") or {}).get("openAPIV3Schema") for v in versions},
         list_kind=str(names.get("listKind") or f"{names['kind']}List"),
+        selectable={
+            str(v["name"]): [
+                str(f.get("jsonPath", "")).lstrip(".")
+                for f in v.get("selectableFields") or ()
+                if isinstance(f, Mapping)
+            ]
+            for v in versions
+        },
     )
 
 

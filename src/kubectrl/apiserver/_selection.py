@@ -65,6 +65,10 @@ class FieldSelector:
     def __init__(self, text: str | None, info: ResourceInfo) -> None:
         self.terms: list[tuple[str, str, str]] = []
         allowed = {"metadata.name", "metadata.namespace"} | _EXTRA_FIELDS.get(info.key, set())
+        # CRDs: the selectableFields of any served version (apiextensions-apiserver
+        # pkg/registry/customresource/strategy.go: GetAttrs reads them from the object).
+        selectable = sorted({f for fields in info.selectable.values() for f in fields})
+        allowed |= set(selectable)
         for raw in (text or "").split(","):
             raw = raw.strip()
             if not raw:
@@ -76,10 +80,9 @@ class FieldSelector:
             if field not in allowed:
                 if info.key in _EXTRA_FIELDS:  # kinds with their own field label conversion
                     raise bad_request(f"field label not supported: {field}")
-                raise bad_request(
-                    f'"{field}" is not a known field selector: only "metadata.name", '
-                    '"metadata.namespace"'
-                )
+                known = ", ".join(f'"{f}"' for f in ["metadata.name", "metadata.namespace"])
+                known += "".join(f', "{f}"' for f in selectable)
+                raise bad_request(f'"{field}" is not a known field selector: only {known}')
             self.terms.append((field, "!=" if op == "!=" else "=", value))
 
     def matches(self, obj: Mapping[str, Any]) -> bool:

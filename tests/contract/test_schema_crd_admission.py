@@ -1,0 +1,109 @@
+"""CustomResourceDefinitions the apiserver refuses (422), as it admits them.
+
+Upstream: apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go
+(ValidateCustomResourceDefinition: the name, one storage version, patterns, defaults, list map
+keys, uniqueItems, $ref) and pkg/apiserver/schema/validation.go (structural schemas: a type on
+every field, not both properties and additionalProperties, metadata only name/generateName).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from contract_helpers import Target, unique
+from schema_helpers import fields, schema_crd
+
+from kubectrl.errors import InvalidError
+
+ROOT = "spec.validation.openAPIV3Schema"
+X = f"{ROOT}.properties[spec].properties[x]"
+
+
+def _with_x(x: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    def change(crd: dict[str, Any]) -> None:
+        schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        schema["properties"]["spec"]["properties"] = {"x": x}
+
+    return change
+
+
+def _rename(crd: dict[str, Any]) -> None:
+    crd["metadata"]["name"] = "wrong." + crd["spec"]["group"]
+
+
+def _two_storage(crd: dict[str, Any]) -> None:
+    crd["spec"]["versions"].append(dict(copy.deepcopy(crd["spec"]["versions"][0]), name="v2"))
+
+
+def _metadata_fields(crd: dict[str, Any]) -> None:
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["metadata"] = {
+        "type": "object",
+        "properties": {"labels": {"type": "object"}},
+    }
+
+
+CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, str]]] = {
+    "name-not-plural-group": (_rename, ("FieldValueInvalid", "metadata.name")),
+    "two-storage-versions": (_two_storage, ("FieldValueInvalid", "spec.versions")),
+    "property-without-type": (
+        _with_x({"properties": {"a": {"type": "string"}}}),
+        ("FieldValueRequired", f"{X}.type"),
+    ),
+    "unknown-type": (_with_x({"type": "strin"}), ("FieldValueNotSupported", f"{X}.type")),
+    "default-fails-its-schema": (
+        _with_x({"type": "string", "maxLength": 2, "default": "abc"}),
+        ("FieldValueTooLong", f"{X}.default"),
+    ),
+    "default-of-another-type": (
+        _with_x({"type": "integer", "default": "a"}),
+        ("FieldValueTypeInvalid", f"{X}.default"),
+    ),
+    "unsupported-pattern": (
+        _with_x({"type": "string", "pattern": "(?=a)"}),
+        ("FieldValueInvalid", f"{X}.pattern"),
+    ),
+    "properties-with-additional-properties": (
+        _with_x(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "additionalProperties": {"type": "string"},
+            }
+        ),
+        ("FieldValueForbidden", f"{X}.additionalProperties"),
+    ),
+    "unique-items": (
+        _with_x({"type": "array", "uniqueItems": True, "items": {"type": "string"}}),
+        ("FieldValueForbidden", f"{X}.uniqueItems"),
+    ),
+    "map-list-without-keys": (
+        _with_x(
+            {
+                "type": "array",
+                "x-kubernetes-list-type": "map",
+                "items": {"type": "object", "properties": {"a": {"type": "string"}}},
+            }
+        ),
+        ("FieldValueRequired", f"{X}.x-kubernetes-list-map-keys"),
+    ),
+    "metadata-beyond-name": (
+        _metadata_fields,
+        ("FieldValueForbidden", f"{ROOT}.properties[metadata]"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+async def test_refused_crds(target: Target, case: str) -> None:
+    """Each CRD is refused with the cause the apiserver gives (and nothing is installed)."""
+    change, expected = CASES[case]
+    group = f"{unique('adm')}.schema.kubectrl.test"
+    crd = schema_crd(group, {"type": "object", "properties": {"x": {"type": "string"}}})
+    change(crd)
+    with pytest.raises(InvalidError) as info:
+        await target.client.create(crd)
+    assert expected in fields(info.value)
