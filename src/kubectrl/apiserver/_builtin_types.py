@@ -236,15 +236,25 @@ class _Decoder:
 
     def fields(self, schema: Mapping[str, Any], value: Mapping[str, Any], path: str) -> Any:
         properties: Mapping[str, Any] = schema["properties"]
+        required = schema.get("required") or ()
         out: dict[str, Any] = {}
         for key, item in value.items():
             sub = properties.get(key)
             if sub is None:
                 continue  # unknown field: dropped (fieldValidation Ignore / Warn)
             decoded = self.value(sub, item, f"{path}.{key}" if path else key)
-            if decoded is not None:
-                out[key] = decoded
+            if decoded is None:
+                continue
+            if decoded in ({}, []) and _collection(sub) and key not in required:
+                continue  # an empty slice or map of an omitempty field is not written
+            out[key] = decoded
         return out
+
+
+def _collection(schema: Mapping[str, Any]) -> bool:
+    if schema.get("$ref"):
+        return False
+    return schema.get("type") == "array" or "additionalProperties" in schema
 
 
 def _zero(schema: Mapping[str, Any]) -> Any:

@@ -142,8 +142,7 @@ def _containers(out: _Causes, spec: Mapping[str, Any], path: str) -> None:
 def pod_spec(out: _Causes, spec: Any, path: str, restart: tuple[str, ...] | None = None) -> None:
     """Validate a pod spec at ``path``; ``restart``: the restart policies its owner allows."""
     if not isinstance(spec, Mapping):
-        out.required(path)
-        return
+        spec = {}  # a missing spec is validated as the empty one (its zero value)
     _containers(out, spec, path)
     policy = spec.get("restartPolicy")
     if restart == ("OnFailure", "Never"):
@@ -166,10 +165,7 @@ def pod_spec(out: _Causes, spec: Any, path: str, restart: tuple[str, ...] | None
 
 
 def _template(out: _Causes, spec: Mapping[str, Any], path: str, restart: tuple[str, ...]) -> None:
-    template = spec.get("template")
-    if not isinstance(template, Mapping):
-        out.required(f"{path}.template")
-        return
+    template = _map(spec.get("template"))  # a missing template is its zero value
     pod_spec(out, template.get("spec"), f"{path}.template.spec", restart)
 
 

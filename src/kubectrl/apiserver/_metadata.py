@@ -109,7 +109,7 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[Cause]:
             text = str(finalizer)
             errors = qualified_name_errors(text)
             causes.extend(_invalid("metadata.finalizers", text, error) for error in errors)
-            if not errors and "/" not in text and text not in _STANDARD_FINALIZERS:
+            if "/" not in text and text not in _STANDARD_FINALIZERS:
                 causes.append(
                     _invalid(
                         f"metadata.finalizers[{index}]",
