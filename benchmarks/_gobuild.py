@@ -3,10 +3,13 @@
 - ``informer``: our client-go informer program (``go/informer``), built in ``go/`` whose
   ``go.mod``/``go.sum`` pin client-go.
 - ``sample-controller``: k8s.io/sample-controller at the version ``go/go.mod`` pins (its
-  ``tool`` line; ``go.sum`` checks the module's hash), built from a temporary copy of the
-  downloaded module whose ``main.go`` is replaced by ``go/_samplecontroller/main.go`` (the same
-  wiring with ``-qps``/``-burst``/``-workers`` flags, so both controllers run at equal client
-  limits). The upstream ``controller.go`` is built unchanged.
+  ``tool`` line; ``go.sum`` checks the module's hash), upstream's ``main.go`` and
+  ``controller.go`` as published, built from a temporary copy of the downloaded module with
+  ``go/_samplecontroller/limits.go`` added (``-qps``/``-burst``/``-workers`` flags) and two
+  lines of ``main.go`` edited to use them (:data:`MAIN_EDITS`): the rest config's QPS and burst
+  set before the clientsets are made, the worker count in place of upstream's literal 2. Each
+  edit must match exactly once, so a new upstream version that moves those lines fails the
+  build instead of measuring something else.
 
 Results go to ``<kubectrl cache>/bin/bench-<digest>/``; the digest covers the pins, our sources
 and the Go version, so an unchanged tree builds once. Nothing fetched is written to the repository.
@@ -25,8 +28,21 @@ from pathlib import Path
 from kubectrl.envtest import cache_dir
 
 GO_DIR = Path(__file__).resolve().parent / "go"
-SOURCES = ["go.mod", "go.sum", "informer/main.go", "_samplecontroller/main.go"]
+SOURCES = ["go.mod", "go.sum", "informer/main.go", "_samplecontroller/limits.go"]
 SAMPLE_CONTROLLER = "k8s.io/sample-controller"
+
+#: The edits to upstream's main.go: (line as published, line built). Nothing else changes.
+MAIN_EDITS = [
+    (
+        "\tkubeClient, err := kubernetes.NewForConfig(cfg)\n",
+        "\tcfg.QPS, cfg.Burst = float32(*benchQPS), *benchBurst\n"
+        "\tkubeClient, err := kubernetes.NewForConfig(cfg)\n",
+    ),
+    (
+        "\tif err = controller.Run(ctx, 2); err != nil {\n",
+        "\tif err = controller.Run(ctx, *benchWorkers); err != nil {\n",
+    ),
+]
 
 
 def _go() -> str:
@@ -45,10 +61,25 @@ def _run(cmd: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+def edit_main(source: str) -> str:
+    """Upstream's ``main.go`` with :data:`MAIN_EDITS` applied; each must match exactly once."""
+    for published, built in MAIN_EDITS:
+        count = source.count(published)
+        if count != 1:
+            raise RuntimeError(
+                f"{SAMPLE_CONTROLLER} main.go: expected the line {published.strip()!r} once, "
+                f"found it {count} times; update MAIN_EDITS in benchmarks/_gobuild.py"
+            )
+        source = source.replace(published, built)
+    return source
+
+
 def digest(go: str) -> str:
     h = hashlib.sha256()
     for name in SOURCES:
         h.update(name.encode() + b"\0" + (GO_DIR / name).read_bytes() + b"\0")
+    for published, built in MAIN_EDITS:
+        h.update(published.encode() + b"\0" + built.encode() + b"\0")
     h.update(_run([go, "version"], GO_DIR).encode())
     return h.hexdigest()[:12]
 
@@ -71,7 +102,9 @@ def build(log: object = print) -> dict[str, Path]:
         shutil.copytree(info["Dir"], work)
         for path in [work, *work.rglob("*")]:
             path.chmod(path.stat().st_mode | 0o200)
-        shutil.copy(GO_DIR / "_samplecontroller" / "main.go", work / "main.go")
+        main_go = work / "main.go"
+        main_go.write_text(edit_main(main_go.read_text()))
+        shutil.copy(GO_DIR / "_samplecontroller" / "limits.go", work / "zz_kubectrl_limits.go")
         _run([go, *flags, str(paths["sample-controller"]), "."], work)
     return paths
 

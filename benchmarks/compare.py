@@ -18,6 +18,10 @@ Workloads:
   at equal client limits (QPS/burst ``--qps``, 2 workers): wall, CPU and peak RSS of the
   controller process (kubectrl's examples/sample_controller vs the Go sample-controller).
 - ``import``: ``import kubectrl`` + ``load_config()`` vs ``import kopf`` (wall, RSS).
+- ``sweep``: the ``sync`` workload at each count of ``--sweep`` (10k, 25k, 50k and 100k
+  ConfigMaps by default; ``--sweep 10000,25000`` for a short run), ``--sweep-rounds`` rounds
+  each: wall, CPU and memory per object, as a table and as SVG line charts
+  (``sweep-time.svg``, ``sweep-memory.svg`` beside the JSON, or in ``--charts``).
 
 Figures to read, never pass/fail. A peer that cannot be imported or built is reported as skipped
 with the reason.
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import _gobuild
+import _svg
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
@@ -52,6 +57,7 @@ PY = sys.executable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 SYNC_NS = "bench-sync"
+SWEEP_NS = "bench-sweep"
 EVENTS_NS = "bench-events"
 FOO_NS = "bench-foo"
 FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
@@ -275,12 +281,16 @@ def rotate(items: list[Any], round_: int) -> list[Any]:
 
 
 def run_sync(
-    peers: list[Peer], kubeconfig: str, args: argparse.Namespace
+    peers: list[Peer],
+    kubeconfig: str,
+    rounds: int,
+    count: int,
+    namespace: str = SYNC_NS,
 ) -> dict[str, list[dict[str, Any]]]:
     results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in peers if not p.skipped}
-    for round_ in range(args.rounds):
+    for round_ in range(rounds):
         for peer in rotate([p for p in peers if not p.skipped], round_):
-            proc = peer.start(kubeconfig, SYNC_NS, args.configmaps, 0)
+            proc = peer.start(kubeconfig, namespace, count, 0)
             try:
                 data = read_phase(proc, "synced", f"sync {peer.name}")
             except RuntimeError as err:
@@ -290,16 +300,81 @@ def run_sync(
                 continue
             finally:
                 finish(proc, f"sync {peer.name}")
-            if data["objects"] != args.configmaps:
-                raise RuntimeError(f"{peer.name} synced {data['objects']} of {args.configmaps}")
+            if data["objects"] != count:
+                raise RuntimeError(f"{peer.name} synced {data['objects']} of {count}")
             data["above_baseline_kib"] = data["rss_kib"] - data["baseline_rss_kib"]
+            data["wall_us_per_object"] = data["wall_s"] / count * 1e6
+            data["cpu_us_per_object"] = data["cpu_s"] / count * 1e6
+            data["kb_per_object"] = data["above_baseline_kib"] * 1.024 / count
             results[peer.name].append(data)
             log(
-                f"bench: round {round_ + 1} sync {peer.name}: {data['wall_s']:.3f} s, "
+                f"bench: round {round_ + 1} sync {count} {peer.name}: {data['wall_s']:.3f} s, "
                 f"{data['rss_kib'] / 1024:.0f} MB "
                 f"({data['above_baseline_kib'] / 1024:.0f} above baseline)"
             )
     return results
+
+
+def run_sweep(
+    peers: list[Peer], kubeconfig: str, args: argparse.Namespace
+) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    """The sync workload at each count of ``--sweep``, seeding one namespace up to each count."""
+    chosen = set(args.sweep_peers.split(","))
+    swept = [p for p in peers if p.name in chosen]
+    results: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    for count in sorted(int(c) for c in args.sweep.split(",") if c):
+        log(f"bench: sweep: seeding {count} ConfigMaps")
+        asyncio.run(seed(kubeconfig, SWEEP_NS, count))
+        results[count] = run_sync(swept, kubeconfig, args.sweep_rounds, count, SWEEP_NS)
+    return results
+
+
+SWEEP_METRICS = [
+    ("wall_us_per_object", "start -> synced, per object", "us", 1.0, 1),
+    ("cpu_us_per_object", "CPU per object", "us", 1.0, 1),
+    ("kb_per_object", "RSS above baseline per object", "KB", 1.0, 2),
+]
+
+
+def sweep_report(runs: dict[int, dict[str, list[dict[str, Any]]]], charts: Path) -> dict[str, Any]:
+    """Print the sweep's tables, write its charts; return medians per count and peer."""
+    out: dict[str, Any] = {}
+    for count, by_peer in runs.items():
+        out[str(count)] = table(
+            f"Sweep: initial sync of {count} ConfigMaps, per object",
+            SWEEP_METRICS,
+            by_peer,
+            "kubectrl",
+        )
+    if "kubectrl" in out.get(str(min(runs, default=0)), {}):
+        base = out[str(min(runs))]["kubectrl"]
+        print("\n## Sweep: kubectrl's cost per object at each count / at the smallest")  # noqa: T201
+        for count in runs:
+            own = out[str(count)].get("kubectrl", {})
+            growth = {
+                key: own[key]["median"] / base[key]["median"]
+                for key, *_ in SWEEP_METRICS
+                if key in own and base[key]["median"]
+            }
+            out.setdefault("kubectrl_growth", {})[str(count)] = growth
+            cells = ", ".join(f"{key} {value:.2f}x" for key, value in growth.items())
+            print(f"- {count}: {cells}")  # noqa: T201
+    charts.mkdir(parents=True, exist_ok=True)
+    for name, key, title, unit in (
+        ("sweep-time.svg", "wall_us_per_object", "Initial sync: time per object", "µs"),
+        ("sweep-cpu.svg", "cpu_us_per_object", "Initial sync: CPU per object", "µs"),
+        ("sweep-memory.svg", "kb_per_object", "RSS above baseline per object", "KB"),
+    ):
+        series: dict[str, list[tuple[float, float]]] = {}
+        for count in runs:
+            for peer, stats in out[str(count)].items():
+                if key in stats:
+                    series.setdefault(peer, []).append((count, stats[key]["median"]))
+        if series:
+            svg = _svg.line_chart(title, "ConfigMaps in the cache", f"{unit} per object", series)
+            (charts / name).write_text(svg)
+            print(f"chart: {charts / name}")  # noqa: T201
+    return out
 
 
 def run_events(
@@ -500,7 +575,23 @@ def main() -> int:
     parser.add_argument("--foos", type=int, default=500)
     parser.add_argument("--qps", type=float, default=1000)
     parser.add_argument(
-        "--workloads", default="sync,events,foo,import", help="comma-separated subset to run"
+        "--workloads",
+        default="sync,events,foo,import,sweep",
+        help="comma-separated subset to run",
+    )
+    parser.add_argument(
+        "--sweep",
+        default="10000,25000,50000,100000",
+        help="ConfigMap counts of the scaling sweep (e.g. 10000,25000 to skip the long ones)",
+    )
+    parser.add_argument("--sweep-rounds", type=int, default=3)
+    parser.add_argument(
+        "--sweep-peers",
+        default="kubectrl,client-go,kubernetes,lightkube",
+        help="peers in the sweep (kopf, about 1.2 ms per object, would outlast all others)",
+    )
+    parser.add_argument(
+        "--charts", help="where the sweep's SVG charts go (default: beside the JSON file)"
     )
     parser.add_argument("--json", default="build/bench/compare.json", help="where to write results")
     parser.add_argument(
@@ -566,7 +657,7 @@ def main() -> int:
             asyncio.run(seed(kubeconfig, FOO_NS, 0))
 
         if "sync" in workloads:
-            runs = run_sync(peers, kubeconfig, args)
+            runs = run_sync(peers, kubeconfig, args.rounds, args.configmaps)
             report["sync"] = table(
                 f"Initial sync of {args.configmaps} ConfigMaps (~1 KiB)",
                 [
@@ -628,6 +719,11 @@ def main() -> int:
                 "kubectrl",
             )
             report["import_runs"] = runs
+        if "sweep" in workloads:
+            sweep_runs = run_sweep(peers, kubeconfig, args)
+            charts = Path(args.charts) if args.charts else Path(args.json).parent
+            report["sweep"] = sweep_report(sweep_runs, charts)
+            report["sweep_runs"] = {str(count): runs for count, runs in sweep_runs.items()}
 
     for peer in peers:
         if peer.skipped:

@@ -1,0 +1,120 @@
+"""Line charts as standalone SVG text, for the benchmark's scaling sweep (no plotting dependency).
+
+One chart: x is the object count, y a cost per object, one line (with its points marked) per
+program. Axes start at zero, so a flat line is linear scaling and a rising one is a cost per object
+that grows with the cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from xml.sax.saxutils import escape
+
+__all__ = ["line_chart", "nice_ceiling"]
+
+#: Line colours, in series order (distinct under the common colour-vision deficiencies).
+PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000"]
+
+WIDTH, HEIGHT = 720, 400
+LEFT, RIGHT, TOP, BOTTOM = 70, 180, 40, 50
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5 or 5 times a power of ten that is >= ``value`` (> 0).
+
+    >>> nice_ceiling(37), nice_ceiling(0.8), nice_ceiling(250)
+    (50, 1, 250)
+    """
+    if value <= 0:
+        raise ValueError(f"nice_ceiling: the value must be positive, got {value!r}")
+    power = 10.0 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if step * power >= value * (1 - 1e-9):
+            result = step * power
+            return int(result) if result == int(result) else result
+    raise AssertionError("unreachable: 10 * power >= value")  # pragma: no cover
+
+
+def _fmt(value: float) -> str:
+    if value >= 1000 and value % 1000 == 0:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+def line_chart(
+    title: str,
+    x_label: str,
+    y_label: str,
+    series: Mapping[str, Sequence[tuple[float, float]]],
+) -> str:
+    """An SVG document: one line per entry of ``series`` (name -> (x, y) points).
+
+    >>> svg = line_chart("t", "objects", "us", {"a": [(10_000, 36.0), (50_000, 40.0)]})
+    >>> svg.startswith("<svg") and "<polyline" in svg and ">a</text>" in svg
+    True
+    """
+    points = [p for values in series.values() for p in values]
+    if not points:
+        raise ValueError(f"line_chart {title!r}: no points to draw")
+    x_max = nice_ceiling(max(x for x, _ in points))
+    y_max = nice_ceiling(max(y for _, y in points) * 1.05)
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def sx(x: float) -> float:
+        return LEFT + plot_w * x / x_max
+
+    def sy(y: float) -> float:
+        return TOP + plot_h * (1 - y / y_max)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
+        f"<title>{escape(title)}</title>",
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{escape(title)}</text>',
+    ]
+    for i in range(6):
+        y = y_max * i / 5
+        out.append(
+            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" '
+            f'stroke="#ddd"/>'
+            f'<text x="{LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{_fmt(y)}</text>'
+        )
+    xs = sorted({x for x, _ in points})
+    for x in [0.0, *xs]:
+        out.append(
+            f'<line x1="{sx(x):.1f}" x2="{sx(x):.1f}" y1="{TOP + plot_h}" y2="{TOP + plot_h + 4}" '
+            f'stroke="#333"/>'
+            f'<text x="{sx(x):.1f}" y="{TOP + plot_h + 18}" text-anchor="middle">{_fmt(x)}</text>'
+        )
+    out.append(
+        f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}" '
+        f'stroke="#333"/><line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}" '
+        f'stroke="#333"/>'
+        f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 10}" text-anchor="middle">'
+        f"{escape(x_label)}</text>"
+        f'<text transform="translate(16 {TOP + plot_h / 2}) rotate(-90)" text-anchor="middle">'
+        f"{escape(y_label)}</text>"
+    )
+    for index, (name, values) in enumerate(series.items()):
+        colour = PALETTE[index % len(PALETTE)]
+        ordered = sorted(values)
+        if ordered:
+            coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in ordered)
+            out.append(
+                f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"/>'
+            )
+            out.extend(
+                f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{colour}">'
+                f"<title>{escape(name)}: {_fmt(x)} objects, {y:.1f}</title></circle>"
+                for x, y in ordered
+            )
+        legend_y = TOP + 10 + 20 * index
+        out.append(
+            f'<line x1="{WIDTH - RIGHT + 15}" x2="{WIDTH - RIGHT + 35}" y1="{legend_y}" '
+            f'y2="{legend_y}" stroke="{colour}" stroke-width="2"/>'
+            f'<text x="{WIDTH - RIGHT + 40}" y="{legend_y + 4}">{escape(name)}</text>'
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
