@@ -105,14 +105,21 @@ class Runnable(Protocol):
 RunnableLike: TypeAlias = "Runnable | Callable[[], Awaitable[None]]"
 
 
+#: Where metrics are served when ``ManagerOptions.metrics_bind_address`` is left ``None``.
+_DEFAULT_METRICS_BIND_ADDRESS = "127.0.0.1:8080"
+
+
 @dataclasses.dataclass(frozen=True)
 class ManagerOptions:
     """A manager's settings, with controller-runtime's defaults.
 
-    - ``metrics_bind_address`` ``"127.0.0.1:8080"``: loopback only (``"0"`` disables; port 0
-      picks a free port). controller-runtime's ``":8080"`` served metrics in plain HTTP to
-      anyone who could reach the pod; on loopback only processes in the pod (a sidecar
-      scraper, ``kubectl port-forward``) can. To serve the network, turn ``metrics_secure`` on
+    - ``metrics_bind_address`` ``None``: ``"127.0.0.1:8080"``, loopback only; but off when the
+      client config brings its own transport (``ClientConfig.transport``: an API server in the
+      process, such as ``kubectrl.testing.FakeAPI``), so that test managers bind no fixed port
+      and several run at once. ``"0"`` disables; port 0 picks a free port.
+      controller-runtime's ``":8080"`` served metrics in plain HTTP to anyone who could reach
+      the pod; on loopback only processes in the pod (a sidecar scraper,
+      ``kubectl port-forward``) can. To serve the network, turn ``metrics_secure`` on
       and bind, say, ``":8443"``; a plain non-loopback address is allowed but logged as a
       warning.
     - ``metrics_secure`` ``False``: serve ``/metrics`` over TLS, only to bearer tokens the
@@ -150,7 +157,7 @@ class ManagerOptions:
         15.0
     """
 
-    metrics_bind_address: str = "127.0.0.1:8080"
+    metrics_bind_address: str | None = None
     metrics_secure: bool = False
     metrics_cert_dir: str = ""
     health_probe_bind_address: str = "0"
@@ -793,12 +800,16 @@ class Manager:
 
     def _new_metrics_server(self) -> HTTPServer:
         options = self._options
-        address = parse_bind_address(options.metrics_bind_address)
+        bind = options.metrics_bind_address
+        if bind is None:
+            # In-process API server (a test's FakeAPI): no fixed port unless one is asked for.
+            bind = "0" if self._config.transport is not None else _DEFAULT_METRICS_BIND_ADDRESS
+        address = parse_bind_address(bind)
         if address is None:
             return HTTPServer("0")
         if options.metrics_secure:
             return HTTPServer(
-                options.metrics_bind_address,
+                bind,
                 registry=self._registry,
                 serve_probes=False,
                 tls=metrics_tls_context(options.metrics_cert_dir or None),
@@ -808,10 +819,10 @@ class Manager:
             log.warning(
                 "metrics served on %s over plain HTTP without authentication: anyone who can "
                 "reach it can read them; bind 127.0.0.1 or set metrics_secure=True",
-                options.metrics_bind_address,
-                extra={"address": options.metrics_bind_address},
+                bind,
+                extra={"address": bind},
             )
-        return HTTPServer(options.metrics_bind_address, registry=self._registry, serve_probes=False)
+        return HTTPServer(bind, registry=self._registry, serve_probes=False)
 
     def _stuck_controllers(self) -> list[str]:
         """Names of controllers with a reconcile still running (``Controller.in_flight``)."""
