@@ -9,6 +9,12 @@ ClusterRole (and namespaced Roles) granting the rules the sources declare with
 :func:`kubectrl.rbac.rule` (a source may also be a :class:`~kubectrl.rbac.PolicyRule` or a list
 of them, e.g. ``kubectrl.rbac:EVENT_RULES``).
 
+``python -m kubectrl models --from-crd FILE... | --from-cluster NAME... [--version V] [--out DIR]``
+writes typed models of CRDs you did not write (:mod:`kubectrl.models`): one module per CRD,
+``DIR/<plural>_<group>.py``, or the module on stdout for one CRD without ``--out``.
+``--from-cluster`` reads the CRDs by name through the kubeconfig (``KUBECONFIG``, else
+``~/.kube/config``, else in-cluster).
+
 ``python -m kubectrl init NAME [--domain example.com] [--kubectrl-source PATH|URL]`` scaffolds a
 controller project in the current directory (depending on kubectrl from the package index, or
 from the checkout or URL given); ``python -m kubectrl create api --group G --version V --kind K
@@ -70,6 +76,57 @@ def _crd(args: argparse.Namespace) -> int:
     path.write_text(text, encoding="utf-8")
     sys.stdout.write(f"{path}\n")
     return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from kubectrl import models
+
+    definitions: list[dict[str, Any]] = []
+    try:
+        for path in args.from_crd or ():
+            definitions.extend(models.load_crds(path))
+    except models.ModelGenerationError as exc:
+        raise _UsageError(str(exc)) from exc
+    if args.from_cluster:
+        definitions.extend(_cluster_crds(args.from_cluster))
+    if len(definitions) > 1 and args.out is None:
+        raise _UsageError(f"{len(definitions)} CRDs: give --out DIR to write a module for each")
+    try:
+        texts = [
+            (models.module_name(d), models.from_crd(d, version=args.version)) for d in definitions
+        ]
+    except models.ModelGenerationError as exc:
+        raise _UsageError(str(exc)) from exc
+    if args.out is None:
+        sys.stdout.write(texts[0][1])
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in texts:
+        path = out / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        sys.stdout.write(f"{path}\n")
+    return 0
+
+
+def _cluster_crds(names: Sequence[str]) -> list[dict[str, Any]]:
+    from kubectrl import errors
+    from kubectrl.client import BlockingClient, load_config
+
+    crd_kind = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    found: list[dict[str, Any]] = []
+    try:
+        with BlockingClient(load_config()) as client:
+            for name in names:
+                try:
+                    found.append(client.get(crd_kind, name))
+                except errors.NotFoundError:
+                    raise _UsageError(
+                        f"no CustomResourceDefinition {name!r} in the cluster"
+                    ) from None
+    except errors.KubectrlError as exc:
+        raise _UsageError(f"cannot read CRDs from the cluster: {exc}") from exc
+    return found
 
 
 def _rbac(args: argparse.Namespace) -> int:
@@ -141,6 +198,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     crd.add_argument("--out", metavar="DIR", help="write DIR/<plural>.<group>.yaml")
     crd.add_argument("--storage", metavar="VERSION", help="the stored version (default: declared)")
     crd.set_defaults(run=_crd, label="crd")
+
+    models = commands.add_parser(
+        "models", help="generate typed models (a Python module per CRD) from existing CRDs"
+    )
+    source = models.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from-crd", nargs="+", metavar="FILE", help="CRD YAML files")
+    source.add_argument(
+        "--from-cluster", nargs="+", metavar="NAME", help="CRD names, read via the kubeconfig"
+    )
+    models.add_argument("--version", metavar="V", help="only this version (default: all)")
+    models.add_argument("--out", metavar="DIR", help="write DIR/<plural>_<group>.py per CRD")
+    models.set_defaults(run=_models, label="models")
 
     rbac = commands.add_parser(
         "rbac", help="generate the ClusterRole (and Roles) from kubectrl.rbac.rule declarations"
