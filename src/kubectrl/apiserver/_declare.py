@@ -1,0 +1,222 @@
+"""What an extension API server serves: resources declared as pydantic models, admission rules
+and custom subresources, and the object store that runs the rules.
+
+A resource is a :class:`~kubectrl.resources.CustomResource` subclass (the declaration a CRD is
+generated from): the server registers it in the API core as the CRD :func:`kubectrl.crd.generate`
+makes of it, so its objects are defaulted, pruned and validated by its schema and served with
+the status subresource and printer columns it declares, by the same code that serves CRDs in
+:class:`~kubectrl.testing.FakeAPI`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from kubectrl import crd as _crd
+from kubectrl.apiserver._core import APICore
+from kubectrl.apiserver._objects import render
+from kubectrl.apiserver._resources import ResourceInfo, crd_resource
+from kubectrl.apiserver._status import StatusError, bad_request, qualified
+from kubectrl.apiserver._store import ObjectStore
+from kubectrl.resources import CustomResource
+
+__all__ = [
+    "AdmissionError",
+    "AdmissionRequest",
+    "ServedResource",
+    "SubresourceRequest",
+    "served_resources",
+]
+
+#: An admission rule: called with each write it covers; raises :class:`AdmissionError` to refuse.
+AdmissionRule = Callable[["AdmissionRequest"], None]
+
+
+class AdmissionError(Exception):
+    """Raised by an admission rule to refuse a write: the client gets ``code`` (403 Forbidden
+    by default) with ``<resource> "<name>" is forbidden: <message>``."""
+
+    def __init__(self, message: str, code: int = 403) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclasses.dataclass
+class ServedResource:
+    """One served resource: its model(s), its core :class:`ResourceInfo`, the CRD it is
+    described by (schema and printer columns), its admission rules and custom subresources."""
+
+    models: tuple[type[CustomResource], ...]
+    info: ResourceInfo
+    crd: dict[str, Any]
+    rules: list[tuple[frozenset[str], AdmissionRule]] = dataclasses.field(default_factory=list)
+    subresources: dict[str, SubresourceHandler] = dataclasses.field(default_factory=dict)
+
+    def printer_columns(self, version: str) -> list[dict[str, Any]]:
+        """The version's ``additionalPrinterColumns``."""
+        for entry in self.crd["spec"]["versions"]:
+            if entry["name"] == version:
+                return list(entry.get("additionalPrinterColumns") or ())
+        return []
+
+
+def served_resources(models: Sequence[type[CustomResource]]) -> list[ServedResource]:
+    """The resources ``models`` declare (the versions of one kind become one resource)."""
+    by_kind: dict[tuple[str, str], list[type[CustomResource]]] = {}
+    for model in models:
+        declared = getattr(model, "__kubectrl_resource__", None)
+        if not (isinstance(model, type) and issubclass(model, CustomResource)) or declared is None:
+            raise TypeError(
+                f"an API server serves CustomResource subclasses that declare group, version "
+                f"and kind; got {model!r}"
+            )
+        by_kind.setdefault((declared.group, declared.plural), []).append(model)
+    out = []
+    for group_models in by_kind.values():
+        definition = _crd.generate(*group_models)
+        out.append(ServedResource(tuple(group_models), crd_resource(definition), definition))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class AdmissionRequest:
+    """A write an admission rule judges: ``operation`` (``CREATE``, ``UPDATE``, ``DELETE``),
+    the object as it will be stored (``object``; ``None`` for DELETE) and as it was
+    (``old_object``; ``None`` for CREATE)."""
+
+    operation: str
+    resource: ResourceInfo
+    namespace: str | None
+    name: str
+    object: Mapping[str, Any] | None
+    old_object: Mapping[str, Any] | None
+    dry_run: bool
+    core: APICore = dataclasses.field(repr=False)
+
+    def list(
+        self, model: type[CustomResource], namespace: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The stored objects of another served kind (in ``namespace``, if given), as dicts."""
+        kind = model.__kubectrl_kind__
+        info = self.core.registry.get((kind.group, kind.plural))
+        if info is None:
+            raise ValueError(f"{model.__qualname__} is not served by this server")
+        stored = self.core.storage.range(info.key)
+        return [
+            render(info, kind.version, obj)
+            for key, obj in sorted(stored.items())
+            if namespace is None or key[0] == namespace
+        ]
+
+
+@dataclasses.dataclass(frozen=True)
+class SubresourceRequest:
+    """A request to a custom subresource: the object it is about (as served at ``version``),
+    the HTTP method, query parameters, body and the user (``None`` when the server
+    authenticates nobody)."""
+
+    method: str
+    version: str
+    namespace: str | None
+    name: str
+    object: dict[str, Any]
+    params: Mapping[str, str]
+    body: bytes
+    user: Any
+
+
+#: A custom subresource: a JSON-able answer, or an async iterator of bytes streamed as they come.
+SubresourceHandler = Callable[
+    [SubresourceRequest], Awaitable[Mapping[str, Any] | AsyncIterator[bytes]]
+]
+
+
+def _refuse(info: ResourceInfo, name: str, err: AdmissionError) -> StatusError:
+    what = f'{qualified(info.plural, info.group)} "{name}"'
+    if err.code == 403:
+        return StatusError.make(
+            403,
+            f"{what} is forbidden: {err.message}",
+            reason="Forbidden",
+            details={"name": name, "group": info.group, "kind": info.plural},
+        )
+    return StatusError.make(err.code, f"{what}: {err.message}")
+
+
+class AdmittingStore(ObjectStore):
+    """The core's object store with the server's admission rules before each write and the
+    cluster's namespaces (``namespaces``: whether one exists; ``None`` accepts any)."""
+
+    def __init__(
+        self,
+        core: APICore,
+        served: Mapping[tuple[str, str], ServedResource],
+        namespaces: Callable[[str], bool] | None,
+    ) -> None:
+        super().__init__(
+            core.storage, core.registry, core.hub, core.clock, garbage_collection=False
+        )
+        self.core = core
+        self.served = served
+        self.namespaces = namespaces
+
+    def _check_namespace(self, info: ResourceInfo, ns: str | None, name: str) -> None:
+        if not info.namespaced:
+            return
+        if not ns:
+            raise bad_request(
+                "the server could not find the requested resource: a namespace is required"
+            )
+        if self.namespaces is not None and not self.namespaces(ns):
+            raise StatusError.make(
+                404,
+                f'namespaces "{ns}" not found',
+                reason="NotFound",
+                details={"name": ns, "kind": "namespaces"},
+            )
+
+    def _admit(
+        self,
+        operation: str,
+        info: ResourceInfo,
+        ns: str | None,
+        name: str,
+        obj: Mapping[str, Any] | None,
+        old: Mapping[str, Any] | None,
+        dry_run: bool,
+    ) -> None:
+        served = self.served.get(info.key)
+        if served is None:
+            return
+        request = AdmissionRequest(operation, info, ns, name, obj, old, dry_run, self.core)
+        for operations, rule in served.rules:
+            if operation in operations:
+                try:
+                    rule(request)
+                except AdmissionError as err:
+                    raise _refuse(info, name, err) from None
+
+    def create(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Admit, then create (see :meth:`ObjectStore.create`)."""
+        info, _version, ns, body = args[:4]
+        name = str((body.get("metadata") or {}).get("name") or "")
+        self._admit("CREATE", info, ns, name, body, None, bool(kwargs.get("dry_run")))
+        return super().create(*args, **kwargs)
+
+    def update(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Admit, then update (see :meth:`ObjectStore.update`)."""
+        info, version, ns, name, body = args[:5]
+        old = render(info, version, self.get(info, ns, name))
+        self._admit("UPDATE", info, ns, name, body, old, bool(kwargs.get("dry_run")))
+        return super().update(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, Any]:
+        """Admit, then delete (see :meth:`ObjectStore.delete`)."""
+        info, version, ns, name = args[:4]
+        old = render(info, version, self.get(info, ns, name))
+        dry_run = bool(args[5] if len(args) > 5 else kwargs.get("dry_run"))
+        self._admit("DELETE", info, ns, name, None, old, dry_run)
+        return super().delete(*args, **kwargs)
