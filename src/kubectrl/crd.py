@@ -129,17 +129,9 @@ _INSTEAD_OF_UNION = (
     "field per variant; IntOrString for int | str, float | str for a number or a string"
 )
 
-# ``float | str``: a structural schema has no typed union but int-or-string, so the node keeps any
-# value and a CEL rule admits numbers and strings only.
-_NUMBER_OR_STRING: dict[str, Any] = {
-    "x-kubernetes-preserve-unknown-fields": True,
-    "x-kubernetes-validations": [
-        {
-            "rule": "type(self) == int || type(self) == double || type(self) == string",
-            "message": "must be a number or a string",
-        }
-    ],
-}
+# ``float | str``: a structural schema has no typed union but int-or-string, and the server cannot
+# compile a CEL rule on an untyped node, so the node keeps any JSON value; the model checks it.
+_NUMBER_OR_STRING: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
 
 # Keys of a CRD's JSONSchemaProps that Field(json_schema_extra=...) may add to a field's schema.
 # What the model's types already say (type, properties, items, additionalProperties, required,

@@ -39,7 +39,6 @@ _MODEL_ATTRIBUTES = frozenset(dir(_resources.CustomResource))
 _TOP_LEVEL = ("apiVersion", "kind", "metadata")
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 _STRUCTURE = frozenset({"type", "properties", "items", "additionalProperties", "required"})
-_NUMBER_OR_STRING = _crd._NUMBER_OR_STRING
 _EXTRA_KEYS = _crd._EXTRA_KEYS
 # Keys of an object node that belong to the field using its model, not to the model.
 _USE_SITE = frozenset(
@@ -173,13 +172,6 @@ class _Generator:
         if problem is not None:
             return self._fallback(path, problem)
         rest = dict(schema)
-        rest.pop("description", None)
-        if rest == _NUMBER_OR_STRING or (
-            {k: v for k, v in rest.items() if k != "default"} == _NUMBER_OR_STRING
-        ):
-            typed = _Typed(r.Union((r.Atom("float"), r.Atom("str"))))
-            typed.default = rest.get("default", _MISSING)
-            return typed
         if rest.get("x-kubernetes-int-or-string"):
             typed = self._int_or_string(rest)
         elif "type" not in rest:
@@ -358,6 +350,7 @@ class _Generator:
 
     def _common(self, rest: dict[str, Any], typed: _Typed) -> None:
         """Markers any node can carry; what is left goes to ``json_schema_extra``."""
+        rest.pop("description", None)  # the field's or the model's docstring
         if "default" in rest:
             typed.default = rest.pop("default")
         if rest.pop("nullable", None) is True:
@@ -410,7 +403,8 @@ class _Generator:
         """A ResourceModel for an object node; the node's own rules and extras go on the class,
         its other markers on the field that uses it."""
         name = self.module.class_name(hint)
-        out = _ClassOut(name, [r.Atom(self.module.use("kubectrl.resources", "ResourceModel"))], "")
+        base = r.Atom(self.module.use("kubectrl.resources", "ResourceModel"))
+        out = _ClassOut(name, [base], str(rest.get("description", "") or ""))
         self._fill(out, rest, path, hint=name, skip=())
         self.module.classes.append(out)
         return name
