@@ -75,6 +75,7 @@ def demo(session: nox.Session) -> None:
 # Each benchmark is a script that prints its own table; add new ones here.
 BENCHMARKS = [
     "benchmarks/bench_import.py",
+    "benchmarks/bench_models.py",
     "benchmarks/bench_typed.py",
     "benchmarks/bench_workqueue.py",
 ]
