@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver import _apply, _patch
+from kubectrl.apiserver import _apply, _field_validation, _patch
 from kubectrl.apiserver._objects import assign, now_string, render
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
@@ -114,8 +114,25 @@ class APICore:
                 metadata_only=request.metadata_only,
             )
         with self.lock:
+            self._warnings: list[str] = []
             code, out = self._serve(found, request)
-        return Reply(code, out)
+            warnings = tuple(self._warnings)
+        return Reply(code, out, warnings=warnings)
+
+    def _validate_fields(
+        self, info: ResourceInfo, version: str, obj: Any, mode: str, patch: bool = False
+    ) -> None:
+        # fieldValidation: Strict refuses unknown fields, Warn (the default) warns, Ignore not.
+        if mode == "Ignore":
+            return
+        fields = _field_validation.unknown_fields(info, version, obj)
+        if not fields:
+            return
+        if mode == "Strict":
+            if patch:
+                raise _field_validation.patch_error(obj, fields)
+            raise _field_validation.strict_error(info, version, fields)
+        self._warnings.extend(_field_validation.warnings(fields))
 
     def _serve(self, found: Route, request: Request) -> tuple[int, Any]:
         info, version, ns, sub = found.info, found.version, found.namespace, found.subresource
@@ -135,10 +152,14 @@ class APICore:
             return 200, self._list(info, version, ns, params, metadata_only)
         content_type = request.content_type
         body = _decode(request.body, content_type)
+        validation = ""
+        if found.verb in ("create", "update", "patch"):
+            validation = _field_validation.check_mode(params, found.verb)
         if found.verb == "create":
             if not isinstance(body, dict):
                 raise bad_request("the body of the request must be a JSON object")
             _check_type(info, version, body)
+            self._validate_fields(info, version, body, validation)
             ns = _body_namespace(info, ns, body)
             created = self.store.create(info, version, ns, body, manager=manager, dry_run=dry_run)
             return 201, render(info, version, created)
@@ -148,6 +169,7 @@ class APICore:
             if sub == "scale":
                 return 200, self._update_scale(info, version, ns, name, body, dry_run)
             _check_type(info, version, body)
+            self._validate_fields(info, version, body, validation)
             _body_namespace(info, ns, body)
             body_name = (body.get("metadata") or {}).get("name")
             if body_name and body_name != name:
@@ -163,7 +185,7 @@ class APICore:
             if content_type == _APPLY:
                 return 200, self._apply(info, version, ns, name, sub, body, params, dry_run)
             return 200, self._patch(
-                info, version, ns, name, sub, content_type, body, manager, dry_run
+                info, version, ns, name, sub, content_type, body, manager, dry_run, validation
             )
         options = body if isinstance(body, dict) else {}
         if found.verb == "delete":
@@ -296,6 +318,7 @@ class APICore:
         patch: Any,
         manager: str,
         dry_run: bool,
+        validation: str = "",
     ) -> dict[str, Any]:
         old = self.store.get(info, ns, name)
         if sub == "scale":
@@ -319,6 +342,7 @@ class APICore:
             raise bad_request("the patched object is not a JSON object")
         if sub == "scale":
             return self._update_scale(info, version, ns, name, new, dry_run)
+        self._validate_fields(info, version, new, validation, patch=True)
         patched_meta = new.get("metadata") or {}
         if patched_meta.get("name", name) != name:
             raise bad_request(

@@ -51,11 +51,13 @@ class Request:
 
 @dataclasses.dataclass(frozen=True)
 class Reply:
-    """A whole answer: an HTTP status code and its JSON body (or ``content``, sent as is)."""
+    """A whole answer: an HTTP status code and its JSON body (or ``content``, sent as is), and
+    the texts of its ``Warning`` headers."""
 
     code: int
     body: Any
     content: bytes | None = None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

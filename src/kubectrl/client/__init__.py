@@ -49,6 +49,9 @@ from kubectrl.client._interfaces import (
 )
 from kubectrl.client._merge import merge_patch_diff
 from kubectrl.client._models import to_model
+from kubectrl.client._pods import ExecResult, ExecSession, SessionOpener
+from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPortForward
+from kubectrl.client._portforward import PortForward
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._retry import (
     DEFAULT_BACKOFF,
@@ -60,8 +63,16 @@ from kubectrl.client._retry import (
 )
 from kubectrl.client._sync_client import BlockingClient, BlockingWatchStream
 from kubectrl.client._types import KindRef, ModelList, PatchType, Preconditions, ResourceRef
+from kubectrl.client._warnings import (
+    DeduplicateWarnings,
+    NoWarnings,
+    WarningHandler,
+    WarningLogger,
+    WarningRecorder,
+)
 from kubectrl.client._watch import WatchStream
 from kubectrl.client._watch_decoder import EventType, WatchEvent
+from kubectrl.client._write_options import FieldValidation
 
 __all__ = [
     "DEFAULT_BACKOFF",
@@ -70,8 +81,10 @@ __all__ = [
     "AsyncClient",
     "Backoff",
     "BlockingClient",
+    "BlockingExecSession",
     "BlockingKubeClient",
     "BlockingPager",
+    "BlockingPortForward",
     "BlockingReader",
     "BlockingStatusClient",
     "BlockingStatusWriter",
@@ -79,22 +92,32 @@ __all__ = [
     "BlockingWatchStream",
     "BlockingWriter",
     "ClientConfig",
+    "DeduplicateWarnings",
     "EventType",
+    "ExecResult",
+    "ExecSession",
+    "FieldValidation",
     "KindRef",
     "KubeClient",
     "ModelList",
+    "NoWarnings",
     "Pager",
     "PatchType",
+    "PortForward",
     "Preconditions",
     "RESTMapper",
     "RateLimit",
     "Reader",
     "ResourceRef",
     "RetryPolicy",
+    "SessionOpener",
     "StatusClient",
     "StatusWriter",
     "SubResourceClient",
     "TokenBucketRateLimiter",
+    "WarningHandler",
+    "WarningLogger",
+    "WarningRecorder",
     "WatchEvent",
     "WatchStream",
     "Writer",

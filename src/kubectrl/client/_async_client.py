@@ -39,7 +39,9 @@ from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
 from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
 from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
+from kubectrl.client._warnings import handle_warnings
 from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
+from kubectrl.client._write_options import FieldValidation, write_params
 from kubectrl.errors import (
     APIConnectionError,
     RequestTimeoutError,
@@ -334,6 +336,8 @@ class AsyncClient(KubeClient, Pager, PodStreams):
                     "duration": time.monotonic() - started,
                 },
             )
+            if "warning" in response.headers:
+                handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
             if response.status_code >= 400:
                 raise api_error_from_response(
                     response.status_code,
@@ -445,6 +449,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -459,6 +464,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             namespace=namespace,
             label_selector=label_selector,
             field_selector=field_selector,
+            shard_selector=shard_selector,
             limit=limit,
             continue_=continue_,
             resource_version=resource_version,
@@ -487,6 +493,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -508,6 +515,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
                 params={
                     "labelSelector": selector_string(label_selector),
                     "fieldSelector": field_selector,
+                    "shardSelector": shard_selector or None,
                     "limit": limit,
                     "continue": token,
                     "resourceVersion": None if token else resource_version,
@@ -609,6 +617,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         allow_watch_bookmarks: bool = True,
@@ -626,7 +635,9 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         ``send_initial_events=True`` (streaming list) needs ``resource_version_match=
         "NotOlderThan"`` and bookmarks; its end is the bookmark with
         :attr:`WatchEvent.is_initial_events_end`. ``metadata_only=True`` streams
-        ``PartialObjectMetadata`` objects.
+        ``PartialObjectMetadata`` objects. ``shard_selector`` is the ``shardSelector``
+        parameter, as for :meth:`~kubectrl.client.Pager.list_pages` (a server without the
+        ``ShardedListAndWatch`` gate ignores it and sends every event).
 
         A model class names the kind like a tuple does; event objects stay dicts (the cache and
         the reflector work on dicts); :meth:`WatchEvent.as_model` builds the typed object.
@@ -660,6 +671,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
                     "watch": True,
                     "labelSelector": selector,
                     "fieldSelector": field_selector,
+                    "shardSelector": shard_selector or None,
                     "resourceVersion": resource_version,
                     "resourceVersionMatch": resource_version_match,
                     "allowWatchBookmarks": True if allow_watch_bookmarks else None,
@@ -738,6 +750,8 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             raise APIConnectionError(
                 f"stream request failed: {type(err).__name__}", verb=verb, resource=label
             ) from err
+        if "warning" in response.headers:
+            handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
         if response.status_code >= 400:
             body = await response.aread()
             await response.aclose()
@@ -762,6 +776,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         body = to_dict(obj)
         res = await self.resource(gvk_of(body))
@@ -773,7 +788,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             label=res.label,
             namespace=ns,
             name=metadata_of(body).get("name") or metadata_of(body).get("generateName"),
-            params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
+            params={"fieldManager": field_manager, **write_params(dry_run, field_validation)},
             body=body,
         )
         return self._result(obj, await self._json(response))
@@ -795,6 +810,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         body = to_dict(obj)
         res = await self.resource(resource if resource is not None else gvk_of(body))
@@ -809,7 +825,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
             name=name,
-            params={"fieldManager": field_manager, "dryRun": "All" if dry_run else None},
+            params={"fieldManager": field_manager, **write_params(dry_run, field_validation)},
             body=body,
         )
         data = await self._json(response)
@@ -823,9 +839,14 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         return await self.status().update(
-            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+            obj,
+            namespace=namespace,
+            field_manager=field_manager,
+            dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     @documented_by(Writer.patch_merge_from)
@@ -836,6 +857,8 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         return await send_merge_from(
             self._patch,
@@ -843,6 +866,8 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             modified,
             optimistic_lock=optimistic_lock,
             subresource=subresource,
+            dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     def status(self) -> ClientStatusWriter:
@@ -880,6 +905,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         kind = PatchType.parse(patch_type)
         res = await self.resource(resource)
@@ -895,7 +921,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             params={
                 "fieldManager": field_manager,
                 "force": force if kind is PatchType.APPLY else None,
-                "dryRun": "All" if dry_run else None,
+                **write_params(dry_run, field_validation),
             },
             body=body,
             content_type=kind.value,
@@ -917,6 +943,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         body = to_dict(obj)
         res = await self.resource(gvk_of(body))
@@ -934,6 +961,7 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             field_manager=field_manager,
             force=force,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
         return applied if subresource not in ("", "status") else self._result(obj, applied)
 

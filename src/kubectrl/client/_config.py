@@ -37,6 +37,7 @@ from kubectrl.client._auth import (
 from kubectrl.client._exec import ExecCredentials, ExecPlugin, cluster_info
 from kubectrl.client._retry import RetryPolicy
 from kubectrl.client._tls import ca_data_for_ssl, load_cert_chain_from_memory
+from kubectrl.client._warnings import WarningHandler
 from kubectrl.errors import ConfigError
 
 __all__ = [
@@ -114,6 +115,13 @@ class ClientConfig:
     #: An httpx async transport that replaces the network for both connection pools (used by
     #: :class:`kubectrl.testing.FakeAPI`); ``server`` is still required and names the base URL.
     transport: httpx.AsyncBaseTransport | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+    #: Receives the server's warnings (``Warning`` response headers, client-go's
+    #: ``WarningHandler``): :class:`~kubectrl.client.NoWarnings`,
+    #: :class:`~kubectrl.client.WarningLogger`, :class:`~kubectrl.client.WarningRecorder`, ...;
+    #: ``None`` logs each distinct warning once per process.
+    warning_handler: WarningHandler | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
 

@@ -46,6 +46,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
+from kubectrl.client._write_options import FieldValidation
 from kubectrl.labels import LabelSelectorLike
 
 if TYPE_CHECKING:
@@ -253,6 +254,7 @@ class Pager(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -268,6 +270,7 @@ class Pager(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -282,6 +285,7 @@ class Pager(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -298,6 +302,12 @@ class Pager(Protocol):
         labels, owners, but no spec or status. With a model class, each page is a
         :class:`~kubectrl.client.ModelList` of instances of it (``metadata_only`` is then refused:
         the items would not be that class).
+
+        ``shard_selector`` is sent as the ``shardSelector`` parameter (a
+        :class:`kubectrl.cache.ShardSelector` as text: ``shardRange(object.metadata.uid, '0x...',
+        '0x...')``); a kube-apiserver with the ``ShardedListAndWatch`` gate returns only that
+        shard and echoes it in ``metadata.shardInfo``, any other server ignores it and returns
+        everything (the informers check the echo and filter by themselves).
 
         Example::
 
@@ -361,6 +371,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def create(
@@ -370,6 +381,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def create(
         self,
@@ -378,6 +390,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Create ``obj`` (its ``apiVersion``/``kind`` pick the resource); return what the
         server stored, as a dict for a dict and as an instance of ``obj``'s class for a model.
@@ -400,6 +413,7 @@ class Writer(Protocol):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def update(
@@ -411,6 +425,7 @@ class Writer(Protocol):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def update(
         self,
@@ -421,6 +436,7 @@ class Writer(Protocol):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Replace ``obj`` (PUT); returns the stored object, typed like ``obj``.
 
@@ -446,6 +462,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def update_status(
@@ -455,6 +472,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def update_status(
         self,
@@ -463,6 +481,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """``status().update(obj)``: PUT the status, typed like ``obj``.
 
@@ -482,6 +501,7 @@ class Writer(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def patch(
@@ -496,6 +516,7 @@ class Writer(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def patch(
         self,
@@ -509,6 +530,7 @@ class Writer(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Patch an object: JSON patch (a list of operations), merge patch (default),
         strategic merge patch (built-in types only) or server-side apply (prefer :meth:`apply`).
@@ -536,6 +558,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def apply(
@@ -547,6 +570,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def apply(
         self,
@@ -557,6 +581,7 @@ class Writer(Protocol):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Server-side apply ``obj`` as ``field_manager``; creates it if missing. Returns
         the object typed like ``obj`` (a model instance for a model).
@@ -580,6 +605,8 @@ class Writer(Protocol):
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def patch_merge_from(
@@ -589,9 +616,18 @@ class Writer(Protocol):
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def patch_merge_from(
-        self, original: Any, modified: Any, *, optimistic_lock: bool = False, subresource: str = ""
+        self,
+        original: Any,
+        modified: Any,
+        *,
+        optimistic_lock: bool = False,
+        subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Send the JSON merge patch that turns ``original`` into ``modified``
         (controller-runtime's ``client.MergeFrom``); the result is typed like ``modified``.
@@ -674,6 +710,7 @@ class StatusWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def update(
@@ -683,6 +720,7 @@ class StatusWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def update(
         self,
@@ -691,6 +729,7 @@ class StatusWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """PUT the status (optimistic lock on ``metadata.resourceVersion``); the
         stored object comes back typed like ``obj``.
@@ -710,6 +749,7 @@ class StatusWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def patch(
@@ -723,6 +763,7 @@ class StatusWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def patch(
         self,
@@ -735,6 +776,7 @@ class StatusWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Patch the status (merge patch by default, any :class:`~kubectrl.client.PatchType`);
         the object comes back typed like ``resource``.
@@ -753,6 +795,7 @@ class StatusWriter(Protocol):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def apply(
@@ -763,6 +806,7 @@ class StatusWriter(Protocol):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def apply(
         self,
@@ -772,6 +816,7 @@ class StatusWriter(Protocol):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Server-side apply of the status as ``field_manager``; typed like ``obj``.
 
@@ -780,7 +825,13 @@ class StatusWriter(Protocol):
 
     @overload
     async def patch_merge_from(
-        self, original: M, modified: M, *, optimistic_lock: bool = False
+        self,
+        original: M,
+        modified: M,
+        *,
+        optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     async def patch_merge_from(
@@ -789,9 +840,17 @@ class StatusWriter(Protocol):
         modified: Mapping[str, Any],
         *,
         optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     async def patch_merge_from(
-        self, original: Any, modified: Any, *, optimistic_lock: bool = False
+        self,
+        original: Any,
+        modified: Any,
+        *,
+        optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """The merge patch from ``original`` to ``modified``, sent to the
         status (``MergeFrom`` on ``Status()``); typed like ``modified``.
@@ -835,6 +894,7 @@ class SubResourceClient(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]:
         """PUT the subresource body ``obj`` of an object of kind ``resource``
         (the object's name and namespace come from ``obj``'s metadata); returns the stored body.
@@ -853,6 +913,7 @@ class SubResourceClient(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]:
         """Patch the subresource of the object ``name`` of kind ``resource``; returns the
         stored body.
@@ -993,6 +1054,7 @@ class BlockingPager(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -1008,6 +1070,7 @@ class BlockingPager(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -1022,6 +1085,7 @@ class BlockingPager(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorLike = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
@@ -1074,6 +1138,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def create(
@@ -1083,6 +1148,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def create(
         self,
@@ -1091,6 +1157,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.Writer.create`."""
 
@@ -1104,6 +1171,7 @@ class BlockingWriter(Protocol):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def update(
@@ -1115,6 +1183,7 @@ class BlockingWriter(Protocol):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def update(
         self,
@@ -1125,6 +1194,7 @@ class BlockingWriter(Protocol):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.Writer.update`."""
 
@@ -1136,6 +1206,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def update_status(
@@ -1145,6 +1216,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def update_status(
         self,
@@ -1153,6 +1225,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.Writer.update_status`."""
 
@@ -1169,6 +1242,7 @@ class BlockingWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def patch(
@@ -1183,6 +1257,7 @@ class BlockingWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def patch(
         self,
@@ -1196,6 +1271,7 @@ class BlockingWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.Writer.patch`."""
 
@@ -1209,6 +1285,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def apply(
@@ -1220,6 +1297,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def apply(
         self,
@@ -1230,6 +1308,7 @@ class BlockingWriter(Protocol):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.Writer.apply`."""
 
@@ -1241,6 +1320,8 @@ class BlockingWriter(Protocol):
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def patch_merge_from(
@@ -1250,9 +1331,18 @@ class BlockingWriter(Protocol):
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def patch_merge_from(
-        self, original: Any, modified: Any, *, optimistic_lock: bool = False, subresource: str = ""
+        self,
+        original: Any,
+        modified: Any,
+        *,
+        optimistic_lock: bool = False,
+        subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.Writer.patch_merge_from`."""
 
@@ -1294,6 +1384,7 @@ class BlockingStatusWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def update(
@@ -1303,6 +1394,7 @@ class BlockingStatusWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def update(
         self,
@@ -1311,6 +1403,7 @@ class BlockingStatusWriter(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.StatusWriter.update`."""
 
@@ -1326,6 +1419,7 @@ class BlockingStatusWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def patch(
@@ -1339,6 +1433,7 @@ class BlockingStatusWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def patch(
         self,
@@ -1351,6 +1446,7 @@ class BlockingStatusWriter(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.StatusWriter.patch`."""
 
@@ -1363,6 +1459,7 @@ class BlockingStatusWriter(Protocol):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> M: ...
     @overload
     def apply(
@@ -1373,6 +1470,7 @@ class BlockingStatusWriter(Protocol):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def apply(
         self,
@@ -1382,11 +1480,20 @@ class BlockingStatusWriter(Protocol):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.StatusWriter.apply`."""
 
     @overload
-    def patch_merge_from(self, original: M, modified: M, *, optimistic_lock: bool = False) -> M: ...
+    def patch_merge_from(
+        self,
+        original: M,
+        modified: M,
+        *,
+        optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+    ) -> M: ...
     @overload
     def patch_merge_from(
         self,
@@ -1394,9 +1501,17 @@ class BlockingStatusWriter(Protocol):
         modified: Mapping[str, Any],
         *,
         optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]: ...
     def patch_merge_from(
-        self, original: Any, modified: Any, *, optimistic_lock: bool = False
+        self,
+        original: Any,
+        modified: Any,
+        *,
+        optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Blocking :meth:`~kubectrl.client.StatusWriter.patch_merge_from`."""
 
@@ -1415,6 +1530,7 @@ class BlockingSubResourceClient(Protocol):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]:
         """Blocking :meth:`~kubectrl.client.SubResourceClient.update`."""
 
@@ -1429,6 +1545,7 @@ class BlockingSubResourceClient(Protocol):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]:
         """Blocking :meth:`~kubectrl.client.SubResourceClient.patch`."""
 

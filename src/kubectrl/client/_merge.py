@@ -58,12 +58,14 @@ async def send_merge_from(
     *,
     optimistic_lock: bool,
     subresource: str,
+    **write_options: Any,
 ) -> Any:
     """Send through ``patch`` the merge patch from ``original`` to ``modified``; the result is
     typed like ``modified`` (a model instance for a model, else a dict).
 
     With ``optimistic_lock`` the patch carries ``original``'s ``metadata.resourceVersion``
     (``ValueError`` when it has none), so a concurrent change makes the server refuse it.
+    ``write_options`` (``dry_run``, ``field_validation``) go to ``patch`` as they are.
     """
     model = type(modified) if _kinds.is_model_class(type(modified)) else None
     original_dict, modified_dict = to_dict(original), to_dict(modified)
@@ -81,5 +83,6 @@ async def send_merge_from(
         diff,
         namespace=str(meta.get("namespace") or "") or None,
         subresource=subresource,
+        **write_options,
     )
     return _kinds.from_dict(model, result) if model is not None else result

@@ -25,6 +25,7 @@ from kubectrl.client._interfaces import (
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
 from kubectrl.client._types import KindRef, PatchType, ResourceRef
+from kubectrl.client._write_options import FieldValidation
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -57,6 +58,7 @@ class ClientStatusWriter(StatusWriter):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """PUT the status (optimistic lock on ``metadata.resourceVersion``); the stored object
         comes back typed like ``obj``.
@@ -69,6 +71,7 @@ class ClientStatusWriter(StatusWriter):
             subresource="status",
             field_manager=field_manager,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _patch(
@@ -82,6 +85,7 @@ class ClientStatusWriter(StatusWriter):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Patch the status (a merge patch unless ``patch_type=`` says otherwise); a model
         class as ``resource`` returns an instance of it.
@@ -101,6 +105,7 @@ class ClientStatusWriter(StatusWriter):
             field_manager=field_manager,
             force=force,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _apply(
@@ -111,6 +116,7 @@ class ClientStatusWriter(StatusWriter):
         force: bool = False,
         namespace: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Server-side apply of the status, as ``field_manager``.
 
@@ -123,10 +129,17 @@ class ClientStatusWriter(StatusWriter):
             namespace=namespace,
             subresource="status",
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _patch_merge_from(
-        self, original: Any, modified: Any, *, optimistic_lock: bool = False
+        self,
+        original: Any,
+        modified: Any,
+        *,
+        optimistic_lock: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """The client's ``patch_merge_from`` on the status subresource.
 
@@ -142,6 +155,8 @@ class ClientStatusWriter(StatusWriter):
             modified,
             optimistic_lock=optimistic_lock,
             subresource="status",
+            dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     # The protocol's overloads are the public signatures (mypy); the implementations above are
@@ -205,6 +220,7 @@ class ClientSubResourceClient(SubResourceClient):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]:
         """PUT ``obj`` (the subresource's body, e.g. a ``Scale`` named like its parent) to the
         subresource of the ``resource`` object named in ``obj``'s metadata.
@@ -221,6 +237,7 @@ class ClientSubResourceClient(SubResourceClient):
             resource=_parent(resource),
             field_manager=field_manager,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def patch(
@@ -234,6 +251,7 @@ class ClientSubResourceClient(SubResourceClient):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> dict[str, Any]:
         """Patch the subresource of ``name`` (a merge patch unless ``patch_type=`` says
         otherwise).
@@ -253,6 +271,7 @@ class ClientSubResourceClient(SubResourceClient):
             field_manager=field_manager,
             force=force,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     def __repr__(self) -> str:

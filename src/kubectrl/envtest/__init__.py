@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
 from kubectrl.envtest._binaries import Binaries, cache_dir, find_binaries
-from kubectrl.envtest._cluster import LocalCluster
+from kubectrl.envtest._cluster import KWOK_DEBUG_KINDS, LocalCluster, cri_log_line
 from kubectrl.envtest._control_plane import ControlPlane, Kubeconfig
 from kubectrl.envtest._errors import BinaryNotFoundError, ControlPlaneError
 from kubectrl.envtest._webhooks import WebhookInstallOptions
 
 __all__ = [
+    "KWOK_DEBUG_KINDS",
     "Binaries",
     "BinaryNotFoundError",
     "ControlPlane",
@@ -48,6 +49,7 @@ __all__ = [
     "LocalCluster",
     "WebhookInstallOptions",
     "cache_dir",
+    "cri_log_line",
     "find_binaries",
 ]
 

@@ -64,6 +64,7 @@ from kubectrl.client._subresource import (
     ClientStatusWriter,
     ClientSubResourceClient,
 )
+from kubectrl.client._write_options import FieldValidation
 from kubectrl.labels import LabelSelectorLike
 from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.objects import ObjectKey, api_version_of, key_of
@@ -372,12 +373,17 @@ class CachedClient(KubeClient):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>` (typed like ``obj``),
         fenced."""
         self.check_fence("create", _describe(obj))
         return await self._client.create(
-            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+            obj,
+            namespace=namespace,
+            field_manager=field_manager,
+            dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _update(
@@ -389,6 +395,7 @@ class CachedClient(KubeClient):
         resource: KindRef | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock),
         fenced."""
@@ -400,6 +407,7 @@ class CachedClient(KubeClient):
             resource=resource,
             field_manager=field_manager,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _update_status(
@@ -409,10 +417,15 @@ class CachedClient(KubeClient):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """``status().update(obj)``."""
         return await self.status().update(
-            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+            obj,
+            namespace=namespace,
+            field_manager=field_manager,
+            dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _patch(
@@ -427,6 +440,7 @@ class CachedClient(KubeClient):
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`, fenced."""
         self.check_fence(_verb("patch", subresource), _describe_ref(resource, name, namespace))
@@ -440,6 +454,7 @@ class CachedClient(KubeClient):
             field_manager=field_manager,
             force=force,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _apply(
@@ -451,6 +466,7 @@ class CachedClient(KubeClient):
         namespace: str | None = None,
         subresource: str = "",
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`),
         fenced.
@@ -467,6 +483,7 @@ class CachedClient(KubeClient):
             namespace=namespace,
             subresource=subresource,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def _patch_merge_from(
@@ -476,6 +493,8 @@ class CachedClient(KubeClient):
         *,
         optimistic_lock: bool = False,
         subresource: str = "",
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Any:
         """:meth:`AsyncClient.patch_merge_from <kubectrl.client.AsyncClient.patch_merge_from>`
         (``MergeFrom``), sent through this client's fenced ``patch``.
@@ -492,6 +511,8 @@ class CachedClient(KubeClient):
             modified,
             optimistic_lock=optimistic_lock,
             subresource=subresource,
+            dry_run=dry_run,
+            field_validation=field_validation,
         )
 
     async def delete(

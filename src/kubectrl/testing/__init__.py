@@ -19,8 +19,17 @@ from __future__ import annotations
 from kubectrl._exports import publish as _publish
 from kubectrl.errors import UnsupportedFeatureError
 from kubectrl.testing._fake import FakeAPI
+from kubectrl.testing._fake_pods import ExecCall, FakePods
 from kubectrl.testing._helpers import consistently, eventually, run_manager
 
-__all__ = ["FakeAPI", "UnsupportedFeatureError", "consistently", "eventually", "run_manager"]
+__all__ = [
+    "ExecCall",
+    "FakeAPI",
+    "FakePods",
+    "UnsupportedFeatureError",
+    "consistently",
+    "eventually",
+    "run_manager",
+]
 
 _publish(__name__, globals(), __all__)

@@ -25,6 +25,7 @@ from kubectrl.apiserver._router import Reply, Request
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, status_body
 from kubectrl.apiserver._watch import WatchStream
 from kubectrl.client import ClientConfig
+from kubectrl.client._warnings import warning_header
 from kubectrl.errors import APIError, UnsupportedFeatureError
 from kubectrl.testing._fake_pods import FakePods
 
@@ -37,7 +38,9 @@ def _response(reply: Reply) -> httpx.Response:
     content = reply.content
     if content is None:
         content = json.dumps(reply.body, separators=(",", ":")).encode()
-    return httpx.Response(reply.code, headers={"Content-Type": "application/json"}, content=content)
+    headers = [("Content-Type", "application/json")]
+    headers += [("Warning", warning_header(text)) for text in reply.warnings]
+    return httpx.Response(reply.code, headers=headers, content=content)
 
 
 class _WatchBody(httpx.AsyncByteStream):
