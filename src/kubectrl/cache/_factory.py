@@ -21,6 +21,7 @@ from kubectrl.cache._decisions import ReflectorOptions
 from kubectrl.cache._informer import CacheSyncError, Informer, Transform
 from kubectrl.cache._listwatch import ListOptions, ListWatch, resource_ref
 from kubectrl.cache._reflector import WatchErrorHandler
+from kubectrl.cache._shard import ShardSelector
 from kubectrl.cache._store import IndexFunc
 from kubectrl.client import APIResource, AsyncClient, KindRef, ResourceRef
 from kubectrl.labels import LabelSelectorLike, Requirement, parse
@@ -35,7 +36,8 @@ class InformerKey(NamedTuple):
     ``resource`` is the resolved ``plural.version.group`` (``deployments.v1.apps``); before the
     kind was resolved (a synchronous request for a kind never resolved yet) it is the kind's
     spelling (``apps/v1, Kind=Deployment``) until a resolved request adopts the informer.
-    ``label_selector`` is in normal form (requirements sorted).
+    ``label_selector`` is in normal form (requirements sorted); ``shard`` is the shard
+    selector's text (``""``: the whole collection).
     """
 
     resource: str
@@ -43,6 +45,7 @@ class InformerKey(NamedTuple):
     label_selector: str
     field_selector: str
     metadata_only: bool
+    shard: str = ""
 
     def __str__(self) -> str:
         text = f"{self.resource} in {self.namespace or 'all namespaces'}"
@@ -52,10 +55,22 @@ class InformerKey(NamedTuple):
             text += f" fields={self.field_selector}"
         if self.metadata_only:
             text += " (metadata only)"
+        if self.shard:
+            text += f" shard={self.shard}"
         return text
 
 
 Spelling = GroupVersionKind | GroupVersionResource
+
+
+class _Default:
+    """The type of "not given" (the factory's own value applies)."""
+
+    def __repr__(self) -> str:
+        return "<factory default>"
+
+
+_DEFAULT = _Default()
 
 
 def _spelling(resource: ResourceRef) -> Spelling:
@@ -128,8 +143,11 @@ class InformerFactory:
         clock: Clock | None = None,
         on_watch_error: WatchErrorHandler | None = None,
         keep_managed_fields: bool = False,
+        shard: ShardSelector | None = None,
     ) -> None:
         self.client = client
+        #: The shard every informer lists and watches unless asked otherwise (``None``: all).
+        self.shard = shard
         self.keep_managed_fields = keep_managed_fields
         self.namespace = namespace
         self.resync_period = resync_period
@@ -154,6 +172,7 @@ class InformerFactory:
         metadata_only: bool = False,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: Transform | None = None,
+        shard: ShardSelector | _Default | None = _DEFAULT,
     ) -> Informer:
         """The shared informer for this key, resolving the kind through discovery first
         (controller-runtime's ``Cache.GetInformer``); created on first request.
@@ -179,6 +198,7 @@ class InformerFactory:
             metadata_only=metadata_only,
             indexers=indexers,
             transform=transform,
+            shard=shard,
         )
 
     def informer(
@@ -191,13 +211,16 @@ class InformerFactory:
         metadata_only: bool = False,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: Transform | None = None,
+        shard: ShardSelector | _Default | None = _DEFAULT,
     ) -> Informer:
         """The shared informer for this key, created on first request (no I/O).
 
         ``namespace=None`` uses the factory's namespace (itself ``None``: all namespaces).
         ``label_selector`` takes any :data:`kubectrl.labels.LabelSelectorLike`.
         ``indexers`` given for an existing informer are added to it (duplicates raise).
-        ``metadata_only=True`` caches ``PartialObjectMetadata`` objects only.
+        ``metadata_only=True`` caches ``PartialObjectMetadata`` objects only. ``shard`` (a
+        :class:`~kubectrl.cache.ShardSelector`) caches one shard only; by default the factory's
+        ``shard``, ``None`` for the whole collection. Two shards of one kind are two informers.
 
         Example::
 
@@ -211,7 +234,8 @@ class InformerFactory:
             self._remember(spelling, resource)
         api = self._resolved.get((type(spelling), spelling))
         selector = _selector_key(label_selector)
-        rest = (selector, field_selector or "", metadata_only)
+        the_shard = self.shard if isinstance(shard, _Default) else shard
+        rest = (selector, field_selector or "", metadata_only, str(the_shard or ""))
         provisional = InformerKey(str(spelling), namespace or "", *rest)
         if api is None:
             key = provisional
@@ -229,6 +253,7 @@ class InformerFactory:
                 field_selector=field_selector,
                 tweak=self.tweak,
                 metadata_only=metadata_only,
+                shard=the_shard,
             )
             informer = Informer(
                 list_watch,

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectrl import kinds as _kinds
+from kubectrl.cache._shard import ShardSelector
 from kubectrl.client import (
     APIResource,
     AsyncClient,
@@ -104,6 +105,7 @@ class ListOptions:
     timeout_seconds: int | None = None
     allow_watch_bookmarks: bool = False
     send_initial_events: bool | None = None
+    shard_selector: str | None = None
 
 
 class WatchHandle(Protocol):
@@ -155,6 +157,10 @@ class ListWatch:
     items are ``PartialObjectMetadata`` objects (``apiVersion: meta.k8s.io/v1``, only
     ``metadata``).
 
+    ``shard`` (a :class:`~kubectrl.cache.ShardSelector`) asks the server for one shard only
+    (the ``shardSelector`` parameter); a server that does not apply it sends everything, and the
+    reflector filters by itself (it checks the list's ``metadata.shardInfo``).
+
     Caveats: the selectors are fixed for its lifetime (one informer per selector set).
 
     The kind may be named by a model class (``V1ConfigMap``); the items are dicts all the same.
@@ -175,6 +181,7 @@ class ListWatch:
         field_selector: str | None = None,
         tweak: Callable[[ListOptions], ListOptions] | None = None,
         metadata_only: bool = False,
+        shard: ShardSelector | None = None,
     ) -> None:
         self.client = client
         # A model class is listed and watched by its GVK: the store keeps the server's dicts.
@@ -185,6 +192,10 @@ class ListWatch:
         self.field_selector = field_selector or None
         self.tweak = tweak
         self.metadata_only = metadata_only
+        if shard is not None and not isinstance(shard, ShardSelector):
+            raise TypeError(f"shard must be a kubectrl.cache.ShardSelector, not {shard!r}")
+        #: The shard to list and watch (``None``: the whole collection).
+        self.shard = shard
 
     @property
     def description(self) -> str:
@@ -199,12 +210,17 @@ class ListWatch:
             parts.append(f"fields {self.field_selector}")
         if self.metadata_only:
             parts.append("metadata only")
+        if self.shard is not None:
+            parts.append(f"shard {self.shard}")
         return ", ".join(parts)
 
     def _query(self, options: ListOptions) -> tuple[ListOptions, dict[str, Any]]:
         # What lists and watches share: this list-watch's scope and selectors, then the tweak.
         options = dataclasses.replace(
-            options, label_selector=self.label_selector, field_selector=self.field_selector
+            options,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            shard_selector=str(self.shard) if self.shard is not None else None,
         )
         if self.tweak is not None:
             options = self.tweak(options)
@@ -212,6 +228,7 @@ class ListWatch:
             "namespace": self.namespace,
             "label_selector": options.label_selector,
             "field_selector": options.field_selector,
+            "shard_selector": options.shard_selector,
             "resource_version": options.resource_version,
             "resource_version_match": options.resource_version_match,
             "timeout_seconds": options.timeout_seconds,

@@ -9,6 +9,12 @@ loop only does I/O, waits on the injected clock, and records the last error for 
 It is also where objects enter the cache, so it is where malformed ones are stopped: an object
 without a non-empty ``metadata.name`` has no store key (it would be filed under ``""`` or
 ``"ns/"``), so it is logged once with the resource and the event type, and skipped.
+
+A sharded list-watch (one whose ``shard`` is a :class:`~kubectrl.cache.ShardSelector`) is
+checked here too: a list whose ``metadata.shardInfo`` does not echo the shard came from a server
+that ignored the selector (feature gate ``ShardedListAndWatch`` off, an older server, the
+in-memory fake), so the reflector logs that once and keeps only the shard's objects itself,
+in lists and in watch events, with the same hash.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from kubectrl.cache._decisions import (
     step,
 )
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions
+from kubectrl.cache._shard import ShardSelector
 from kubectrl.cache._store import fast_meta_namespace_key
 from kubectrl.client import EventType
 from kubectrl.objects import metadata_of
@@ -116,6 +123,15 @@ class Reflector:
         #: Number of completed syncs (lists or streaming lists).
         self.syncs = 0
         self._resource_version = ""
+        shard = getattr(list_watch, "shard", None)
+        #: The shard this reflector keeps (``None``: everything).
+        self.shard: ShardSelector | None = shard if isinstance(shard, ShardSelector) else None
+        #: Whether the server applied the shard on the last list (``None`` before one, or
+        #: without a shard). ``False`` means objects are filtered here.
+        self.server_sharded: bool | None = None
+        #: Objects (list items and watch events) dropped here as outside the shard.
+        self.shard_dropped = 0
+        self._fallback_logged = False
 
     @property
     def last_sync_resource_version(self) -> str:
@@ -178,7 +194,12 @@ class Reflector:
                 meta = metadata_of(page)
                 if token is None:
                     resource_version = str(meta.get("resourceVersion") or "")
-                items.extend(o for o in page.get("items") or () if self._named(o, "LIST"))
+                    if self.shard is not None:
+                        self._check_shard_info(meta.get("shardInfo"))
+                page_items = page.get("items") or ()
+                if self.shard is not None and not self.server_sharded:
+                    page_items = self._in_shard(page_items)
+                items.extend(o for o in page_items if self._named(o, "LIST"))
                 token = meta.get("continue") or None
                 if not token:
                     break
@@ -205,10 +226,23 @@ class Reflector:
             allow_watch_bookmarks=action.allow_watch_bookmarks,
             send_initial_events=True if streaming else None,
         )
+        # A watch is filtered here unless the last list proved the server applies the shard
+        # (a streaming list has no shardInfo to check: its events are filtered).
+        shard = self.shard if self.shard is not None and not self.server_sharded else None
         try:
             async with self.list_watch.watch(options) as stream:
                 async for event in stream:
                     events += 1
+                    if (
+                        shard is not None
+                        and event.type is not EventType.BOOKMARK
+                        and not shard.matches(event.object)
+                    ):
+                        self.shard_dropped += 1
+                        if initial is None:
+                            resource_version = event.resource_version or resource_version
+                            self._resource_version = resource_version
+                        continue
                     if event.type is EventType.BOOKMARK:
                         resource_version = event.resource_version or resource_version
                         if initial is None:
@@ -250,6 +284,36 @@ class Reflector:
             streaming=streaming,
             initial_events_done=initial is None,
         )
+
+    def _check_shard_info(self, info: Any) -> None:
+        shard = self.shard
+        if shard is None:
+            return
+        applied = False
+        if isinstance(info, dict) and isinstance(info.get("selector"), str):
+            try:
+                applied = ShardSelector.parse(info["selector"]) == shard
+            except ValueError:
+                applied = False
+        self.server_sharded = applied
+        if not applied and not self._fallback_logged:
+            self._fallback_logged = True
+            log.warning(
+                "the server did not apply shard %s to %s (no matching metadata.shardInfo: "
+                "feature gate ShardedListAndWatch off or an older server); filtering "
+                "client-side with the same hash, every object is still received",
+                shard,
+                self.name,
+                extra={"reflector": self.name, "shard": str(shard), "shard_info": info},
+            )
+
+    def _in_shard(self, items: Any) -> list[dict[str, Any]]:
+        shard = self.shard
+        if shard is None:
+            return list(items)
+        kept = [o for o in items if isinstance(o, dict) and shard.matches(o)]
+        self.shard_dropped += len(items) - len(kept)
+        return kept
 
     def _named(self, obj: Any, event_type: str) -> bool:
         meta = metadata_of(obj) if isinstance(obj, dict) else {}

@@ -226,8 +226,12 @@ class LocalCluster(ControlPlane):
         Args:
             nodes: how many simulated nodes kwok manages (default 3).
             controller_manager_args / scheduler_args / kwok_args: extra flags, appended.
-            kwargs: as for :class:`ControlPlane` (``binaries``, ``build``, ``start_timeout``...).
+            kwargs: as for :class:`ControlPlane` (``binaries``, ``build``, ``start_timeout``...);
+                ``feature_gates`` defaults to ``{"ShardedListAndWatch": True}`` here (sharded
+                lists and watches on, as the sharded managers use them); pass
+                ``{"ShardedListAndWatch": False}`` for a server without them.
         """
+        kwargs.setdefault("feature_gates", {"ShardedListAndWatch": True})
         super().__init__(**kwargs)
         if nodes < 1:
             raise ValueError(f"LocalCluster: nodes must be at least 1, not {nodes}")

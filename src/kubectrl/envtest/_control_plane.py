@@ -215,6 +215,7 @@ class ControlPlane:
         etcd_args: Sequence[str] = (),
         work_dir: Path | None = None,
         log: Callable[[str], None] | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         """Configure (but do not start) a control plane.
 
@@ -227,7 +228,12 @@ class ControlPlane:
             apiserver_args / etcd_args: extra flags, appended (a later flag wins).
             work_dir: where data, certificates, logs and kubeconfigs go; a new temporary
                 directory (removed on stop) by default. A given directory is kept.
+            feature_gates: kube-apiserver feature gates (``--feature-gates``), e.g.
+                ``{"ShardedListAndWatch": True}`` for sharded lists and watches (KEP-5866,
+                alpha in v1.36); none by default here, that one on by default in
+                :class:`~kubectrl.envtest.LocalCluster`.
         """
+        self.feature_gates = _check_gates(feature_gates or {})
         self._binaries = binaries
         self._build = build
         self.start_timeout = start_timeout
@@ -481,6 +487,7 @@ class ControlPlane:
             f"--service-cluster-ip-range={_SERVICE_CLUSTER_IP_RANGE}",
             *self._admission_flags(),
             "--allow-privileged=true",
+            *_gate_flags(self.feature_gates),
             *self._apiserver_args,
         ]
         self._apiserver = self._spawn("kube-apiserver", argv)
@@ -629,6 +636,27 @@ class ControlPlane:
         self._require_started()
         with self.http_client() as http:
             return install_crds(http, paths, timeout=timeout)
+
+
+def _check_gates(gates: Mapping[str, bool]) -> dict[str, bool]:
+    checked: dict[str, bool] = {}
+    for name, value in gates.items():
+        if not isinstance(name, str) or not name.isidentifier() or name[:1].islower():
+            raise ValueError(
+                f"feature gate name {name!r}: expected a gate such as 'ShardedListAndWatch'"
+            )
+        if not isinstance(value, bool):
+            raise ValueError(f"feature gate {name}: value must be True or False, not {value!r}")
+        checked[name] = value
+    return checked
+
+
+def _gate_flags(gates: Mapping[str, bool]) -> list[str]:
+    if not gates:
+        return []
+    return [
+        "--feature-gates=" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
+    ]
 
 
 def _write_private(path: Path, data: bytes) -> None:
