@@ -40,6 +40,8 @@ _SERVING_DNS = (
 _SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"  # as controller-runtime's envtest
 _SERVICE_CLUSTER_IP = "10.0.0.1"
 _LOG_TAIL_LINES = 25
+#: The common name of kube-apiserver's front-proxy client certificate (the allowed name).
+FRONT_PROXY_CLIENT = "front-proxy-client"
 _Self = TypeVar("_Self", bound="ControlPlane")
 
 
@@ -467,6 +469,14 @@ class ControlPlane:
         sa_private, sa_public = service_account_key_pem()
         _write_private(pki / "sa.key", sa_private)
         (pki / "sa.pub").write_bytes(sa_public)
+        # The aggregation layer: a CA of its own for the front proxy (kube-apiserver's client
+        # certificate when it proxies to an extension API server, which trusts X-Remote-*
+        # headers only from a certificate of this CA with an allowed name).
+        front_proxy = CertificateAuthority("kubectrl-envtest-front-proxy-ca")
+        (pki / "front-proxy-ca.crt").write_bytes(front_proxy.cert_pem)
+        proxy_client = front_proxy.issue(FRONT_PROXY_CLIENT)
+        _write_private(pki / "front-proxy-client.crt", proxy_client.cert_pem)
+        _write_private(pki / "front-proxy-client.key", proxy_client.key_pem)
 
         (port,) = _free_ports(1)
         self._server = f"https://127.0.0.1:{port}"
@@ -485,6 +495,15 @@ class ControlPlane:
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             f"--service-cluster-ip-range={_SERVICE_CLUSTER_IP_RANGE}",
+            f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
+            f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
+            f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
+            # No kube-proxy: the aggregator dials an APIService's endpoint addresses itself.
+            "--enable-aggregator-routing=true",
             *self._admission_flags(),
             "--allow-privileged=true",
             *_gate_flags(self.feature_gates),
@@ -619,6 +638,61 @@ class ControlPlane:
         user = kubeconfig or self.kubeconfig
         kwargs.setdefault("timeout", 30.0)
         return httpx.Client(base_url=self._server, verify=user.ssl_context(), **kwargs)
+
+    # -- aggregated API servers ---------------------------------------------------------------
+
+    def register_api_service(
+        self,
+        group: str,
+        version: str,
+        *,
+        ca_bundle: bytes,
+        address: str,
+        port: int,
+        namespace: str = "default",
+        service_name: str = "",
+        wait: bool = True,
+        timeout: float = 60.0,
+    ) -> dict[str, Any]:
+        """Register an extension API server listening on ``address:port`` for
+        ``group/version`` (a Service, its EndpointSlice and an ``APIService`` with
+        ``ca_bundle``); returns the APIService, once ``Available=True`` if ``wait``.
+
+        The aggregator dials ``address`` itself (``--enable-aggregator-routing``), and refuses
+        a loopback address: serve on another address (the extension API server docs show a
+        network namespace of the test's own). The server's certificate must name
+        ``<service>.<namespace>.svc`` (``service_name`` is ``<first label of group>-apiserver``
+        by default).
+        """
+        from kubectrl.envtest._aggregation import register_api_service
+
+        self._require_started()
+        with self.http_client() as http:
+            return register_api_service(
+                http,
+                group,
+                version,
+                ca_bundle=ca_bundle,
+                address=address,
+                port=port,
+                namespace=namespace,
+                service_name=service_name,
+                wait=wait,
+                timeout=timeout,
+            )
+
+    def wait_api_service(
+        self, group: str, version: str, *, available: bool = True, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Wait until the APIService of ``group/version`` is ``Available`` (or, with
+        ``available=False``, not); returns its ``Available`` condition."""
+        from kubectrl.envtest._aggregation import wait_api_service
+
+        self._require_started()
+        with self.http_client() as http:
+            return wait_api_service(
+                http, f"{version}.{group}", available=available, timeout=timeout
+            )
 
     # -- CRDs ---------------------------------------------------------------------------------
 
