@@ -29,6 +29,7 @@ PACKAGES = [
     "kubectrl.kinds",
     "kubectrl.labels",
     "kubectrl.leaderelection",
+    "kubectrl.models",
     "kubectrl.objects",
     "kubectrl.rbac",
     "kubectrl.resources",

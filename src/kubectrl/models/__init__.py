@@ -38,6 +38,7 @@ Example::
 
 from __future__ import annotations
 
+from kubectrl._exports import publish as _publish
 from kubectrl.models._files import assert_up_to_date, load_crds
 from kubectrl.models._generate import ModelGenerationError, from_crd, module_name
 
@@ -48,3 +49,5 @@ __all__ = [
     "load_crds",
     "module_name",
 ]
+
+_publish(__name__, globals(), __all__)
