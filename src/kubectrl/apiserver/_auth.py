@@ -25,8 +25,8 @@ import json
 import ssl
 import time
 import urllib.parse
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import httpx
@@ -243,9 +243,9 @@ class DelegatingAuth:
 
     async def _token_user(self, token: str) -> UserInfo | None:
         key = hashlib.sha256(token.encode()).hexdigest()
-        cached = self._tokens.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        return await _cached(self._tokens, key, self.cache_ttl, lambda: self._review_token(token))
+
+    async def _review_token(self, token: str) -> UserInfo | None:
         review = await self._post(
             "/apis/authentication.k8s.io/v1/tokenreviews",
             {
@@ -264,7 +264,6 @@ class DelegatingAuth:
                 tuple(found.get("groups") or ()),
                 {k: tuple(v) for k, v in (found.get("extra") or {}).items()},
             )
-        self._tokens[key] = (time.monotonic() + self.cache_ttl, user)
         return user
 
     # ------------------------------------------------------------------ authorization
@@ -281,21 +280,43 @@ class DelegatingAuth:
         if user.extra:
             spec["extra"] = {k: list(v) for k, v in user.extra.items()}
         key = json.dumps(spec, sort_keys=True)
-        cached = self._decisions.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        return await _cached(self._decisions, key, self.cache_ttl, lambda: self._review(spec))
+
+    async def _review(self, spec: Mapping[str, Any]) -> tuple[bool, str]:
         review = await self._post(
             "/apis/authorization.k8s.io/v1/subjectaccessreviews",
             {
                 "apiVersion": "authorization.k8s.io/v1",
                 "kind": "SubjectAccessReview",
-                "spec": spec,
+                "spec": dict(spec),
             },
         )
         status = review.get("status") or {}
-        decision = (bool(status.get("allowed")), str(status.get("reason", "")))
-        self._decisions[key] = (time.monotonic() + self.cache_ttl, decision)
-        return decision
+        return (bool(status.get("allowed")), str(status.get("reason", "")))
+
+
+_T = TypeVar("_T")
+#: Entries kept per cache before expired ones are dropped.
+_CACHE_SWEEP = 4096
+
+
+async def _cached(
+    cache: dict[str, tuple[float, _T]],
+    key: str,
+    ttl: float,
+    fetch: Callable[[], Awaitable[_T]],
+) -> _T:
+    """``cache[key]`` while younger than ``ttl`` seconds, else what ``fetch`` answers now."""
+    now = time.monotonic()
+    hit = cache.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    value = await fetch()
+    if len(cache) >= _CACHE_SWEEP:
+        for old in [k for k, (expires, _) in cache.items() if expires <= now]:
+            del cache[old]
+    cache[key] = (now + ttl, value)
+    return value
 
 
 def _common_name(cert: Certificate) -> str:

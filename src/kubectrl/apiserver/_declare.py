@@ -18,7 +18,7 @@ from kubectrl import crd as _crd
 from kubectrl.apiserver._core import APICore
 from kubectrl.apiserver._objects import render
 from kubectrl.apiserver._resources import ResourceInfo, crd_resource
-from kubectrl.apiserver._status import StatusError, bad_request, qualified
+from kubectrl.apiserver._status import StatusError, qualified
 from kubectrl.apiserver._store import ObjectStore
 from kubectrl.resources import CustomResource
 
@@ -164,13 +164,9 @@ class AdmittingStore(ObjectStore):
         self.namespaces = namespaces
 
     def _check_namespace(self, info: ResourceInfo, ns: str | None, name: str) -> None:
-        if not info.namespaced:
-            return
-        if not ns:
-            raise bad_request(
-                "the server could not find the requested resource: a namespace is required"
-            )
-        if self.namespaces is not None and not self.namespaces(ns):
+        if not info.namespaced or not ns:
+            super()._check_namespace(info, ns, name)  # the scope's own rules, no lookup
+        elif self.namespaces is not None and not self.namespaces(ns):
             raise StatusError.make(
                 404,
                 f'namespaces "{ns}" not found',

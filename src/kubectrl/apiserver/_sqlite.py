@@ -36,6 +36,7 @@ from kubectrl.apiserver._storage import (
     Listener,
     Resource,
     RevisionMismatchError,
+    Revisions,
 )
 
 __all__ = ["SQLiteStorage"]
@@ -60,7 +61,7 @@ def _dump(obj: dict[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
 
 
-class SQLiteStorage:
+class SQLiteStorage(Revisions):
     """:class:`~kubectrl.apiserver._storage.Storage` in a SQLite database file.
 
     ``path``: the database file (created with its tables if missing; ``":memory:"`` for a
@@ -100,16 +101,6 @@ class SQLiteStorage:
     def _meta(self, name: str) -> int:
         row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return int(row[0])
-
-    @property
-    def revision(self) -> int:
-        """The revision of the last write (0 for an empty store)."""
-        return self._revision
-
-    @property
-    def compacted(self) -> int:
-        """The oldest revision reads and feeds can still serve."""
-        return self._compacted
 
     def get(self, resource: Resource, key: Key) -> dict[str, Any] | None:
         """The object stored at ``key`` now, or ``None``."""

@@ -29,6 +29,7 @@ __all__ = [
     "KeyExistsError",
     "MemoryStorage",
     "RevisionMismatchError",
+    "Revisions",
     "Storage",
     "StorageError",
 ]
@@ -127,7 +128,25 @@ class Storage(Protocol):
         """Forget the history before ``revision`` (by default all of it)."""
 
 
-class MemoryStorage:
+class Revisions:
+    """The two counters every storage keeps: the last write's revision and the compaction point
+    (a base class of the implementations)."""
+
+    _revision: int
+    _compacted: int
+
+    @property
+    def revision(self) -> int:
+        """The revision of the last write (0 for an empty store)."""
+        return self._revision
+
+    @property
+    def compacted(self) -> int:
+        """The oldest revision reads and feeds can still serve."""
+        return self._compacted
+
+
+class MemoryStorage(Revisions):
     """:class:`Storage` in dicts, with the history as a list of :class:`Change`.
 
     It stores the dict it is given (with ``metadata.resourceVersion`` set to the write's
@@ -152,16 +171,6 @@ class MemoryStorage:
     def __repr__(self) -> str:
         count = sum(len(v) for v in self._objects.values())
         return f"MemoryStorage(objects={count}, revision={self._revision})"
-
-    @property
-    def revision(self) -> int:
-        """The revision of the last write (0 for an empty store)."""
-        return self._revision
-
-    @property
-    def compacted(self) -> int:
-        """The oldest revision reads and feeds can still serve."""
-        return self._compacted
 
     def get(self, resource: Resource, key: Key) -> dict[str, Any] | None:
         """The object stored at ``key`` now, or ``None``."""
