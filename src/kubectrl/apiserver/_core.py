@@ -192,6 +192,7 @@ class APICore:
             return self.store.delete(
                 info, version, ns, name, options, dry_run or options.get("dryRun") == ["All"]
             )
+        dry_run = dry_run or options.get("dryRun") == ["All"]
         return 200, self._delete_collection(info, version, ns, params, options, dry_run)
 
     # ------------------------------------------------------------------ reads

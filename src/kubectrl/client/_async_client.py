@@ -34,6 +34,7 @@ from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, documented_by
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
+from kubectrl.client._pod_logs import PodLogs
 from kubectrl.client._pods import PodStreams
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
@@ -186,7 +187,7 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
-class AsyncClient(KubeClient, Pager, PodStreams):
+class AsyncClient(KubeClient, Pager, PodStreams, PodLogs):
     """Asyncio Kubernetes client for any resource, built on httpx.
 
     Resources are named by ``(apiVersion, kind)`` tuples, a
@@ -1058,121 +1059,6 @@ class AsyncClient(KubeClient, Pager, PodStreams):
             body=self._delete_options(propagation_policy, grace_period_seconds, None, dry_run),
         )
         return await self._json(response)
-
-    # ------------------------------------------------------------------ pods/log
-
-    @staticmethod
-    def _log_params(
-        container: str | None,
-        follow: bool,
-        tail_lines: int | None,
-        since_seconds: int | None,
-        timestamps: bool,
-        previous: bool,
-        limit_bytes: int | None,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> dict[str, Any]:
-        return {
-            "insecureSkipTLSVerifyBackend": insecure_skip_tls_verify_backend or None,
-            "container": container,
-            "follow": follow or None,
-            "tailLines": tail_lines,
-            "sinceSeconds": since_seconds,
-            "timestamps": timestamps or None,
-            "previous": previous or None,
-            "limitBytes": limit_bytes,
-        }
-
-    async def pod_log(
-        self,
-        name: str,
-        *,
-        namespace: str,
-        container: str | None = None,
-        tail_lines: int | None = None,
-        since_seconds: int | None = None,
-        timestamps: bool = False,
-        previous: bool = False,
-        limit_bytes: int | None = None,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> str:
-        """Read a pod's log (``pods/log``) as text, without following.
-
-        ``insecure_skip_tls_verify_backend`` asks the apiserver not to verify the kubelet's
-        serving certificate (the API's ``insecureSkipTLSVerifyBackend``).
-
-        Example::
-
-            text = await client.pod_log("web-0", namespace="ns", tail_lines=100)
-        """
-        res = await self.resource(("v1", "Pod"))
-        response = await self._send(
-            "GET",
-            res.path(namespace=namespace, name=name, subresource="log"),
-            verb="get",
-            label="pods/log",
-            namespace=namespace,
-            name=name,
-            params=self._log_params(
-                container,
-                False,
-                tail_lines,
-                since_seconds,
-                timestamps,
-                previous,
-                limit_bytes,
-                insecure_skip_tls_verify_backend,
-            ),
-            accept="*/*",
-        )
-        return response.text
-
-    async def follow_pod_log(
-        self,
-        name: str,
-        *,
-        namespace: str,
-        container: str | None = None,
-        tail_lines: int | None = None,
-        since_seconds: int | None = None,
-        timestamps: bool = False,
-        previous: bool = False,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> AsyncIterator[str]:
-        """Follow a pod's log (``pods/log?follow=true``), yielding lines (without newline) until
-        the container stops or you stop iterating. Uses the watch pool.
-
-        Example::
-
-            async for line in client.follow_pod_log("web-0", namespace="ns"):
-                print(line)
-        """
-        res = await self.resource(("v1", "Pod"))
-        response = await self._open_stream(
-            res.path(namespace=namespace, name=name, subresource="log"),
-            _clean(
-                self._log_params(
-                    container,
-                    True,
-                    tail_lines,
-                    since_seconds,
-                    timestamps,
-                    previous,
-                    None,
-                    insecure_skip_tls_verify_backend,
-                )
-            ),
-            verb="get",
-            label="pods/log",
-            namespace=namespace,
-            name=name,
-            read_timeout=None,
-        )
-        try:
-            async for line in response.aiter_lines():
-                yield line.rstrip("\r\n")
-        finally:
-            await response.aclose()
 
     # ------------------------------------------------------------------ helpers
 

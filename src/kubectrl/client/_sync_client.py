@@ -156,7 +156,9 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
     delete = blocking(AsyncClient.delete)
     delete_collection = blocking(AsyncClient.delete_collection)
     pod_log = blocking(AsyncClient.pod_log)
+    pod_log_bytes = blocking(AsyncClient.pod_log_bytes)
     follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
+    follow_pod_log_bytes = blocking_iterator(AsyncClient.follow_pod_log_bytes)
     exec = blocking(AsyncClient.exec)
     evict = blocking(AsyncClient.evict)
     open_exec = blocking_wrapped(

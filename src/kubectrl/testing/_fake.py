@@ -321,10 +321,9 @@ class FakeAPI:
         served = self.pods.serve(request.method, request.url.path, params, core_request.body)
         if served is not None:
             code, answer_body = served
-            if isinstance(answer_body, str):
-                return httpx.Response(
-                    code, headers={"Content-Type": "text/plain"}, content=answer_body.encode()
-                )
+            if isinstance(answer_body, (str, bytes)):
+                content = answer_body if isinstance(answer_body, bytes) else answer_body.encode()
+                return httpx.Response(code, headers={"Content-Type": "text/plain"}, content=content)
             return _response(Reply(code, answer_body))
         try:
             found = self._core.route(core_request)

@@ -98,7 +98,7 @@ class FakePods:
 
     def __init__(self, api: FakeAPI) -> None:
         self._api = api
-        self._logs: dict[tuple[str, str, str], str] = {}
+        self._logs: dict[tuple[str, str, str], bytes] = {}
         self._exec: ExecHandler | None = None
         self._budgets: list[dict[str, Any]] = []
 
@@ -119,9 +119,19 @@ class FakePods:
             raise ValueError("add_disruption_budget: the budget needs metadata.name and namespace")
         self._budgets.append(dict(budget))
 
-    def set_log(self, namespace: str, pod: str, text: str, *, container: str = "") -> None:
-        """Set the log text of a pod's container (``""``: the pod's only container)."""
-        self._logs[(namespace, pod, container)] = text
+    def set_log(self, namespace: str, pod: str, text: str | bytes, *, container: str = "") -> None:
+        """Set the log of a pod's container (``""``: any container without a log of its own),
+        as text (UTF-8) or bytes. ``tailLines`` and ``limitBytes`` apply to it; the options that
+        need a kubelet's timestamps (``sinceSeconds``, ``sinceTime``, ``timestamps``) and
+        ``previous`` raise :class:`~kubectrl.errors.UnsupportedFeatureError`.
+
+        Example::
+
+            api.pods.set_log("default", "db-0", "ready\npartial", container="main")
+        """
+        self._logs[(namespace, pod, container)] = (
+            text.encode() if isinstance(text, str) else bytes(text)
+        )
 
     def on_exec(self, handler: ExecHandler | None) -> None:
         """Answer every exec with ``handler`` (``None``: exec is refused as unsupported).
@@ -161,7 +171,7 @@ class FakePods:
     ) -> tuple[int, Any] | None:
         """The answer to a pods subresource request this module serves, else ``None``.
 
-        Returns ``(code, body)``: a dict for JSON, ``str`` for a log's text.
+        Returns ``(code, body)``: a dict for JSON, ``bytes`` for a log.
         """
         match = _SUBRESOURCE.match(path)
         if match is None:
@@ -185,16 +195,21 @@ class FakePods:
             if container is None:
                 return 400, _status(400, "BadRequest", problem)
         if sub == "log" and method == "GET":
+            for option in ("sinceSeconds", "sinceTime", "timestamps", "previous"):
+                if params.get(option):
+                    raise UnsupportedFeatureError(
+                        f"pods/log with {option} (FakeAPI's logs have no times and no "
+                        "previous container)"
+                    )
             text = self._logs.get((namespace, name, container or ""))
             if text is None:
-                text = self._logs.get((namespace, name, ""), "")
+                text = self._logs.get((namespace, name, ""), b"")
             if params.get("tailLines"):
                 lines = text.splitlines(keepends=True)
-                text = (
-                    "".join(lines[-int(params["tailLines"]) :]) if int(params["tailLines"]) else ""
-                )
+                tail = int(params["tailLines"])
+                text = b"".join(lines[-tail:]) if tail else b""
             if params.get("limitBytes"):
-                text = text.encode()[: int(params["limitBytes"])].decode(errors="ignore")
+                text = text[: int(params["limitBytes"])]
             return 200, text
         if sub == "eviction" and method == "POST":
             return self._evict(namespace, name, pod, body, params)

@@ -146,3 +146,44 @@ def test_blocking_exec_and_session(api: FakeAPI) -> None:
             assert s.read_stdout() == b"out"
             assert s.read_stderr() == b"err"
             assert s.wait() == 0
+
+
+async def test_logs_as_bytes_and_a_partial_last_line(api: FakeAPI, client: AsyncClient) -> None:
+    api.pods.set_log("default", "db-0", b"one\r\ntwo\n\xffpart", container="main")
+    raw = await client.pod_log_bytes(POD, container="main")
+    assert raw == b"one\r\ntwo\n\xffpart"
+    assert await client.pod_log(POD, container="main") == "one\r\ntwo\n\ufffdpart"
+    chunks = [line async for line in client.follow_pod_log_bytes(POD, container="main")]
+    assert chunks == [b"one\r\n", b"two\n", b"\xffpart"]
+    texts = [line async for line in client.follow_pod_log("db-0", container="main")]
+    assert texts == ["one", "two", "\ufffdpart"]
+    assert await client.pod_log_bytes(POD, container="main", tail_lines=1) == b"\xffpart"
+    assert await client.pod_log_bytes(POD, container="main", limit_bytes=3) == b"one"
+
+
+async def test_log_options_checked_before_sending(client: AsyncClient) -> None:
+    import datetime
+
+    with pytest.raises(ValueError, match="since_seconds or since_time, not both"):
+        await client.pod_log(POD, since_seconds=5, since_time="2026-01-01T00:00:00Z")
+    with pytest.raises(ValueError, match="has no time zone"):
+        await client.pod_log(POD, since_time=datetime.datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match="tail_lines must be a non-negative integer"):
+        await client.pod_log(POD, tail_lines=-1)
+
+
+async def test_fake_refuses_log_options_it_cannot_honour(client: AsyncClient) -> None:
+    import datetime
+
+    moment = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    with pytest.raises(UnsupportedFeatureError, match="pods/log with sinceTime"):
+        await client.pod_log(POD, container="main", since_time=moment)
+    with pytest.raises(UnsupportedFeatureError, match="pods/log with timestamps"):
+        await client.pod_log(POD, container="main", timestamps=True)
+
+
+def test_blocking_log_bytes(api: FakeAPI) -> None:
+    api.pods.set_log("default", "db-0", "a\nb", container="side")
+    with BlockingClient(api.config()) as client:
+        assert client.pod_log_bytes("db-0", container="side") == b"a\nb"
+        assert list(client.follow_pod_log_bytes("db-0", container="side")) == [b"a\n", b"b"]

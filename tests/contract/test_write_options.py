@@ -1,0 +1,135 @@
+"""Write options and warnings, on both servers: ``dryRun=All`` and ``fieldValidation``.
+
+k8s.io/apiserver pkg/endpoints/handlers (create.go, update.go, patch.go: the strict decoder's
+``strict decoding error: unknown field "..."``, a 400 for a POST/PUT body, a 422 ``Invalid``
+cause ``patch`` for a patch; ``Warn`` is the default and sends one ``Warning`` header per
+field), pkg/registry/rest (dry run: validated, defaulted, not stored, no watch event).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from contract_helpers import CM, Target, configmap, unique
+from schema_helpers import thing, thing_kind
+
+from kubectrl.client import AsyncClient, WarningRecorder
+from kubectrl.errors import BadRequestError, InvalidError, NotFoundError
+
+SPEC: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "size": {"type": "integer", "default": 1},
+        "tags": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"n": {"type": "string"}}},
+        },
+    },
+}
+
+
+@pytest.fixture
+async def checked(target: Target) -> AsyncIterator[tuple[AsyncClient, WarningRecorder]]:
+    """A second client on the target whose warnings are recorded."""
+    recorder = WarningRecorder()
+    async with AsyncClient(target.client.config.with_options(warning_handler=recorder)) as c:
+        yield c, recorder
+
+
+async def test_dry_run_create_validates_defaults_and_stores_nothing(target: Target) -> None:
+    kind = await thing_kind(target, SPEC)
+    obj = thing(kind, target.namespace, {"tags": []})
+    name = obj["metadata"]["name"]
+    watch = target.client.watch(kind, namespace=target.namespace, resource_version="0")
+    answer = await target.client.create(obj, dry_run=True)
+    assert answer["spec"]["size"] == 1  # defaulted
+    assert answer["metadata"]["uid"]
+    with pytest.raises(NotFoundError):
+        await target.client.get(kind, name, namespace=target.namespace)
+    # The watch sees the real create that follows, not the dry run before it.
+    await target.client.create(thing(kind, target.namespace, {}, name=name + "-b"))
+    async with watch as events:
+        event = await asyncio.wait_for(events.__anext__(), 30)
+    assert event.object["metadata"]["name"] == name + "-b"
+    with pytest.raises(InvalidError):
+        await target.client.create(thing(kind, target.namespace, {"size": "x"}), dry_run=True)
+
+
+async def test_dry_run_update_patch_delete_change_nothing(target: Target) -> None:
+    name = unique("dry")
+    cm = await target.client.create(configmap(name, target.namespace, {"a": "1"}))
+    cm["data"] = {"a": "2"}
+    assert (await target.client.update(cm, dry_run=True))["data"] == {"a": "2"}
+    patched = await target.client.patch(
+        CM, name, {"data": {"a": "3"}}, namespace=target.namespace, dry_run=True
+    )
+    assert patched["data"] == {"a": "3"}
+    await target.client.delete(CM, name, namespace=target.namespace, dry_run=True)
+    await target.client.delete_collection(CM, namespace=target.namespace, dry_run=True)
+    stored = await target.client.get(CM, name, namespace=target.namespace)
+    assert stored["data"] == {"a": "1"}
+    assert stored["metadata"]["resourceVersion"] == cm["metadata"]["resourceVersion"]
+
+
+async def test_strict_create_and_update_name_the_unknown_fields(target: Target) -> None:
+    name = unique("strict")
+    body = {**configmap(name, target.namespace, {"a": "1"}), "bogus": 1, "spec": {"x": 2}}
+    with pytest.raises(BadRequestError) as err:
+        await target.client.create(body, field_validation="Strict")
+    assert err.value.server_message == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "bogus", unknown field "spec"'
+    )
+    cm = await target.client.create(configmap(name, target.namespace, {"a": "1"}))
+    with pytest.raises(BadRequestError, match='unknown field "zz"'):
+        await target.client.update({**cm, "zz": 1}, field_validation="Strict")
+
+
+async def test_strict_patch_is_422_naming_the_field(target: Target) -> None:
+    name = unique("strict")
+    await target.client.create(configmap(name, target.namespace, {"a": "1"}))
+    with pytest.raises(InvalidError) as err:
+        await target.client.patch(
+            CM, name, {"zz": {"q": 1}}, namespace=target.namespace, field_validation="Strict"
+        )
+    assert err.value.code == 422
+    assert err.value.server_message.endswith('strict decoding error: unknown field "zz"')
+    assert [cause.field for cause in err.value.causes] == ["patch"]
+
+
+async def test_custom_resource_unknown_fields_strict_warn_ignore(
+    target: Target, checked: tuple[AsyncClient, WarningRecorder]
+) -> None:
+    kind = await thing_kind(target, SPEC)
+    client, recorder = checked
+    obj = thing(kind, target.namespace, {"size": 1, "color": "red", "tags": [{"n": "a", "x": 1}]})
+    obj["extra"] = True
+    with pytest.raises(BadRequestError) as err:
+        await client.create(obj, field_validation="Strict")
+    assert err.value.server_message == (
+        'Thing in version "v1" cannot be handled as a Thing: strict decoding error: '
+        'unknown field "extra", unknown field "spec.color", unknown field "spec.tags[0].x"'
+    )
+    assert recorder.texts == []
+    await client.create(obj, field_validation="Ignore", dry_run=True)
+    assert recorder.texts == []
+    created = await client.create(obj)  # Warn, the default
+    assert recorder.texts == [
+        'unknown field "extra"',
+        'unknown field "spec.color"',
+        'unknown field "spec.tags[0].x"',
+    ]
+    assert created["spec"] == {"size": 1, "tags": [{"n": "a"}]}
+
+
+async def test_warn_on_a_patch(
+    target: Target, checked: tuple[AsyncClient, WarningRecorder]
+) -> None:
+    client, recorder = checked
+    name = unique("warn")
+    await client.create(configmap(name, target.namespace, {"a": "1"}))
+    await client.patch(CM, name, {"zz": 1}, namespace=target.namespace, field_validation="Warn")
+    assert recorder.texts == ['unknown field "zz"']
