@@ -233,10 +233,10 @@ class ClientConfig:
         elif not self.proxy:
             # Direct connections use asyncio's sockets and TLS (see kubectrl.client._transport);
             # a proxy goes through httpx's own transport, which speaks the proxy protocols.
-            from kubectrl.client._transport import AsyncioTransport  # httpcore: import when used
+            from kubectrl.client._fast_transport import direct_transport  # import when used
 
             limits: httpx.Limits = kwargs["limits"]
-            kwargs["transport"] = AsyncioTransport(
+            kwargs["transport"] = direct_transport(
                 ssl_context=kwargs.pop("verify"),
                 max_connections=limits.max_connections,
                 max_keepalive_connections=limits.max_keepalive_connections,

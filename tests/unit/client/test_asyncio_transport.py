@@ -1,21 +1,27 @@
-"""The asyncio network layer under httpx (kubectrl.client._transport), against real local sockets.
+"""The transports under httpx, against real local sockets: httpcore over asyncio's sockets
+(kubectrl.client._transport) and HTTP/1.1 parsed by httptools (kubectrl.client._fast_transport).
 
-A few lines of HTTP/1.1 served by ``asyncio.start_server``: enough to check what the transport
-itself decides (timeouts, broken connections, keep-alive reuse); everything Kubernetes decides is
-tested against the real API server in the integration suite.
+A few lines of HTTP/1.1 served by ``asyncio.start_server``: enough to check what a transport
+itself decides (timeouts, broken connections, keep-alive reuse, TLS, cancellation); everything
+Kubernetes decides is tested against the real API server in the integration suite. Every test
+runs on both transports.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
-from kubectrl.client import load_kubeconfig
+from kubectrl.client import _fast_transport, load_kubeconfig
+from kubectrl.client._fast_transport import FastTransport, direct_transport
 from kubectrl.client._transport import AsyncioTransport
+
+HAVE_HTTPTOOLS = _fast_transport.httptools is not None
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -39,11 +45,51 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
         server.close()
 
 
-def client(base_url: str, **timeouts: float) -> httpx.AsyncClient:
-    transport = AsyncioTransport(ssl_context=None, max_connections=4, max_keepalive_connections=4)
-    return httpx.AsyncClient(
-        transport=transport, base_url=base_url, timeout=httpx.Timeout(5.0, **timeouts)
+TransportFactory = Callable[..., httpx.AsyncBaseTransport]
+
+
+@pytest.fixture(autouse=True, params=["httpcore", "httptools"])
+def make_transport(request: pytest.FixtureRequest) -> TransportFactory:
+    """The transport class under test (every test runs once per transport)."""
+    global TRANSPORT
+    if request.param == "httptools":
+        if not HAVE_HTTPTOOLS:
+            pytest.skip("httptools is not installed (pip install kubectrl[speedups])")
+        TRANSPORT = FastTransport
+    else:
+        TRANSPORT = AsyncioTransport
+    return TRANSPORT
+
+
+TRANSPORT: TransportFactory = AsyncioTransport
+
+
+def new_transport(
+    max_connections: int = 4, ssl_context: ssl.SSLContext | None = None
+) -> httpx.AsyncBaseTransport:
+    return TRANSPORT(
+        ssl_context=ssl_context,
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
     )
+
+
+def client(
+    base_url: str, transport: httpx.AsyncBaseTransport | None = None, **timeouts: float
+) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=transport or new_transport(),
+        base_url=base_url,
+        timeout=httpx.Timeout(5.0, **timeouts),
+    )
+
+
+def idle_connections_closed(transport: httpx.AsyncBaseTransport) -> bool:
+    """Whether every idle connection of ``transport`` has seen its peer close it."""
+    if isinstance(transport, AsyncioTransport):
+        return all(c.has_expired() for c in transport._pool.connections)
+    assert isinstance(transport, FastTransport)
+    return all(c.closed for idle in transport._idle.values() for c in idle)
 
 
 async def test_chunked_body_arrives_in_order_across_reads(
@@ -125,14 +171,14 @@ async def test_keep_alive_reuses_a_connection_and_replaces_one_the_server_closed
         await writer.wait_closed()
         hung_up.set()
 
-    transport = AsyncioTransport(ssl_context=None, max_connections=4, max_keepalive_connections=4)
+    transport = new_transport()
     async with httpx.AsyncClient(transport=transport, base_url=await serve(handler)) as http:
         answers = [(await http.get("/")).text, (await http.get("/")).text]
         await asyncio.wait_for(hung_up.wait(), 5)
-        # The idle connection turns readable (EOF) once the close reaches it; httpcore then
-        # drops it rather than sending on it.
+        # The idle connection turns readable (EOF) once the close reaches it; the transport
+        # then drops it rather than sending on it.
         deadline = asyncio.get_running_loop().time() + 5
-        while not all(c.has_expired() for c in transport._pool.connections):
+        while not idle_connections_closed(transport):
             assert asyncio.get_running_loop().time() < deadline, "the close never arrived"
             await asyncio.sleep(0.001)
         answers += [(await http.get("/")).text, (await http.get("/")).text]
@@ -141,12 +187,14 @@ async def test_keep_alive_reuses_a_connection_and_replaces_one_the_server_closed
 
 
 def test_the_client_uses_it_for_direct_connections_and_not_behind_a_proxy(
-    tmp_path: Path,
+    tmp_path: Path, make_transport: TransportFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if make_transport is AsyncioTransport:  # what the client uses without httptools
+        monkeypatch.setattr(_fast_transport, "httptools", None)
     direct = load_kubeconfig(_kubeconfig(tmp_path, proxy=None)).async_httpx_client()
-    assert isinstance(direct._transport, AsyncioTransport)
+    assert type(direct._transport) is make_transport
     proxied = load_kubeconfig(_kubeconfig(tmp_path, proxy="http://proxy.example:3128"))
-    assert not isinstance(proxied.async_httpx_client()._transport, AsyncioTransport)
+    assert not isinstance(proxied.async_httpx_client()._transport, make_transport)
     # The documented way back to httpx's own network layer: a transport in the config.
     config = load_kubeconfig(_kubeconfig(tmp_path, proxy=None))
     own = httpx.AsyncHTTPTransport(verify=config.ssl_context())
@@ -199,3 +247,237 @@ async def test_small_and_large_request_bodies_arrive_whole(
     async with client(await serve(handler)) as http:
         answers = [(await http.post("/", content=body)).text for body in bodies]
     assert answers == [str(sum(body) % 1000003) for body in bodies]
+
+
+# ------------------------------------------------------------------ added with FastTransport
+
+
+def _ok(body: bytes = b"ok") -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def test_a_body_delimited_by_the_close_and_an_interim_response_are_read(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil ")
+        await writer.drain()
+        writer.write(b"the end")
+        await writer.drain()
+        writer.close()
+
+    async with client(await serve(handler)) as http:
+        response = await http.get("/")
+    assert (response.status_code, response.text) == (200, "until the end")
+
+
+async def test_a_request_cancelled_while_waiting_does_not_leak_its_connection(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    """The cancelled request's connection is not reused (its late answer would be read as the
+    next request's), and its pool slot is free again: with one slot, the next request runs."""
+    requests: list[bytes] = []
+    first_arrived = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            requests.append(head.split(b" ")[1])
+            if head.startswith(b"GET /slow "):
+                first_arrived.set()
+                await asyncio.sleep(0.2)  # answers late, after the client gave up
+                writer.write(_ok(b"slow"))
+            else:
+                writer.write(_ok(b"fast"))
+            try:
+                await writer.drain()
+            except ConnectionError:
+                return
+
+    async with client(await serve(handler), new_transport(max_connections=1)) as http:
+        slow = asyncio.ensure_future(http.get("/slow"))
+        await asyncio.wait_for(first_arrived.wait(), 5)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        answers = [(await http.get("/fast")).text for _ in range(3)]
+    assert answers == ["fast"] * 3
+    assert requests[0] == b"/slow"
+
+
+async def test_a_request_cancelled_while_waiting_for_a_free_connection_leaves_it_free(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    release = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if head.startswith(b"GET /hold "):
+                await release.wait()
+            writer.write(_ok())
+            await writer.drain()
+
+    async with client(await serve(handler), new_transport(max_connections=1)) as http:
+        holder = asyncio.ensure_future(http.get("/hold"))
+        waiting = asyncio.ensure_future(http.get("/queued"))
+        for _ in range(20):  # let both reach their waits
+            await asyncio.sleep(0)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        release.set()
+        assert (await holder).text == "ok"
+        assert (await http.get("/after")).text == "ok"
+
+
+async def test_no_free_connection_within_the_pool_timeout_is_a_pool_timeout(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    release = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        await release.wait()
+        writer.write(_ok())
+        await writer.drain()
+
+    transport = new_transport(max_connections=1)
+    async with client(await serve(handler), transport, pool=0.05) as http:
+        holder = asyncio.ensure_future(http.get("/hold"))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        with pytest.raises(httpx.PoolTimeout):
+            await http.get("/queued")
+        release.set()
+        assert (await holder).text == "ok"
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A CA, and a serving certificate for 127.0.0.1 and `api.test` it signed."""
+    from kubectrl.envtest._certs import CertificateAuthority
+
+    folder = tmp_path_factory.mktemp("tls")
+    ca = CertificateAuthority()
+    pair = ca.issue("server", dns_names=["api.test"], ip_addresses=["127.0.0.1"], server=True)
+    paths = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
+    for path, pem in zip(paths, (ca.cert_pem, pair.cert_pem, pair.key_pem), strict=True):
+        path.write_bytes(pem)
+    return paths
+
+
+async def test_tls_verifies_the_server_and_sends_the_sni_name(
+    tls_files: tuple[Path, Path, Path],
+) -> None:
+    ca, cert, key = tls_files
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(cert, key)
+    names: list[str | None] = []
+
+    def record_sni(sock: ssl.SSLObject, name: str | None, context: ssl.SSLContext) -> None:
+        names.append(name)
+
+    server_context.sni_callback = record_sni
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+                return  # the client left, or the test ended with the connection open
+            writer.write(_ok(b"secret"))
+            await writer.drain()
+
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=server_context)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        verified = ssl.create_default_context(cafile=str(ca))
+        base = f"https://127.0.0.1:{port}"
+        async with client(base, new_transport(ssl_context=verified)) as http:
+            plain = await http.get("/")
+        async with client(base, new_transport(ssl_context=verified)) as http:
+            named = await http.get("/", extensions={"sni_hostname": "api.test"})
+        assert (plain.text, named.text) == ("secret", "secret")
+        assert "api.test" in names
+        # A client that does not trust the CA refuses the server.
+        untrusting = ssl.create_default_context()
+        async with client(
+            f"https://127.0.0.1:{port}", new_transport(ssl_context=untrusting)
+        ) as http:
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await http.get("/")
+    finally:
+        server.close()
+
+
+async def test_a_server_that_never_completes_the_tls_handshake_is_a_connect_timeout(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.Event().wait()  # accepts the TCP connection, never answers the hello
+
+    base = (await serve(handler)).replace("http://", "https://")
+    async with client(
+        base, new_transport(ssl_context=ssl.create_default_context()), connect=0.1
+    ) as http:
+        with pytest.raises(httpx.ConnectTimeout):
+            await http.get("/")
+
+
+async def test_a_header_with_a_line_break_is_refused_before_sending(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    received: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await reader.read(65536))
+        writer.close()
+
+    async with client(await serve(handler)) as http:
+        with pytest.raises(httpx.LocalProtocolError):
+            await http.get("/", headers={"x-note": "a\r\nx-injected: 1"})
+    assert not any(b"x-injected" in data for data in received)
+
+
+async def test_head_requests_are_answered_without_a_body(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            body = b"" if head.startswith(b"HEAD ") else b"12345"
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" + body)
+            await writer.drain()
+
+    async with client(await serve(handler)) as http:
+        head = await http.head("/")
+        get = await http.get("/")
+    assert (head.headers["content-length"], head.content) == ("5", b"")
+    assert get.text == "12345"
+
+
+def test_direct_transport_prefers_httptools_when_it_is_installed() -> None:
+    transport = direct_transport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
+    assert type(transport) is (FastTransport if HAVE_HTTPTOOLS else AsyncioTransport)
+
+
+def test_fast_transport_without_httptools_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_fast_transport, "httptools", None)
+    with pytest.raises(ImportError, match=r"kubectrl\[speedups\]"):
+        FastTransport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
+    fallback = direct_transport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
+    assert type(fallback) is AsyncioTransport
