@@ -14,8 +14,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import shutil
 import ssl
+import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubectrl._clock import Clock, RealClock
@@ -33,6 +36,7 @@ from kubectrl.apiserver._declare import (
 from kubectrl.apiserver._router import Reply, Request, Route
 from kubectrl.apiserver._status import StatusError, status_body
 from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver._tls import self_signed
 from kubectrl.apiserver._watch import WatchStream
 from kubectrl.resources import CustomResource
 
@@ -119,6 +123,9 @@ class APIServer:
         self.title = title
         self._runner: web.AppRunner | None = None
         self._port = 0
+        self._cert_dir: Path | None = None
+        #: The serving certificate (PEM), once started.
+        self.certificate_pem = b""
 
     def __repr__(self) -> str:
         kinds = ", ".join(s.info.kind for s in self.resources.values())
@@ -191,15 +198,27 @@ class APIServer:
         *,
         host: str = "0.0.0.0",  # noqa: S104 - a server in a Pod listens on every address
         port: int = 8443,
-        cert_file: str,
-        key_file: str,
+        cert_file: str | None = None,
+        key_file: str | None = None,
     ) -> None:
         """Load the delegated authentication config, then serve HTTPS on ``host:port``
-        (``port=0``: a free one, see :attr:`port`)."""
+        (``port=0``: a free one, see :attr:`port`).
+
+        Without ``cert_file`` and ``key_file`` the server makes a self-signed certificate for
+        ``host`` (its PEM is :attr:`certificate_pem`, what a client verifies it with), as
+        ``k8s.io/apiserver`` does: for development; behind kube-apiserver, give a certificate
+        that names the Service.
+        """
         from aiohttp import web
 
         if self._runner is not None:
             raise RuntimeError("the API server is already started")
+        if (cert_file is None) != (key_file is None):
+            raise ValueError("give both cert_file and key_file, or neither (self-signed)")
+        if cert_file is None or key_file is None:
+            cert_file, key_file = self._self_signed(host)
+        else:
+            self.certificate_pem = await asyncio.to_thread(Path(cert_file).read_bytes)
         if self.auth is not None:
             await self.auth.load()
             context = self.auth.server_ssl_context(cert_file, key_file)
@@ -221,6 +240,18 @@ class APIServer:
         self._runner = runner
         log.info("API server serving on %s:%d", host, self._port)
 
+    def _self_signed(self, host: str) -> tuple[str, str]:
+        hosts = [host] if host not in ("0.0.0.0", "::", "") else ["127.0.0.1", "localhost"]  # noqa: S104
+        cert, key = self_signed(hosts)
+        self.certificate_pem = cert
+        directory = Path(tempfile.mkdtemp(prefix="kubectrl-apiserver-"))
+        (directory / "tls.crt").write_bytes(cert)
+        key_path = directory / "tls.key"
+        key_path.touch(mode=0o600)
+        key_path.write_bytes(key)
+        self._cert_dir = directory
+        return str(directory / "tls.crt"), str(key_path)
+
     async def stop(self) -> None:
         """Stop serving (open watches end). Idempotent."""
         runner, self._runner = self._runner, None
@@ -228,6 +259,9 @@ class APIServer:
             for watcher in list(self.core.hub.watchers):
                 watcher.push(None)
             await runner.cleanup()
+        if self._cert_dir is not None:
+            shutil.rmtree(self._cert_dir, ignore_errors=True)
+            self._cert_dir = None
 
     async def __aenter__(self) -> APIServer:
         return self

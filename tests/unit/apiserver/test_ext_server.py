@@ -266,3 +266,19 @@ def test_declarations_are_checked() -> None:
         server.subresource(Fischer, "status")
     with pytest.raises(ValueError, match="operations"):
         server.admission(Fischer, operations=("CONNECT",))
+
+
+async def test_without_a_certificate_the_server_signs_its_own() -> None:
+    server = APIServer([Fischer], auth=None)
+    with pytest.raises(ValueError, match="both cert_file and key_file"):
+        await server.start(host="127.0.0.1", port=0, cert_file="tls.crt")
+    await server.start(host="127.0.0.1", port=0)
+    try:
+        config = ClientConfig(
+            server=f"https://127.0.0.1:{server.port}", ca_data=server.certificate_pem
+        )
+        async with AsyncClient(config) as client:
+            listed = await client.list(("wardle.example.com/v1alpha1", "Fischer"))
+        assert listed["items"] == []
+    finally:
+        await server.stop()
