@@ -9,6 +9,7 @@ reconcile outcome                     queue                                     
 returns ``None`` / ``Result()``       ``forget`` (reset backoff)                     success
 returns ``Result(requeue_after=s)``   ``forget`` + ``add_after(s)``                  requeue_after
 returns ``Result(requeue=True)``      ``add_rate_limited``                           requeue
+(either with ``priority=p``)          the add with priority ``p``
 raises :class:`TerminalError`         not retried, backoff history kept; counted     error
                                       as terminal
 raises anything else                  ``add_rate_limited`` (growing backoff)         error
@@ -52,9 +53,9 @@ from kubectrl.runtime._source import Source
 from kubectrl.workqueue import (
     QueueShutDown,
     RateLimiter,
-    RateLimitingQueue,
     default_controller_rate_limiter,
 )
+from kubectrl.workqueue._priority import DEFAULT_PRIORITY, LOW_PRIORITY, PriorityQueue
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -159,6 +160,9 @@ class ControllerOptions:
     rate_limiter: RateLimiter[Hashable] | None = None
     need_leader_election: bool = True
     reconcile_timeout: float | None = None
+    #: Objects of the initial list and unchanged updates (resyncs) go to the back of the queue
+    #: (controller-runtime v0.23's default priority queue); ``False`` queues every event FIFO.
+    low_priority_when_unchanged: bool = True
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
@@ -224,9 +228,10 @@ class Controller:
         self._sources: list[Source] = list(sources)
         self._clock: Clock = clock if clock is not None else RealClock()
         limiter = self._options.rate_limiter or default_controller_rate_limiter(clock=self._clock)
-        self._queue: RateLimitingQueue[Request] = RateLimitingQueue(
+        self._queue: PriorityQueue[Request] = PriorityQueue(
             limiter, name=name, clock=self._clock, registry=registry
         )
+        self._enqueue = _Enqueue(self._queue, self._options.low_priority_when_unchanged)
         self._metrics = ControllerMetrics(registry, name)
         self._workers: list[asyncio.Task[None]] = []
         self._fence: Callable[[], bool] | None = None
@@ -254,8 +259,9 @@ class Controller:
         return self._options
 
     @property
-    def queue(self) -> RateLimitingQueue[Request]:
-        """The workqueue (for ``num_requeues`` and tests; sources add to it)."""
+    def queue(self) -> PriorityQueue[Request]:
+        """The workqueue, a :class:`~kubectrl.workqueue.PriorityQueue` (for ``num_requeues``
+        and tests; sources add to it)."""
         return self._queue
 
     @property
@@ -435,7 +441,7 @@ class Controller:
 
     async def _start_source(self, source: Source, timeout: float) -> None:
         try:
-            await source.start(self.enqueue)
+            await source.start(self._enqueue)
         except Exception as err:
             raise _SourceStartError from err
         await source.wait_for_sync(timeout)
@@ -599,12 +605,13 @@ class Controller:
             _current.reset(token)
         elapsed = self._clock.now() - started
         result = _as_result(returned, extra)
+        priority = DEFAULT_PRIORITY if result.priority is None else result.priority
         if result.requeue_after > 0:
             self._queue.forget(request)
-            self._queue.add_after(request, result.requeue_after)
+            self._queue.add_after(request, result.requeue_after, priority)
             self._metrics.reconciled("requeue_after", seconds=elapsed)
         elif result.requeue:
-            self._queue.add_rate_limited(request)
+            self._queue.add_rate_limited(request, priority)
             self._metrics.reconciled("requeue", seconds=elapsed)
         else:
             self._queue.forget(request)
@@ -626,6 +633,22 @@ class Controller:
             exc_info=None if expected else err,
             extra=fields,
         )
+
+
+class _Enqueue:
+    """What sources call: ``enqueue(request)`` at the default priority, and
+    ``enqueue.low_priority(request)`` for events that changed nothing
+    (:func:`~kubectrl.runtime.low_priority`)."""
+
+    def __init__(self, queue: PriorityQueue[Request], low: bool) -> None:
+        self._queue = queue
+        self._low = LOW_PRIORITY if low else DEFAULT_PRIORITY
+
+    def __call__(self, request: Request) -> None:
+        self._queue.add(request)
+
+    def low_priority(self, request: Request) -> None:
+        self._queue.add(request, self._low)
 
 
 class _SourceStartError(Exception):

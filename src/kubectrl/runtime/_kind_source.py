@@ -34,6 +34,7 @@ from kubectrl.runtime._handler import (
     resolve_handler_scope,
 )
 from kubectrl.runtime._predicate import PredicateLike
+from kubectrl.runtime._reconcile import low_priority
 from kubectrl.runtime._source import Enqueue, dispatch
 
 __all__ = ["KindSource", "group_kind", "normalize_resource"]
@@ -145,11 +146,16 @@ class KindSource:
         resolve = getattr(self._client, "resource", None)
         await resolve_handler_scope(self._handler, resolve)
 
+        unchanged = low_priority(enqueue)  # initial list and resyncs: the back of the queue
+
         def on_add(obj: Any, is_in_initial_list: bool) -> None:
-            dispatch(CreateEvent(obj, is_in_initial_list), self._handler, self._predicates, enqueue)
+            target = unchanged if is_in_initial_list else enqueue
+            dispatch(CreateEvent(obj, is_in_initial_list), self._handler, self._predicates, target)
 
         def on_update(old: Any, new: Any) -> None:
-            dispatch(UpdateEvent(old, new), self._handler, self._predicates, enqueue)
+            same = _resource_version(old) == _resource_version(new) != ""
+            target = unchanged if same else enqueue
+            dispatch(UpdateEvent(old, new), self._handler, self._predicates, target)
 
         def on_delete(obj: Any) -> None:
             if isinstance(obj, DeletedFinalStateUnknown):
@@ -201,6 +207,11 @@ class KindSource:
 
     def __repr__(self) -> str:
         return f"KindSource({_describe(self._kind)})"
+
+
+def _resource_version(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, dict) else ""
 
 
 def _describe(resource: ResourceRef) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "Result",
     "SyncReconcileFunc",
     "TerminalError",
+    "low_priority",
     "reconcile_func",
 ]
 
@@ -77,6 +78,10 @@ class Result:
     - ``Result(requeue_after=30)``: reconcile again in 30 s (seconds, or a ``timedelta``).
     - ``Result(requeue=True)``: reconcile again after the rate limiter's backoff.
 
+    ``priority`` (an ``int``, controller-runtime's ``Result.Priority``) is the priority the
+    requeue is queued with in the controller's priority queue (higher first; ``None``: the
+    default, 0); it needs ``requeue`` or ``requeue_after``.
+
     ``requeue_after`` wins over ``requeue`` when both are set, as in controller-runtime. It must be
     a finite number of seconds between 0 and :data:`MAX_REQUEUE_AFTER` (``ValueError`` naming the
     value otherwise: a ``nan`` or ``inf`` would silently never requeue, or crash the timer later,
@@ -91,14 +96,32 @@ class Result:
 
     requeue: bool = False
     requeue_after: float = 0.0
+    priority: int | None = None
 
-    def __init__(self, *, requeue: bool = False, requeue_after: float | datetime.timedelta = 0.0):
+    def __init__(
+        self,
+        *,
+        requeue: bool = False,
+        requeue_after: float | datetime.timedelta = 0.0,
+        priority: int | None = None,
+    ):
         object.__setattr__(self, "requeue", bool(requeue))
         object.__setattr__(self, "requeue_after", _requeue_seconds(requeue_after))
+        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)):
+            raise TypeError(f"Result: priority must be an int or None, got {priority!r}")
+        object.__setattr__(self, "priority", priority)
 
     def is_zero(self) -> bool:
         """True for the "done, nothing more" result."""
         return not self.requeue and self.requeue_after == 0
+
+
+def low_priority(enqueue: Callable[[Request], None]) -> Callable[[Request], None]:
+    """The variant of a source's ``enqueue`` for events that changed nothing (an object of the
+    initial list, a resync): the controller's queues them at
+    :data:`~kubectrl.workqueue.LOW_PRIORITY`; any other ``enqueue`` is returned as is."""
+    variant = getattr(enqueue, "low_priority", None)
+    return variant if callable(variant) else enqueue
 
 
 def _requeue_seconds(value: object) -> float:

@@ -29,7 +29,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from kubectrl._aio import call_in_loop, running_loop
 from kubectrl._clock import Clock, RealClock, wait_event_blocking
@@ -41,6 +41,16 @@ if TYPE_CHECKING:
 __all__ = ["Queue", "QueueShutDown", "QueueStatistics"]
 
 T = TypeVar("T", bound=Hashable)
+
+
+class _Pending(Protocol[T]):
+    """The ready keys: a FIFO ``deque`` here, a priority heap in the priority queue."""
+
+    def append(self, item: T, /) -> None: ...
+
+    def popleft(self) -> T: ...
+
+    def __len__(self) -> int: ...
 
 
 class QueueShutDown(Exception):  # noqa: N818 - named as asyncio.QueueShutDown
@@ -180,7 +190,7 @@ class Queue(Generic[T]):
         self._name = name
         self._clock: Clock = clock if clock is not None else RealClock()
         self._lock = threading.Lock()
-        self._queue: deque[T] = deque()
+        self._queue: _Pending[T] = deque()
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
         self._getters: deque[_Waiter] = deque()
