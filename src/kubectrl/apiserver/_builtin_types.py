@@ -33,10 +33,11 @@ from collections.abc import Mapping
 from importlib import resources as _resources
 from typing import Any
 
+from kubectrl.apiserver._builtin_quantity import canonical_quantity
 from kubectrl.apiserver._resources import ResourceInfo
-from kubectrl.apiserver._status import StatusError, bad_request
+from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
-__all__ = ["decode", "definition_of", "encode"]
+__all__ = ["decode", "decode_patched", "definition_of", "encode"]
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _TIME = _META + "Time"
@@ -58,6 +59,15 @@ _RFC3339 = re.compile(
 _RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 # Groups whose objects are not decoded here: CRDs (their schemas are data part of the object).
 _SKIPPED_GROUPS = {"apiextensions.k8s.io"}
+# Slices and maps without omitempty (k8s.io/api): encoding/json writes them even when nil (null)
+# or empty; the definitions do not say it.
+_NOT_OMITEMPTY = {
+    ("Role", "rules"),
+    ("ClusterRole", "rules"),
+    ("PolicyRule", "verbs"),
+    ("PodSpec", "containers"),
+    ("HTTPIngressRuleValue", "paths"),
+}
 # Time fields without omitempty: encoding/json writes a zero metav1.Time as null.
 _NULL_TIMES = {("", "events"): ("firstTimestamp", "lastTimestamp", "eventTime")}
 
@@ -82,11 +92,12 @@ def _definition_name(group: str, version: str, kind: str) -> str | None:
 def definition_of(info: ResourceInfo, version: str) -> str | None:
     """The OpenAPI definition name of a built-in resource's kind at ``version``, or ``None``.
 
-    Example::
+        Example::
 
-        >>> from kubectrl.apiserver._resources import ResourceInfo
-        >>> definition_of(ResourceInfo("batch", ["v1"], "jobs", "Job", True), "v1")
-        'io.k8s.api.batch.v1.Job'
+            >>> from kubectrl.apiserver._builtin_quantity import canonical_quantity
+    from kubectrl.apiserver._resources import ResourceInfo
+            >>> definition_of(ResourceInfo("batch", ["v1"], "jobs", "Job", True), "v1")
+            'io.k8s.api.batch.v1.Job'
     """
     if info.crd or info.group in _SKIPPED_GROUPS:
         return None
@@ -159,6 +170,9 @@ class _Decoder:
             out = {}
             for key, item in value.items():
                 decoded = self.value(items, item, path)
+                if items.get("$ref") == _QUANTITY and decoded is not None:
+                    # a ResourceList: rounded up to 1m (SetDefaults_ResourceList)
+                    decoded = canonical_quantity(_quantity_text(item), milli=True) or decoded
                 out[key] = _zero(items) if decoded is None else decoded
             return out
         if kind == "array":
@@ -220,10 +234,13 @@ class _Decoder:
         if ref == _QUANTITY:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise _DecodeError("quantities must match the regular expression")
-            text = value if isinstance(value, str) else _number_text(value)
+            text = _quantity_text(value)
             if not _QUANTITY_RE.match(text):
                 raise _DecodeError("quantities must match the regular expression")
-            return text
+            canonical = canonical_quantity(text)
+            if canonical is None:
+                raise _DecodeError("quantities must match the regular expression")
+            return canonical
         definition = _definitions().get(ref)
         if definition is None:
             return value
@@ -243,9 +260,12 @@ class _Decoder:
             if sub is None:
                 continue  # unknown field: dropped (fieldValidation Ignore / Warn)
             decoded = self.value(sub, item, f"{path}.{key}" if path else key)
+            written = (self.struct, key) in _NOT_OMITEMPTY
             if decoded is None:
+                if written and _collection(sub):
+                    out[key] = None  # a nil slice or map without omitempty is written as null
                 continue
-            if decoded in ({}, []) and _collection(sub) and key not in required:
+            if decoded in ({}, []) and _collection(sub) and key not in required and not written:
                 continue  # an empty slice or map of an omitempty field is not written
             out[key] = decoded
         return out
@@ -258,8 +278,15 @@ def _collection(schema: Mapping[str, Any]) -> bool:
 
 
 def _zero(schema: Mapping[str, Any]) -> Any:
+    if schema.get("$ref") == _QUANTITY:
+        return "0"  # a null Quantity is the zero one
     kind = schema.get("type")
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
+
+
+def _quantity_text(value: Any) -> str:
+    """A quantity given as a JSON number is read as its text (``Quantity.UnmarshalJSON``)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _number_text(value: float) -> str:
@@ -326,6 +353,25 @@ def decode(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, A
         if key in obj:
             decoded[key] = obj[key]
     return decoded
+
+
+def decode_patched(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """A patched object decoded as its Go type, or 422 as the apiserver's patch handler answers
+    when the patched JSON does not decode (``apiserver pkg/endpoints/handlers/patch.go``: an
+    ``Invalid`` error with one cause at ``patch``, no kind or name)."""
+    try:
+        return decode(info, version, obj)
+    except StatusError as err:
+        if err.code != 400:
+            raise
+        detail = str(err.body.get("message", "")).split(f"as a {info.kind}: ", 1)[-1]
+        text = json.dumps(obj, separators=(",", ":"))
+        raise invalid(
+            "",
+            "",
+            "",
+            [("FieldValueInvalid", "patch", f"Invalid value: {json.dumps(text)}: {detail}")],
+        ) from None
 
 
 def encode(info: ResourceInfo, version: str, obj: dict[str, Any]) -> None:

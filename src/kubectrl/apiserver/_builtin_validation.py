@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubectrl.apiserver._builtin_quantity import parse_quantity
+
 __all__ = ["SUPPORTED", "validate_kind"]
 
 Cause = tuple[str, str, str]
@@ -199,14 +201,15 @@ def _job(obj: Mapping[str, Any], out: _Causes) -> None:
             out.invalid("spec.selector", spec.get("selector"), "`selector` not auto-generated")
     _job_spec(out, spec, "spec")
     selector = spec.get("selector")
-    if not selector:
-        out.required("spec.selector")
-        return
+    if selector is None:
+        out.required("spec.selector")  # and it selects nothing: the labels cannot match
     labels = _map(_map(_map(spec.get("template")).get("metadata")).get("labels"))
     from kubectrl import labels as _labels
 
     try:
-        matches = _labels.parse(dict(selector)).matches({str(k): str(v) for k, v in labels.items()})
+        matches = selector is not None and _labels.parse(dict(selector)).matches(
+            {str(k): str(v) for k, v in labels.items()}
+        )
     except (ValueError, TypeError):
         matches = False
     if not matches:
@@ -284,8 +287,13 @@ def _pvc(obj: Mapping[str, Any], out: _Causes) -> None:
             mode,
             ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"),
         )
-    if "storage" not in _map(_map(spec.get("resources")).get("requests")):
+    requests = _map(_map(spec.get("resources")).get("requests"))
+    if "storage" not in requests:
         out.required("spec.resources[storage]")
+    else:
+        size = parse_quantity(requests["storage"])
+        if size is not None and size <= 0:
+            out.invalid("spec.resources[storage]", requests["storage"], "must be greater than zero")
     out.enum("spec.volumeMode", spec.get("volumeMode"), ("Block", "Filesystem"))
 
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver import _apply, _field_validation, _patch
+from kubectrl.apiserver import _apply, _builtin_types, _field_validation, _patch
 from kubectrl.apiserver._objects import assign, now_string, render
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
@@ -344,6 +344,7 @@ class APICore:
         if sub == "scale":
             return self._update_scale(info, version, ns, name, new, dry_run)
         self._validate_fields(info, version, new, validation, patch=True)
+        new = _builtin_types.decode_patched(info, version, new)
         patched_meta = new.get("metadata") or {}
         if patched_meta.get("name", name) != name:
             raise bad_request(

@@ -12,7 +12,9 @@ schema (:func:`kubectrl.apiserver._resources.apply_defaults`).
 from __future__ import annotations
 
 import base64
+import copy
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from kubectrl.apiserver._resources import ResourceInfo
@@ -136,6 +138,28 @@ def allocate(info: ResourceInfo, obj: dict[str, Any]) -> None:
             spec.setdefault("clusterIPs", [spec["clusterIP"]])
             spec.setdefault("ipFamilies", ["IPv4"])
             spec.setdefault("ipFamilyPolicy", "SingleStack")
+
+
+def allocate_update(info: ResourceInfo, new: dict[str, Any], old: Mapping[str, Any]) -> None:
+    """What admission plugins and registries keep or add on an update.
+
+    A Pod keeps the priority and preemption policy the ``Priority`` plugin set on create
+    (``plugin/pkg/admission/priority``) and gets the ``DefaultTolerationSeconds`` tolerations
+    again; a Service keeps its allocated cluster IPs and IP families when the update leaves them
+    out (``pkg/registry/core/service/storage`` ``patchAllocatedValues``).
+    """
+    spec, old_spec = new.get("spec"), old.get("spec")
+    if not isinstance(spec, dict) or not isinstance(old_spec, Mapping):
+        return
+    if info.key == ("", "pods"):
+        for field in ("priority", "preemptionPolicy"):
+            if spec.get(field) is None and field in old_spec:
+                spec[field] = copy.deepcopy(old_spec[field])
+        allocate(info, new)
+    elif info.key == ("", "services"):
+        for field in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+            if not spec.get(field) and field in old_spec:
+                spec[field] = copy.deepcopy(old_spec[field])
 
 
 def _qos_class(spec: Any) -> str:
@@ -301,3 +325,33 @@ def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
         annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
         if isinstance(annotations, dict):
             annotations["deprecated.daemonset.template.generation"] = "1"
+
+
+_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def prepare_update(info: ResourceInfo, new: dict[str, Any], old: Mapping[str, Any]) -> None:
+    """What an update strategy does to a built-in object (``PrepareForUpdate``).
+
+    A DaemonSet keeps its template generation (the request's annotation is not read), bumped when
+    the pod template changes (``pkg/registry/apps/daemonset/strategy.go``; ``apps/v1`` writes the
+    internal ``spec.templateGeneration`` as the ``deprecated.daemonset.template.generation``
+    annotation, ``pkg/apis/apps/v1/conversion.go``).
+    """
+    if info.key != ("apps", "daemonsets"):
+        return
+    old_meta = old.get("metadata") or {}
+    try:
+        generation = int(str((old_meta.get("annotations") or {}).get(_TEMPLATE_GENERATION, "0")))
+    except ValueError:
+        generation = 0
+    old_spec, new_spec = old.get("spec"), new.get("spec")
+    old_template = old_spec.get("template") if isinstance(old_spec, Mapping) else None
+    new_template = new_spec.get("template") if isinstance(new_spec, Mapping) else None
+    if old_template != new_template:
+        generation += 1
+    meta = new.setdefault("metadata", {})
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    annotations[_TEMPLATE_GENERATION] = str(generation)

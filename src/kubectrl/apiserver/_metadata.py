@@ -18,7 +18,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["qualified_name_errors", "validate_metadata"]
+__all__ = [
+    "kube_finalizer_names",
+    "qualified_name_errors",
+    "validate_metadata",
+    "validate_metadata_update",
+]
 
 Cause = tuple[str, str, str]
 
@@ -83,8 +88,59 @@ def _invalid(field: str, value: Any, detail: str) -> Cause:
     return ("FieldValueInvalid", field, f"Invalid value: {json.dumps(value)}: {detail}")
 
 
-def validate_metadata(meta: Mapping[str, Any]) -> list[Cause]:
-    """The causes of ``metadata`` (annotations, finalizers, owner references); empty when valid."""
+def validate_metadata(meta: Mapping[str, Any], *, kube_finalizers: bool = True) -> list[Cause]:
+    """The causes of ``metadata`` (annotations, finalizers, owner references); empty when valid.
+
+    ``kube_finalizers``: also the core API's check that a finalizer without a ``/`` is a
+    standard one (``pkg/apis/core/validation`` ``validateKubeFinalizerName``; kinds validated
+    with apimachinery's ``ValidateObjectMeta`` alone, such as Leases, do not have it).
+    """
+    causes = _annotations(meta)
+    finalizers = meta.get("finalizers")
+    if isinstance(finalizers, list):
+        for finalizer in finalizers:
+            text = str(finalizer)
+            errors = qualified_name_errors(text)
+            causes.extend(_invalid("metadata.finalizers", text, error) for error in errors)
+        if kube_finalizers:
+            causes.extend(kube_finalizer_names(meta))
+        if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+            causes.append(
+                _invalid(
+                    "metadata.finalizers",
+                    "foregroundDeletion",
+                    "finalizer foregroundDeletion and orphan cannot be both set",
+                )
+            )
+    causes.extend(_owner_references(meta.get("ownerReferences")))
+    return causes
+
+
+def validate_metadata_update(meta: Mapping[str, Any]) -> list[Cause]:
+    """What apimachinery's ``ValidateObjectMetaAccessorUpdate`` checks again of the new
+    ``metadata`` on an update (annotations, owner references; label keys and values are
+    :mod:`kubectrl.apiserver._validation`'s)."""
+    return _annotations(meta) + _owner_references(meta.get("ownerReferences"))
+
+
+def kube_finalizer_names(meta: Mapping[str, Any]) -> list[Cause]:
+    """A finalizer without ``/`` that is not a standard one (``validateKubeFinalizerName``)."""
+    causes: list[Cause] = []
+    finalizers = meta.get("finalizers")
+    for index, finalizer in enumerate(finalizers if isinstance(finalizers, list) else ()):
+        text = str(finalizer)
+        if "/" not in text and text not in _STANDARD_FINALIZERS:
+            causes.append(
+                _invalid(
+                    f"metadata.finalizers[{index}]",
+                    text,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            )
+    return causes
+
+
+def _annotations(meta: Mapping[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
     annotations = meta.get("annotations")
     if isinstance(annotations, Mapping):
@@ -103,29 +159,6 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[Cause]:
                     f"Too long: may not be more than {_ANNOTATIONS_LIMIT} bytes",
                 )
             )
-    finalizers = meta.get("finalizers")
-    if isinstance(finalizers, list):
-        for index, finalizer in enumerate(finalizers):
-            text = str(finalizer)
-            errors = qualified_name_errors(text)
-            causes.extend(_invalid("metadata.finalizers", text, error) for error in errors)
-            if "/" not in text and text not in _STANDARD_FINALIZERS:
-                causes.append(
-                    _invalid(
-                        f"metadata.finalizers[{index}]",
-                        text,
-                        "name is neither a standard finalizer name nor is it fully qualified",
-                    )
-                )
-        if "orphan" in finalizers and "foregroundDeletion" in finalizers:
-            causes.append(
-                _invalid(
-                    "metadata.finalizers",
-                    "foregroundDeletion",
-                    "finalizer foregroundDeletion and orphan cannot be both set",
-                )
-            )
-    causes.extend(_owner_references(meta.get("ownerReferences")))
     return causes
 
 

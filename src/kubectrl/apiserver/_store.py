@@ -19,7 +19,13 @@ from typing import Any
 from kubectrl._clock import Clock
 from kubectrl.apiserver import _apply, _builtin_types, _crds, _validation
 from kubectrl.apiserver._builtin_validation import SUPPORTED
-from kubectrl.apiserver._defaults import allocate, defaults, prepare_create
+from kubectrl.apiserver._defaults import (
+    allocate,
+    allocate_update,
+    defaults,
+    prepare_create,
+    prepare_update,
+)
 from kubectrl.apiserver._gc import GarbageCollector
 from kubectrl.apiserver._objects import (
     check,
@@ -277,10 +283,13 @@ class ObjectStore:
             _no_new_finalizers(info, name, meta, old_meta)
         if sub != "status":
             defaults(info, new)
+            allocate_update(info, new, old)
         if info.crd:
             _validation.validate_custom(info, version, new, name, old)
         check(info, name, _validation.validate(info, new, old))
         _builtin_types.encode(info, version, new)
+        if sub != "status":
+            prepare_update(info, new, old)
         if info.generation and spec_of(info, new) != spec_of(info, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager is not None and not applied:

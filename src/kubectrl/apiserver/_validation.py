@@ -19,9 +19,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl.apiserver import _schema
+from kubectrl.apiserver._builtin_quantity import parse_quantity
 from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._defaults import defaults
-from kubectrl.apiserver._metadata import validate_metadata
+from kubectrl.apiserver._metadata import (
+    kube_finalizer_names,
+    validate_metadata,
+    validate_metadata_update,
+)
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import invalid
 
@@ -124,6 +129,8 @@ def _labels(labels: Any, field: str = "metadata.labels") -> list[Cause]:
 
 
 def _go_selector(selector: Any) -> str:
+    if selector is None:
+        return "null"
     labels = (selector or {}).get("matchLabels") or {}
     inner = ", ".join(f"{_quote(k)}:{_quote(str(v))}" for k, v in sorted(labels.items()))
     exprs = (selector or {}).get("matchExpressions")
@@ -147,13 +154,112 @@ def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) ->
         return False
 
 
+# How often an update validates the new metadata (``staging/src/k8s.io/apiserver/pkg/registry/
+# rest/update.go`` ``BeforeUpdate``): once with ``ValidateObjectMetaAccessor`` and once with
+# ``ValidateObjectMetaAccessorUpdate`` (both generic), then by the kind's strategy: with
+# ``ValidateObjectMetaUpdate`` alone (_META_ONCE) or also ``ValidateObjectMeta`` (_META_TWICE).
+# Each pass reports its causes again, as the real server's answer does. On a create the
+# strategy's ``ValidateObjectMeta`` alone reports (the generic pass runs only when it passed).
+_META_ONCE = {
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "cronjobs"),
+    ("", "services"),
+    ("coordination.k8s.io", "leases"),
+}
+_META_TWICE = {
+    ("", "configmaps"),
+    ("", "secrets"),
+    ("", "serviceaccounts"),
+    ("", "pods"),
+    ("", "persistentvolumeclaims"),
+    ("batch", "jobs"),
+    ("networking.k8s.io", "ingresses"),
+    ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+}
+# Kinds validated with apimachinery's ValidateObjectMeta, without the core finalizer-name check.
+_GENERIC_META = {("coordination.k8s.io", "leases")}
+
+
+def _metadata_update(info: ResourceInfo, meta: Mapping[str, Any], kube: bool) -> list[Cause]:
+    """The metadata causes an update reports besides the strategy's ``ValidateObjectMeta``."""
+    labels = meta.get("labels")
+    update = [*_labels(labels), *validate_metadata_update(meta)]
+    # generic ValidateObjectMetaAccessorUpdate, and the strategy's ValidateObjectMetaUpdate (the
+    # generic ValidateObjectMetaAccessor and the strategy's finalizer names are the create's)
+    causes = [*update, *update]
+    if info.key in _META_TWICE and kube:  # the strategy's ValidateObjectMeta comes on top
+        causes.extend(kube_finalizer_names(meta))
+        causes.extend(_labels(labels))
+        causes.extend(validate_metadata(meta, kube_finalizers=False))
+    return causes
+
+
+def _workload_selector(resource: str, spec: Mapping[str, Any]) -> list[Cause]:
+    """A workload's selector against its template's labels, as ``pkg/apis/apps/validation``:
+    a missing selector is required (but a DaemonSet's) and selects nothing, so the template's
+    labels never match it; an empty one is invalid and selects everything (the template check is
+    then skipped, but a DaemonSet's)."""
+    causes: list[Cause] = []
+    selector = spec.get("selector")
+    template = spec.get("template")
+    raw_labels = ((template if isinstance(template, Mapping) else {}).get("metadata") or {}).get(
+        "labels"
+    )
+    template_labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
+    singular = resource[:-1]
+    if selector is None and resource != "daemonsets":
+        causes.append(("FieldValueRequired", "spec.selector", "Required value"))
+    empty = isinstance(selector, Mapping) and not (
+        selector.get("matchLabels") or selector.get("matchExpressions")
+    )
+    if empty:
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "spec.selector",
+                f"Invalid value: {_go_selector(selector)}: empty selector is invalid for "
+                f"{singular}",
+            )
+        )
+    if empty and resource != "daemonsets":
+        return causes
+    matches = selector is not None and (
+        empty
+        or _selector_matches(selector if isinstance(selector, Mapping) else {}, template_labels)
+    )
+    if not matches:
+        shown = ", ".join(
+            f"{_quote(k)}:{_quote(str(v))}" for k, v in sorted(template_labels.items())
+        )
+        value = (
+            f"map[string]string{{{shown}}}"
+            if raw_labels is not None
+            else ("map[string]string(nil)")
+        )
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "spec.template.metadata.labels",
+                f"Invalid value: {value}: `selector` does not match template `labels`",
+            )
+        )
+    return causes
+
+
 def validate(
     info: ResourceInfo, new: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> list[Cause]:
     """The causes (type, field, message) this write violates; empty when it is valid."""
     meta = new.get("metadata") or {}
+    kube = info.key not in _GENERIC_META
     causes = _labels(meta.get("labels"))
-    causes.extend(validate_metadata(meta))
+    causes.extend(validate_metadata(meta, kube_finalizers=kube))
+    if old is not None and not info.crd and info.key in _META_ONCE | _META_TWICE:
+        causes.extend(_metadata_update(info, meta, kube))
     if not info.crd:
         causes.extend(validate_kind(info.key, new))
     fields = _IMMUTABLE_DATA.get(info.key)
@@ -178,25 +284,10 @@ def validate(
     raw_spec = new.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
     if info.key in _WORKLOADS:
-        selector = spec.get("selector")
-        template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        if not selector:
-            causes.append(("FieldValueRequired", "spec.selector", "Required value"))
-        elif not _selector_matches(selector, template_labels):
-            shown = ", ".join(
-                f"{_quote(k)}:{_quote(str(v))}" for k, v in sorted(template_labels.items())
-            )
-            causes.append(
-                (
-                    "FieldValueInvalid",
-                    "spec.template.metadata.labels",
-                    (
-                        f"Invalid value: map[string]string{{{shown}}}: "
-                        "`selector` does not match template `labels`"
-                    ),
-                )
-            )
-    if (info.key in _WORKLOADS or info.key == ("batch", "jobs")) and old is not None:
+        causes.extend(_workload_selector(info.key[1], spec))
+    if info.key == ("apps", "statefulsets") and old is not None:
+        causes.extend(_stateful_set_update(spec, old))
+    elif (info.key in _WORKLOADS or info.key == ("batch", "jobs")) and old is not None:
         old_spec = old.get("spec") or {}
         if (
             spec.get("selector") != old_spec.get("selector")
@@ -207,6 +298,163 @@ def validate(
                     "FieldValueInvalid",
                     "spec.selector",
                     f"Invalid value: {_go_selector(spec.get('selector'))}: field is immutable",
+                )
+            )
+    if info.key == ("batch", "jobs") and old is not None:
+        causes.extend(_job_update(new, old))
+    if info.key == ("", "pods") and old is not None:
+        causes.extend(_pod_update(new, old))
+    if info.key == ("", "persistentvolumeclaims") and old is not None:
+        causes.extend(_pvc_update(new, old))
+    return causes
+
+
+def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """``ValidatePodUpdate`` (``pkg/apis/core/validation``): containers cannot be added or
+    removed (then nothing else is checked); besides the images, ``activeDeadlineSeconds``,
+    ``terminationGracePeriodSeconds`` and added tolerations, the spec is immutable."""
+    raw_spec, raw_old = new.get("spec"), old.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    old_spec: Mapping[str, Any] = raw_old if isinstance(raw_old, Mapping) else {}
+    raw, raw_old_containers = spec.get("containers"), old_spec.get("containers")
+    containers: list[Any] = raw if isinstance(raw, list) else []
+    old_containers: list[Any] = raw_old_containers if isinstance(raw_old_containers, list) else []
+    if len(containers) != len(old_containers):
+        return [
+            (
+                "FieldValueForbidden",
+                "spec.containers",
+                "Forbidden: pod updates may not add or remove containers",
+            )
+        ]
+    munged = copy.deepcopy(dict(spec))
+    for field in ("containers", "initContainers"):
+        news, olds = munged.get(field), old_spec.get(field)
+        if isinstance(news, list) and isinstance(olds, list) and len(news) == len(olds):
+            for item, was in zip(news, olds, strict=True):
+                if isinstance(item, dict) and isinstance(was, Mapping) and "image" in was:
+                    item["image"] = was["image"]
+    for field in ("activeDeadlineSeconds", "terminationGracePeriodSeconds", "tolerations"):
+        if field in old_spec:
+            munged[field] = old_spec[field]
+        else:
+            munged.pop(field, None)
+    if _go_equal(munged, old_spec):
+        return []
+    return [
+        (
+            "FieldValueForbidden",
+            "spec",
+            "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+            "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+            "`spec.tolerations` (only additions to existing tolerations),"
+            "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+            "negative)",
+        )
+    ]
+
+
+def _pvc_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """``ValidatePersistentVolumeClaimUpdate`` (``pkg/apis/core/validation``) for a claim that is
+    not bound (the fake binds none): the spec is immutable (``volumeName`` may be set once), and
+    the storage request cannot go below ``status.capacity`` (none: any shrink)."""
+    causes: list[Cause] = []
+    raw_spec, raw_old = new.get("spec"), old.get("spec")
+    spec = dict(raw_spec) if isinstance(raw_spec, Mapping) else {}
+    old_spec = dict(raw_old) if isinstance(raw_old, Mapping) else {}
+    if not old_spec.get("volumeName"):
+        old_spec.pop("volumeName", None)
+        spec.pop("volumeName", None)
+    if not _go_equal(spec, old_spec):
+        causes.append(
+            (
+                "FieldValueForbidden",
+                "spec",
+                "Forbidden: spec is immutable after creation except resources.requests and "
+                "volumeAttributesClassName for bound claims",
+            )
+        )
+
+    def storage(value: Mapping[str, Any]) -> Any:
+        return ((value.get("resources") or {}).get("requests") or {}).get("storage")
+
+    new_size, old_size = (
+        parse_quantity(storage(spec) or "0"),
+        parse_quantity(storage(old_spec) or "0"),
+    )
+    if new_size is not None and old_size is not None and new_size < old_size and new_size <= 0:
+        causes.append(
+            (
+                "FieldValueForbidden",
+                "spec.resources.requests.storage",
+                "Forbidden: field can not be less than status.capacity",
+            )
+        )
+    return causes
+
+
+def _without_zero(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        kept = {k: _without_zero(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, "", 0, False, {}, [])}
+    if isinstance(value, list):
+        return [_without_zero(v) for v in value]
+    return value
+
+
+def _go_equal(a: Any, b: Any) -> bool:
+    """Equal as Go structs (``apiequality.Semantic.DeepEqual``): a field left out is its zero
+    value (the new object is compared before its zero values are written)."""
+    return bool(_without_zero(a) == _without_zero(b))
+
+
+_STATEFUL_SET_MUTABLE = (
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+)
+
+
+def _stateful_set_update(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """``ValidateStatefulSetUpdate`` (``pkg/apis/apps/validation``): only some fields of the spec
+    may change (the selector among the others, so no separate immutable-selector cause)."""
+    raw_old = old.get("spec")
+    old_spec: Mapping[str, Any] = raw_old if isinstance(raw_old, Mapping) else {}
+    new_rest = {k: v for k, v in spec.items() if k not in _STATEFUL_SET_MUTABLE}
+    old_rest = {k: v for k, v in old_spec.items() if k not in _STATEFUL_SET_MUTABLE}
+    if _go_equal(new_rest, old_rest):
+        return []
+    return [
+        (
+            "FieldValueForbidden",
+            "spec",
+            "Forbidden: updates to statefulset spec for fields other than 'replicas', "
+            "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
+            "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        )
+    ]
+
+
+def _job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """``ValidateJobUpdate`` (``pkg/apis/batch/validation``): the spec is validated again
+    (``ValidateJobSpecUpdate`` runs ``ValidateJobSpec``), and the template and completion mode are
+    immutable (a suspended Job's scheduling directives excepted, not modelled here)."""
+    causes = [c for c in validate_kind(("batch", "jobs"), new) if c[1].startswith("spec.")]
+    raw_spec, raw_old = new.get("spec"), old.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    old_spec: Mapping[str, Any] = raw_old if isinstance(raw_old, Mapping) else {}
+    for field in ("template", "completionMode"):
+        if not _go_equal(spec.get(field), old_spec.get(field)):
+            shown = json.dumps(spec.get(field), sort_keys=True)
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    f"spec.{field}",
+                    f"Invalid value: {shown}: field is immutable",
                 )
             )
     return causes
