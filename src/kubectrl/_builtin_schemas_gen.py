@@ -73,11 +73,28 @@ _VERSION = re.compile(r"^v\d+(?:(?:alpha|beta)\d+)?$")
 
 
 async def fetch_definitions(client: AsyncClient) -> dict[str, Any]:
-    """Every definition the server publishes in its OpenAPI v3 documents, by name."""
+    """Every definition the server's built-in groups publish in its OpenAPI v3 documents.
+
+    Groups served by a CustomResourceDefinition or by an aggregated API server (an APIService
+    with a ``service``) are left out: their types are not built in, and a server that has run
+    tests has some installed.
+    """
     index = await client._discovery_get("/openapi/v3")
+    foreign = {
+        str(crd["spec"]["group"])
+        for crd in (await client.list(("apiextensions.k8s.io/v1", "CustomResourceDefinition")))[
+            "items"
+        ]
+    } | {
+        str(service["spec"].get("group") or "")
+        for service in (await client.list(("apiregistration.k8s.io/v1", "APIService")))["items"]
+        if service["spec"].get("service")
+    }
     definitions: dict[str, Any] = {}
     for path in sorted(index.get("paths") or {}):
         if not (path.startswith("api/") or path.startswith("apis/")) or path.count("/") < 1:
+            continue
+        if path.startswith("apis/") and path.split("/")[1] in foreign:
             continue
         document = await client._discovery_get(f"/openapi/v3/{path}")
         schemas = (document.get("components") or {}).get("schemas") or {}
