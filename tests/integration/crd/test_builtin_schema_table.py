@@ -16,6 +16,7 @@ import pytest
 from kubectrl._builtin_schemas_gen import build_table, fetch_definitions, render_table
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
+from kubectrl.testing import eventually
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "crds"
 
@@ -58,6 +59,13 @@ async def test_the_table_leaves_out_the_groups_of_installed_crds(
     depend on test order)."""
     kubectrl_control_plane.install_crds([DATA / "widgets.yaml"])
     async with AsyncClient(load_kubeconfig(kubeconfig)) as client:
+
+        async def published() -> bool:
+            index = await client._discovery_get("/openapi/v3")
+            return "apis/test.kubectrl.dev/v1" in (index.get("paths") or {})
+
+        # The OpenAPI index takes the CRD in asynchronously, after it is Established.
+        await eventually(published, timeout=30)
         definitions = await fetch_definitions(client)
     assert not [name for name in definitions if name.startswith("dev.kubectrl.test.")]
     assert "io.k8s.api.core.v1.PodTemplateSpec" in definitions
