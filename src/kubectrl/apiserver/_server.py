@@ -61,13 +61,21 @@ _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE"})
 MAX_REQUEST_BYTES = 6 * 1024 * 1024
 
 
-def _json_response(code: int, body: Any, content_type: str = "application/json") -> web.Response:
+def _json_response(
+    code: int,
+    body: Any,
+    content_type: str = "application/json",
+    warnings: Sequence[str] = (),
+) -> web.Response:
     from aiohttp import web
+    from multidict import CIMultiDict
 
+    headers = CIMultiDict({"Content-Type": content_type})
+    for text in warnings:  # as the apiserver writes them: code 299, no agent, quoted text
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        headers.add("Warning", f'299 - "{escaped}"')
     return web.Response(
-        status=code,
-        body=json.dumps(body, separators=(",", ":")).encode(),
-        headers={"Content-Type": content_type},
+        status=code, body=json.dumps(body, separators=(",", ":")).encode(), headers=headers
     )
 
 
@@ -427,7 +435,7 @@ class APIServer:
                     body = _table.table([body], columns, include=include)
             except ValueError as err:
                 return _status_response(400, str(err), "BadRequest")
-        return _json_response(answer.code, body)
+        return _json_response(answer.code, body, warnings=answer.warnings)
 
     async def _custom(
         self,

@@ -282,3 +282,15 @@ async def test_without_a_certificate_the_server_signs_its_own() -> None:
         assert listed["items"] == []
     finally:
         await server.stop()
+
+
+async def test_field_validation_warns_or_refuses_unknown_fields(served: Served) -> None:
+    body = {**flunder("a"), "spec": {"reference": "x", "colour": "blue"}}
+    async with served.http() as http:
+        strict = await http.post(FLUNDERS, json=body, params={"fieldValidation": "Strict"})
+        assert strict.status_code == 400
+        assert "colour" in strict.json()["message"]
+        warned = await http.post(FLUNDERS, json=body)
+        assert warned.status_code == 201
+        assert warned.headers.get_list("warning") == ['299 - "unknown field \\"spec.colour\\""']
+        assert "colour" not in warned.json()["spec"]
