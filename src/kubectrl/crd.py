@@ -316,7 +316,9 @@ def _type_schema(walk: _Walk, path: str, annotation: Any, metadata: list[Any]) -
         key, value = args
         if _unwrap(key, []) is not str:
             raise walk.fail(path, f"map keys must be str (JSON object keys), not {key!r}")
-        if _unwrap(value, []) is Any:
+        if value is Any:
+            # dict[str, Any] is any JSON object; dict[str, Annotated[Any, ...]] is a map whose
+            # values are any JSON (additionalProperties: {x-kubernetes-preserve-unknown-fields}).
             return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         return {
             "type": "object",

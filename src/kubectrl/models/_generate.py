@@ -329,6 +329,10 @@ class _Generator:
             return typed
         if "additionalProperties" in rest:
             value = self.node(rest.pop("additionalProperties"), f"{path}{{}}", f"{hint}Value")
+            if _flat_any(value):
+                # dict[str, Any] would be any JSON object, not a map of any JSON values.
+                marker = self.module.use("kubectrl.resources", "PreserveUnknownFields")
+                value.markers.append(r.call(marker))
             typed = _Typed(r.subscript("dict", r.Atom("str"), self._item_annotation(value)))
             typed.comments.extend(value.comments)
             typed.literal_default = value.literal_default or rest.get("default") == {}
@@ -569,6 +573,17 @@ class _Generator:
         if scale.get("labelSelectorPath"):
             kwargs["label_selector_path"] = r.string(scale["labelSelectorPath"])
         return r.call(self.module.use("kubectrl.resources", "Scale"), **kwargs)
+
+
+def _flat_any(typed: _Typed) -> bool:
+    """Whether a node is a bare ``Any`` (no markers, constraints or extras)."""
+    return (
+        typed.base == r.Atom("Any")
+        and not typed.markers
+        and not typed.constraints
+        and not typed.extra
+        and not typed.nullable
+    )
 
 
 def _python_name(wire: str, used: set[str], wires: set[str]) -> tuple[str, str | None]:

@@ -17,6 +17,7 @@ from kubectrl.resources import (
     QUANTITY_PATTERN,
     CustomResource,
     IntOrStringMarker,
+    PreserveUnknownFields,
     Quantity,
     ResourceModel,
     Rule,
@@ -279,3 +280,24 @@ def test_a_rule_with_optional_old_self() -> None:
     assert _spec(Once)["properties"]["name"]["x-kubernetes-validations"] == [
         {"rule": rule.rule, "optionalOldSelf": True}
     ]
+
+
+def test_a_map_of_any_json_values_is_not_any_json_object() -> None:
+    class Spec(ResourceModel):
+        anything: dict[str, Any] = Field(default_factory=dict)
+        values: dict[str, Annotated[Any, PreserveUnknownFields()]] = Field(default_factory=dict)
+
+    class Bag(CustomResource, group="example.com", version="v1", kind="Bag"):
+        spec: Spec
+
+    properties = _spec(Bag)["properties"]
+    assert properties["anything"] == {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "default": {},
+    }
+    assert properties["values"] == {
+        "type": "object",
+        "additionalProperties": {"x-kubernetes-preserve-unknown-fields": True},
+        "default": {},
+    }
