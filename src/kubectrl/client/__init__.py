@@ -53,6 +53,7 @@ from kubectrl.client._pods import ExecResult, ExecSession, SessionOpener
 from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPortForward
 from kubectrl.client._portforward import PortForward
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
+from kubectrl.client._rest_extras import ServiceAccountToken
 from kubectrl.client._retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRY,
@@ -110,6 +111,7 @@ __all__ = [
     "Reader",
     "ResourceRef",
     "RetryPolicy",
+    "ServiceAccountToken",
     "SessionOpener",
     "StatusClient",
     "StatusWriter",

@@ -37,6 +37,7 @@ from kubectrl.client._models import to_dict
 from kubectrl.client._pod_logs import PodLogs
 from kubectrl.client._pods import PodStreams
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
+from kubectrl.client._rest_extras import RestExtras
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
 from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
 from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
@@ -187,7 +188,7 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
-class AsyncClient(KubeClient, Pager, PodStreams, PodLogs):
+class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
     """Asyncio Kubernetes client for any resource, built on httpx.
 
     Resources are named by ``(apiVersion, kind)`` tuples, a

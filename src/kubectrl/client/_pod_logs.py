@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kubectrl.client._pods import PodRef, pod_target
+from kubectrl.errors import APIConnectionError
 
 if TYPE_CHECKING:
     from kubectrl.client._config import ClientConfig
@@ -255,7 +256,8 @@ class PodLogs:
         ``\\n`` as it arrives; when the stream ends mid-line (the container stopped, the server
         closed) the partial last line comes without one. Ends when the server ends the stream;
         stopping the iteration (``break``, cancellation, ``aclose()``) closes the connection.
-        Uses the watch pool (no read timeout).
+        A connection cut mid-stream raises :class:`~kubectrl.errors.APIConnectionError` naming
+        the pod, ``pods/log`` and the cause. Uses the watch pool (no read timeout).
 
         Example::
 
@@ -286,6 +288,13 @@ class PodLogs:
         try:
             async for line in split_lines(response.aiter_bytes()):
                 yield line
+        except httpx.TransportError as err:
+            what = f"pods/log {ns}/{name}" + (f" (container {container})" if container else "")
+            raise APIConnectionError(
+                f"the log stream of {what} broke off: {type(err).__name__}: {err}",
+                verb="get",
+                resource=what,
+            ) from err
         finally:
             await response.aclose()
 

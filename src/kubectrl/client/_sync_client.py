@@ -171,6 +171,10 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
         AsyncClient.port_forward, BlockingPortForward, returns="BlockingPortForward"
     )
     server_version = blocking(AsyncClient.server_version)
+    create_token = blocking(AsyncClient.create_token)
+    proxy_service = blocking(AsyncClient.proxy_service)
+    proxy_pod = blocking(AsyncClient.proxy_pod)
+    add_ephemeral_container = blocking(AsyncClient.add_ephemeral_container)
 
     def status(self) -> BlockingClientStatusWriter:
         """The blocking writer of the ``status`` subresource (:meth:`AsyncClient.status`).

@@ -4,7 +4,8 @@ There is no kubelet in a fake: a test sets each container's log text (:meth:`Fak
 and answers exec with a function of its own (:meth:`FakePods.on_exec`). Eviction checks the
 namespace's PodDisruptionBudgets as the real server does for the common cases
 (``maxUnavailable: 0``, or ``minAvailable`` not below the matching pods' count): a budget that
-allows no disruption answers 429. ``pods/attach`` and ``pods/portforward`` raise
+allows no disruption answers 429. ``pods/attach``, ``pods/portforward``, ``pods/proxy``,
+``services/proxy``, ``pods/ephemeralcontainers`` and ``serviceaccounts/token`` raise
 :class:`~kubectrl.errors.UnsupportedFeatureError`.
 """
 
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["ExecCall", "ExecHandler", "FakePods"]
 
 _SUBRESOURCE = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/([a-z]+)$")
+# Subresources the fake does not serve: no network to proxy to, no token issuer, no kubelet to
+# start an ephemeral container.
+_UNSERVED = re.compile(
+    r"^/api/v1/namespaces/[^/]+/(?:(pods|services)/[^/]+/(proxy)(?:/.*)?"
+    r"|(pods)/[^/]+/(ephemeralcontainers)|(serviceaccounts)/[^/]+/(token))$"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +180,15 @@ class FakePods:
 
         Returns ``(code, body)``: a dict for JSON, ``bytes`` for a log.
         """
+        unserved = _UNSERVED.match(path)
+        if unserved is not None:
+            kind, sub = [group for group in unserved.groups() if group]
+            why = {
+                "proxy": "no network to proxy to",
+                "token": "no token issuer",
+                "ephemeralcontainers": "no kubelet to run them",
+            }[sub]
+            raise UnsupportedFeatureError(f"{kind}/{sub} (FakeAPI has {why})")
         match = _SUBRESOURCE.match(path)
         if match is None:
             return None

@@ -14,8 +14,10 @@ k8s.io/kubelet/pkg/cri/streaming/portforward/websocket.go (the port prefix per c
 from __future__ import annotations
 
 import asyncio
+import datetime
 import hashlib
 import json
+import logging
 import re
 import subprocess
 import time
@@ -33,6 +35,7 @@ from kubectrl.errors import (
     BadRequestError,
     ForbiddenError,
     InternalError,
+    InvalidError,
     NotFoundError,
     TooManyRequestsError,
 )
@@ -259,8 +262,14 @@ async def test_logs_same_as_kubectl_and_follow_sees_new_lines(
         await consumer
     await lines.aclose()  # type: ignore[attr-defined]
     assert len(asyncio.all_tasks()) <= tasks_before
-    connections = client._watch_pool()._transport._pool.connections  # type: ignore[attr-defined]
-    assert all(c.is_idle() or c.is_closed() for c in connections)
+    # No request of the watch pool is in flight any more (its transport counts active ones).
+    transport = client._watch_pool()._transport
+    active = getattr(transport, "_active", None)
+    if active is None:  # httpx's own pool
+        connections = transport._pool.connections  # type: ignore[attr-defined]
+        assert all(c.is_idle() or c.is_closed() for c in connections)
+    else:
+        assert active == 0
 
 
 async def test_logs_of_missing_pod_and_container_name_them(
@@ -408,3 +417,294 @@ async def test_connection_refused_names_the_subresource(pod_namespace: str) -> N
         with pytest.raises(APIConnectionError) as caught:
             await nowhere.exec(POD, ["true"], namespace=pod_namespace)
     assert f"pods/exec {pod_namespace}/{POD}" in str(caught.value)
+
+
+# ------------------------------------------------------------------------- logs: the options
+
+
+async def test_log_bytes_since_time_and_a_partial_last_line_same_as_kubectl(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str, tmp_path: Path
+) -> None:
+    log_file = tmp_path / "partial.log"
+    log_file.write_text(
+        cri_log_line("old", timestamp="2020-01-01T00:00:00.000000000Z")
+        + cri_log_line("new", timestamp="2030-01-01T00:00:00.000000000Z")
+        + "2030-01-01T00:00:01.000000000Z stdout P half a li\n"
+    )
+    _apply(kubectl, _kwok_object("Logs", pod_namespace, {"logs": [{"logsFile": str(log_file)}]}))
+
+    def kubectl_logs() -> subprocess.CompletedProcess[bytes] | None:
+        done = kubectl("logs", POD, "-c", "main", namespace=pod_namespace)
+        return done if done.returncode == 0 and b"old" in done.stdout else None
+
+    theirs = _wait("kwok to read the new Logs object", kubectl_logs)
+    ours = await client.pod_log_bytes(POD, namespace=pod_namespace, container="main")
+    assert ours == theirs.stdout
+    assert ours.endswith(b"half a li")  # the partial last line, without a line end
+    text = await client.pod_log({"metadata": {"name": POD, "namespace": pod_namespace}},
+                                container="main")  # fmt: skip
+    assert text.encode() == ours
+
+    since = kubectl("logs", POD, "-c", "main", "--since-time=2025-01-01T00:00:00Z",
+                    namespace=pod_namespace)  # fmt: skip
+    assert since.returncode == 0, since.stderr
+    moment = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+    ours_since = await client.pod_log_bytes(
+        POD, namespace=pod_namespace, container="main", since_time=moment
+    )
+    assert ours_since == since.stdout
+    assert b"old" not in ours_since
+    assert ours_since.startswith(b"new\n")
+
+
+async def test_log_of_a_pod_not_scheduled_yet_is_empty_as_kubectl_shows(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    # No node matches the selector: the pod stays Pending, no kubelet has its container. The
+    # apiserver answers an empty log (it has no node to ask); a kubelet asked about a container
+    # not started yet answers 400 'container "c" in pod "p" is waiting to start', which kwok
+    # does not reproduce.
+    pending = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "pending", "namespace": pod_namespace},
+        "spec": {
+            "nodeSelector": {"kubectrl.test/nowhere": "true"},
+            "containers": [{"name": "main", "image": "busybox"}],
+        },
+    }
+    await client.create(pending)
+    theirs = kubectl("logs", "pending", "-c", "main", namespace=pod_namespace)
+    assert (theirs.returncode, theirs.stdout) == (0, b"")
+    assert await client.pod_log_bytes("pending", namespace=pod_namespace, container="main") == b""
+    with pytest.raises(BadRequestError) as caught:
+        await client.pod_log("pending", namespace=pod_namespace, container="nope")
+    assert "container nope is not valid for pod pending" in str(caught.value)
+    assert f"pods/log {pod_namespace}/pending" in str(caught.value)
+
+
+# ------------------------------------------------- tokens, proxy, ephemeral containers, warnings
+
+
+async def test_create_token_for_a_service_account(client: AsyncClient, pod_namespace: str) -> None:
+    await client.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                         "metadata": {"name": "builder", "namespace": pod_namespace}})  # fmt: skip
+    before = datetime.datetime.now(datetime.timezone.utc)
+    token = await client.create_token(
+        "builder", namespace=pod_namespace, audiences=["vault"], expiration_seconds=3600
+    )
+    assert token.audiences == ("vault",)
+    assert token.token.count(".") == 2  # a JWT
+    assert token.token not in repr(token)
+    lifetime = (token.expiration - before).total_seconds()
+    assert 3500 < lifetime <= 3601
+    review = await client.create(
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token.token, "audiences": ["vault"]},
+        }
+    )
+    assert review["status"]["authenticated"] is True
+    assert review["status"]["user"]["username"] == (
+        f"system:serviceaccount:{pod_namespace}:builder"
+    )
+    with pytest.raises(NotFoundError, match='serviceaccounts "ghost" not found'):
+        await client.create_token("ghost", namespace=pod_namespace)
+    with pytest.raises(InvalidError, match="may not specify a duration less than 10 minutes"):
+        await client.create_token("builder", namespace=pod_namespace, expiration_seconds=60)
+
+
+async def test_proxy_returns_the_response_as_kubectl_sees_it(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    await client.create({"apiVersion": "v1", "kind": "Service",
+                         "metadata": {"name": "lonely", "namespace": pod_namespace},
+                         "spec": {"selector": {"app": "nobody"},
+                                  "ports": [{"name": "http", "port": 80}]}})  # fmt: skip
+    path = f"/api/v1/namespaces/{pod_namespace}/services/lonely:http/proxy/healthz"
+
+    def endpoints_settled() -> subprocess.CompletedProcess[bytes] | None:
+        done = kubectl("get", "--raw", path)
+        return done if b"no endpoints available" in done.stderr else None
+
+    theirs = _wait("the service's empty endpoints", endpoints_settled)
+    response = await client.proxy_service(
+        "lonely", "/healthz", namespace=pod_namespace, port="http"
+    )
+    assert response.status_code == 503
+    assert response.json()["message"] == 'no endpoints available for service "lonely"'
+    assert response.json()["message"].encode() in theirs.stderr
+    missing = await client.proxy_pod("ghost", "/", namespace=pod_namespace, port=80)
+    assert missing.status_code == 404
+    assert missing.json()["message"] == 'pods "ghost" not found'
+
+
+async def test_ephemeral_container_added_as_kubectl_debug_does(
+    client: AsyncClient, kubectl: Kubectl, pod_namespace: str
+) -> None:
+    dry = await client.add_ephemeral_container(
+        POD, {"name": "dry", "image": "busybox"}, namespace=pod_namespace, dry_run=True
+    )
+    assert [c["name"] for c in dry["spec"]["ephemeralContainers"]] == ["dry"]
+    pod = await client.add_ephemeral_container(
+        POD,
+        {"name": "debug", "image": "busybox", "targetContainerName": "main"},
+        namespace=pod_namespace,
+    )
+    assert [c["name"] for c in pod["spec"]["ephemeralContainers"]] == ["debug"]
+    seen = kubectl("get", "pod", POD, "-o", "jsonpath={.spec.ephemeralContainers[*].name}",
+                   namespace=pod_namespace)  # fmt: skip
+    assert seen.stdout == b"debug"
+    with pytest.raises(NotFoundError, match='pods "ghost" not found'):
+        await client.add_ephemeral_container("ghost", {"name": "x", "image": "y"},
+                                             namespace=pod_namespace)  # fmt: skip
+
+
+async def test_a_deprecated_apis_warning_is_logged_once(
+    kubectrl_cluster: LocalCluster, caplog: pytest.LogCaptureFixture, monkeypatch: Any
+) -> None:
+    from kubectrl.client import _warnings
+
+    # The process-wide default, fresh: what a new process starts with.
+    monkeypatch.setattr(
+        _warnings, "DEFAULT_WARNING_HANDLER",
+        _warnings.DeduplicateWarnings(_warnings.WarningLogger()),
+    )  # fmt: skip
+    async with AsyncClient(load_kubeconfig(kubectrl_cluster.kubeconfig.path)) as c:
+        with caplog.at_level(logging.WARNING, logger="kubectrl.client.warnings"):
+            for _ in range(3):
+                await c.list(("v1", "ComponentStatus"))
+    texts = [r.getMessage() for r in caplog.records if r.name == "kubectrl.client.warnings"]
+    assert texts == ["server warning: v1 ComponentStatus is deprecated in v1.19+"]
+
+
+# ------------------------------------------------ bad configuration, a connection cut mid-stream
+
+
+async def test_a_kubeconfig_with_the_wrong_ca_names_pod_subresource_and_cause(
+    kubectrl_cluster: LocalCluster, pod_namespace: str, tmp_path: Path
+) -> None:
+    import base64
+
+    from kubectrl.envtest._certs import CertificateAuthority
+
+    data = json.loads(json.dumps(dict(kubectrl_cluster.kubeconfig.data)))
+    other = CertificateAuthority("not-the-clusters-ca").cert_pem
+    for cluster in data["clusters"]:
+        cluster["cluster"]["certificate-authority-data"] = base64.b64encode(other).decode()
+    path = tmp_path / "wrong-ca.kubeconfig"
+    path.write_text(json.dumps(data))
+    async with AsyncClient(load_kubeconfig(path)) as wrong:
+        with pytest.raises(APIConnectionError) as caught:
+            await wrong.exec(POD, ["true"], namespace=pod_namespace, container="main")
+    message = str(caught.value)
+    assert f"pods/exec {pod_namespace}/{POD}" in message
+    assert "CERTIFICATE_VERIFY_FAILED" in message
+
+
+@pytest.fixture
+def chaos(kubectrl_cluster: LocalCluster, tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    from tests.faults.chaos_proxy import ChaosProxy
+
+    with ChaosProxy(kubectrl_cluster.kubeconfig) as proxy:
+        yield proxy, proxy.kubeconfig(tmp_path / "chaos.kubeconfig")
+
+
+class _Relay:
+    """A loopback TCP relay to the apiserver (TLS passes through it end to end) that can cut
+    every connection: the WebSocket upgrade is not parsed, just carried."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.writers: list[asyncio.StreamWriter] = []
+        self.server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> int:
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            except OSError:
+                pass
+            finally:
+                writer.close()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+            self.writers += [writer, up_writer]
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+        self.server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    def cut(self) -> int:
+        for writer in self.writers:
+            writer.transport.abort()
+        cut, self.writers = len(self.writers), []
+        return cut
+
+    async def close(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+
+
+async def test_exec_cut_mid_stream_names_pod_subresource_and_cause(
+    kubectrl_cluster: LocalCluster, pod_namespace: str
+) -> None:
+    from urllib.parse import urlparse
+
+    config = load_kubeconfig(kubectrl_cluster.kubeconfig.path)
+    server = urlparse(config.server)
+    relay = _Relay(server.hostname or "127.0.0.1", server.port or 443)
+    port = await relay.start()
+    relayed = config.with_options(server=f"https://{server.hostname}:{port}")
+    try:
+        async with AsyncClient(relayed) as client:
+            session = await client.open_exec(
+                POD, ["sh", "-c", "echo started; sleep 60"], namespace=pod_namespace,
+                container="main",
+            )  # fmt: skip
+            async with session:
+                line = await asyncio.wait_for(session.stdout.readline(), DEADLINE)
+                assert line == b"started\n"
+                assert relay.cut() >= 2
+                with pytest.raises(APIConnectionError) as caught:
+                    await asyncio.wait_for(session.wait(), DEADLINE)
+    finally:
+        await relay.close()
+    message = str(caught.value)
+    assert f"pods/exec {pod_namespace}/{POD}" in message
+    assert "ended before the command's exit status arrived" in message
+
+
+async def test_followed_log_cut_mid_stream_names_pod_subresource_and_cause(
+    chaos: tuple[Any, Path], pod_namespace: str, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    proxy, path = chaos
+    log_file = tmp_path / "cut.log"
+    log_file.write_text(cri_log_line("before the cut"))
+    _apply(kubectl, _kwok_object("Logs", pod_namespace, {"logs": [{"logsFile": str(log_file)}]}))
+    async with AsyncClient(load_kubeconfig(path)) as client:
+
+        async def first_line() -> str | None:
+            lines = client.follow_pod_log(POD, namespace=pod_namespace, container="main")
+            try:
+                line = await asyncio.wait_for(anext(lines), DEADLINE)
+            finally:
+                await lines.aclose()  # type: ignore[attr-defined]
+            return line if line == "before the cut" else None
+
+        deadline = time.monotonic() + DEADLINE
+        while await first_line() is None:  # kwok reads the new Logs object
+            assert time.monotonic() < deadline
+        lines = client.follow_pod_log(POD, namespace=pod_namespace, container="main")
+        assert await asyncio.wait_for(anext(lines), DEADLINE) == "before the cut"
+        assert proxy.cut() >= 1
+        with pytest.raises(APIConnectionError) as caught:
+            await asyncio.wait_for(anext(lines), DEADLINE)
+    message = str(caught.value)
+    assert f"pods/log {pod_namespace}/{POD} (container main)" in message
+    assert "broke off" in message
