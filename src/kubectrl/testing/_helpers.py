@@ -169,7 +169,16 @@ async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
     stops the manager and raises :class:`AssertionError` naming what was still missing (the
     informers not synced, with their last errors). A manager that fails to start raises its
     error. Exit stops it gracefully and raises what :meth:`~kubectrl.runtime.Manager.start`
-    raised, if anything; an error from the body wins over the manager's.
+    raised, if anything; an error from the body wins over the manager's, except one:
+
+    **A FakeClock moved past the renew deadline at once.** A leader-elected manager whose
+    :class:`~kubectrl._clock.FakeClock` jumps by more than ``renew_deadline`` (10 s by default)
+    in one ``advance`` sees its last lease renewal that old: to its elector that is a paused
+    process, which must stop leading, so the manager stops with ``LeaderElectionLostError``
+    and the body usually fails later, on an unrelated wait. Then ``run_manager`` raises an
+    :class:`AssertionError` naming that trap (the manager's error as ``__cause__``). Move the
+    clock in steps shorter than ``renew_deadline - retry_period``, with the manager running
+    between them: ``eventually(..., clock=clock)`` and ``consistently(..., clock=clock)`` do.
 
     Example::
 
@@ -197,13 +206,46 @@ async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
             await asyncio.sleep(_FAKE_CLOCK_YIELD)
         yield manager
     except BaseException:
-        # The body (or the wait) failed: stop, and let the body's error be the one reported.
+        # The body (or the wait) failed: stop, and let the body's error be the one reported,
+        # unless the manager stopped first because a FakeClock jump cost it its lease.
         manager.stop()
         with contextlib.suppress(BaseException):
             await task
+        trap = _clock_jump(manager, task)
+        if trap is not None:
+            raise trap from task.exception()
         raise
     manager.stop()
-    await task
+    try:
+        await task
+    except Exception as err:
+        trap = _clock_jump(manager, task)
+        if trap is not None:
+            raise trap from err
+        raise
+
+
+def _clock_jump(manager: object, task: asyncio.Task[None]) -> AssertionError | None:
+    """The error naming the trap, if ``task`` ended on a lease lost to a FakeClock jump."""
+    if not task.done() or task.cancelled():
+        return None
+    error = task.exception()
+    if error is None or not isinstance(getattr(manager, "clock", None), FakeClock):
+        return None
+    # Read duck-typed: the testing kit does not import the leader election layer.
+    if type(error).__name__ != "LeaderElectionLostError" or "past renew_deadline" not in str(error):
+        return None
+    options = getattr(manager, "options", None)
+    renew = getattr(options, "renew_deadline", "renew_deadline")
+    retry = getattr(options, "retry_period", "retry_period")
+    return AssertionError(
+        "run_manager: the manager lost its leader election because its FakeClock moved past "
+        f"the renew deadline ({renew} s) at once: to the elector a clock that jumps looks like "
+        "a paused process, which must stop leading. Advance the FakeClock in steps shorter "
+        f"than renew_deadline - retry_period ({renew} - {retry} s), letting the manager run "
+        "between them (eventually(..., clock=clock) and consistently(..., clock=clock) do), "
+        f"or test without leader election. The elector said: {error}"
+    )
 
 
 def _unsynced(manager: object) -> str:
