@@ -36,7 +36,6 @@ from typing import Any
 import httpx
 
 from kubectrl._aio import wait_within
-from kubectrl.client._transport import AsyncioTransport
 
 httptools: Any
 try:
@@ -44,7 +43,12 @@ try:
 except ImportError:  # the optional speedup is not installed: direct_transport() falls back
     httptools = None
 
-__all__ = ["FastTransport", "direct_transport"]
+__all__ = ["RAW_BODY", "FastTransport", "direct_transport"]
+
+#: The response extension holding the body as received (an async iterable of bytes, before
+#: httpx's content decoding): a watch with no ``Content-Encoding`` reads its chunks from it
+#: directly instead of through ``Response.aiter_bytes``.
+RAW_BODY = "kubectrl.raw_body"
 
 #: Stop reading from the socket while this much body is received and not yet consumed.
 _READ_HIGH_WATER = 1024 * 1024
@@ -411,11 +415,12 @@ class FastTransport(httpx.AsyncBaseTransport):
         except BaseException:
             self._release(connection, reuse=False)
             raise
+        body = _Body(self, connection, read_timeout)
         return httpx.Response(
             status_code=connection.status,
             headers=connection.headers,
-            stream=_Body(self, connection, read_timeout),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": b""},
+            stream=body,
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": b"", RAW_BODY: body},
         )
 
     async def _encode(self, request: httpx.Request, method: bytes) -> bytes:
@@ -439,6 +444,8 @@ class FastTransport(httpx.AsyncBaseTransport):
 
     def _fallback_transport(self) -> httpx.AsyncBaseTransport:
         if self._fallback is None:
+            from kubectrl.client._transport import AsyncioTransport  # httpcore: import when used
+
             self._fallback = AsyncioTransport(
                 ssl_context=self._ssl_context,
                 max_connections=self._max_connections,
@@ -471,8 +478,15 @@ def direct_transport(
     """The transport of direct connections to the API server: :class:`FastTransport` when
     ``httptools`` is installed (``kubectrl[speedups]``), else
     :class:`~kubectrl.client._transport.AsyncioTransport`."""
-    cls = AsyncioTransport if httptools is None else FastTransport
-    return cls(
+    if httptools is None:
+        from kubectrl.client._transport import AsyncioTransport  # httpcore: import when used
+
+        return AsyncioTransport(
+            ssl_context=ssl_context,
+            max_connections=max_connections,
+            max_keepalive_connections=max_keepalive_connections,
+        )
+    return FastTransport(
         ssl_context=ssl_context,
         max_connections=max_connections,
         max_keepalive_connections=max_keepalive_connections,

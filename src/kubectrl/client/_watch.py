@@ -15,6 +15,7 @@ from types import TracebackType
 
 import httpx
 
+from kubectrl.client._fast_transport import RAW_BODY
 from kubectrl.client._watch_decoder import WatchDecoder, WatchEvent
 from kubectrl.errors import APIConnectionError, KubectrlError, WatchStalledError
 
@@ -25,6 +26,16 @@ __all__ = ["WatchStream"]
 DEFAULT_STALL_TIMEOUT = 90.0
 
 Opener = Callable[[float | None], Awaitable[tuple[httpx.Response, str, str | None]]]
+
+
+def _chunks_of(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body's chunks: straight from the transport when it offers them undecoded and the
+    server did not compress them (a watch never is), else through httpx's decoders."""
+    raw = response.extensions.get(RAW_BODY)
+    if raw is not None and response.headers.get("content-encoding", "identity") == "identity":
+        chunks: AsyncIterator[bytes] = raw.__aiter__()
+        return chunks
+    return response.aiter_bytes()
 
 
 class WatchStream:
@@ -96,7 +107,7 @@ class WatchStream:
         self._response = response
         self._label = label
         self._decoder = WatchDecoder(resource=label, namespace=namespace)
-        self._chunks = response.aiter_bytes()
+        self._chunks = _chunks_of(response)
 
     async def __anext__(self) -> WatchEvent:
         await self._ensure_started()

@@ -147,17 +147,36 @@ class WatchDecoder:
         """Add ``data`` and yield each event completed by it, in order.
 
         The iterator must be consumed; it raises at the first bad line or ``ERROR`` event.
+        Complete lines are decoded straight from ``data`` (a view, no copy); only a line cut by
+        the end of ``data`` is kept, and joined with the next chunk.
         """
-        self._buffer += data
+        buffer = self._buffer
+        if buffer:
+            if data.find(b"\n") < 0:
+                buffer += data
+                self._check_size()
+                return
+            buffer += data
+            data = bytes(buffer)
+            buffer.clear()
+        view = memoryview(data)
+        find = data.find
+        decode = self._decode_line
+        start = 0
         while True:
-            newline = self._buffer.find(b"\n")
+            newline = find(b"\n", start)
             if newline < 0:
                 break
-            line = bytes(self._buffer[:newline])
-            del self._buffer[: newline + 1]
-            event = self._decode_line(line)
-            if event is not None:
-                yield event
+            if newline > start:
+                event = decode(view[start:newline])
+                if event is not None:
+                    yield event
+            start = newline + 1
+        if start < len(data):
+            buffer += view[start:]
+            self._check_size()
+
+    def _check_size(self) -> None:
         if len(self._buffer) > self._max_line_bytes:
             size = len(self._buffer)
             self._buffer.clear()
@@ -187,20 +206,16 @@ class WatchDecoder:
         if event is not None:
             yield event
 
-    def _decode_line(self, line: bytes) -> WatchEvent | None:
-        line = line.strip()
-        if not line:
-            return None  # tolerate blank lines (keep-alives from proxies)
+    def _decode_line(self, line: bytes | memoryview) -> WatchEvent | None:
         try:
-            raw = _json.loads(line)
-        except ValueError as err:
-            reason = err.msg if isinstance(err, json.JSONDecodeError) else "undecodable bytes"
-            raise MalformedStreamError(
-                f"watch {self._resource}: line is not JSON ({reason}): {_excerpt(line)}"
-            ) from None
+            raw = _json.loads(line)  # the common case: one JSON object, nothing around it
+        except ValueError:
+            raw = self._decode_slow(bytes(line))
+            if raw is None:
+                return None
         if not isinstance(raw, dict):
             raise MalformedStreamError(
-                f"watch {self._resource}: line is not a JSON object: {_excerpt(line)}"
+                f"watch {self._resource}: line is not a JSON object: {_excerpt(bytes(line))}"
             )
         type_name = raw.get("type")
         obj = raw.get("object")
@@ -208,12 +223,12 @@ class WatchDecoder:
             event_type = EventType(type_name)
         except ValueError:
             raise MalformedStreamError(
-                f"watch {self._resource}: unknown event type {type_name!r}: {_excerpt(line)}"
+                f"watch {self._resource}: unknown event type {type_name!r}: {_excerpt(bytes(line))}"
             ) from None
         if not isinstance(obj, dict):
             raise MalformedStreamError(
                 f"watch {self._resource}: {event_type.value} event without an object: "
-                f"{_excerpt(line)}"
+                f"{_excerpt(bytes(line))}"
             )
         self.events_decoded += 1
         if event_type is EventType.ERROR:
@@ -221,3 +236,16 @@ class WatchDecoder:
                 obj, verb="watch", resource=self._resource, namespace=self._namespace
             )
         return WatchEvent(event_type, obj)
+
+    def _decode_slow(self, line: bytes) -> Any:
+        """A line the fast path refused: blank (None), padded with whitespace, or not JSON."""
+        line = line.strip()
+        if not line:
+            return None  # tolerate blank lines (keep-alives from proxies)
+        try:
+            return _json.loads(line)
+        except ValueError as err:
+            reason = err.msg if isinstance(err, json.JSONDecodeError) else "undecodable bytes"
+            raise MalformedStreamError(
+                f"watch {self._resource}: line is not JSON ({reason}): {_excerpt(line)}"
+            ) from None
