@@ -803,7 +803,15 @@ class Manager:
         bind = options.metrics_bind_address
         if bind is None:
             # In-process API server (a test's FakeAPI): no fixed port unless one is asked for.
-            bind = "0" if self._config.transport is not None else _DEFAULT_METRICS_BIND_ADDRESS
+            if self._config.transport is not None:
+                log.info(
+                    "metrics not served: the client config has its own transport (an in-process "
+                    "API server); set ManagerOptions(metrics_bind_address=...) to serve them",
+                    extra={"default_bind_address": _DEFAULT_METRICS_BIND_ADDRESS},
+                )
+                bind = "0"
+            else:
+                bind = _DEFAULT_METRICS_BIND_ADDRESS
         address = parse_bind_address(bind)
         if address is None:
             return HTTPServer("0")

@@ -174,9 +174,11 @@ def test_metrics_default_to_loopback_and_plain_non_loopback_is_a_warning(
     from kubectrl.client import ClientConfig
     from kubectrl.runtime import Manager, ManagerOptions
 
-    assert ManagerOptions().metrics_bind_address == "127.0.0.1:8080"
+    # None: loopback port 8080 for a real server's config (off only for an in-process one).
+    assert ManagerOptions().metrics_bind_address is None
     assert ManagerOptions().metrics_secure is False
     config = ClientConfig(server="https://127.0.0.1:9")
+    assert Manager(config)._new_metrics_server()._address == ("127.0.0.1", 8080)
     with caplog.at_level(logging.WARNING, logger="kubectrl.runtime.manager"):
         Manager(config, options=ManagerOptions(metrics_bind_address="127.0.0.1:0"))
         assert "without authentication" not in caplog.text
