@@ -361,6 +361,11 @@ class Writer(Protocol):
 
     ``update_status(obj)`` is ``status().update(obj)``; ``patch_merge_from(original,
     modified)`` sends the merge patch between two versions of an object (``client.MergeFrom``).
+
+    Every write takes ``dry_run=True`` (``dryRun=All``: validated, defaulted and admitted, not
+    stored) and, but the deletes, ``field_validation=`` ``"Strict"``, ``"Warn"`` or
+    ``"Ignore"`` (the API's ``fieldValidation`` for fields the kind does not declare; ``None``
+    leaves the server's default, ``Warn``).
     """
 
     @overload
