@@ -133,3 +133,29 @@ async def test_warn_on_a_patch(
     await client.create(configmap(name, target.namespace, {"a": "1"}))
     await client.patch(CM, name, {"zz": 1}, namespace=target.namespace, field_validation="Warn")
     assert recorder.texts == ['unknown field "zz"']
+
+
+async def test_status_and_scale_writes_take_the_options(
+    target: Target, checked: tuple[AsyncClient, WarningRecorder]
+) -> None:
+    client, recorder = checked
+    kind = await target.widget()
+    name = unique("w")
+    await client.create({"apiVersion": kind[0], "kind": kind[1],
+                         "metadata": {"name": name, "namespace": target.namespace},
+                         "spec": {"replicas": 1}})  # fmt: skip
+    with pytest.raises(InvalidError) as err:
+        await client.status().patch(
+            kind, name, {"status": {"bogus": 1}}, namespace=target.namespace,
+            field_validation="Strict",
+        )  # fmt: skip
+    assert err.value.server_message.endswith('strict decoding error: unknown field "status.bogus"')
+    await client.status().patch(kind, name, {"status": {"bogus": 1}}, namespace=target.namespace)
+    assert recorder.texts == ['unknown field "status.bogus"']
+    scales = client.subresource("scale")
+    scale = await scales.get(kind, name, namespace=target.namespace)
+    scale["spec"]["replicas"] = 5
+    answered = await scales.update(scale, resource=kind, dry_run=True)
+    assert answered["spec"]["replicas"] == 5
+    stored = await client.get(kind, name, namespace=target.namespace)
+    assert stored["spec"]["replicas"] == 1
