@@ -16,12 +16,9 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kubectrl.errors import UnsupportedFeatureError
-
-if TYPE_CHECKING:
-    from kubectrl.testing._fake import FakeAPI
 
 __all__ = ["ExecCall", "ExecHandler", "FakePods"]
 
@@ -100,10 +97,19 @@ class _MemorySocket:
         self._out.put_nowait(None)
 
 
+class _Objects(Protocol):
+    """What FakePods needs of its :class:`~kubectrl.testing.FakeAPI` (no import of it: the fake
+    imports this module)."""
+
+    _core: Any
+
+    def objects(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]: ...
+
+
 class FakePods:
     """The pods' subresources of one :class:`~kubectrl.testing.FakeAPI` (``api.pods``)."""
 
-    def __init__(self, api: FakeAPI) -> None:
+    def __init__(self, api: _Objects) -> None:
         self._api = api
         self._logs: dict[tuple[str, str, str], bytes] = {}
         self._exec: ExecHandler | None = None
