@@ -261,13 +261,17 @@ class _Decoder:
                 continue  # unknown field: dropped (fieldValidation Ignore / Warn)
             decoded = self.value(sub, item, f"{path}.{key}" if path else key)
             written = (self.struct, key) in _NOT_OMITEMPTY
+            if (decoded is None or decoded in ({}, [])) and written and _collection(sub):
+                out[key] = None  # a nil (or empty) slice or map without omitempty: null
+                continue
             if decoded is None:
-                if written and _collection(sub):
-                    out[key] = None  # a nil slice or map without omitempty is written as null
                 continue
             if decoded in ({}, []) and _collection(sub) and key not in required and not written:
                 continue  # an empty slice or map of an omitempty field is not written
             out[key] = decoded
+        for struct, key in _NOT_OMITEMPTY:
+            if struct == self.struct and key not in out and key in properties:
+                out[key] = None  # left out: nil, written as null
         return out
 
 

@@ -148,6 +148,8 @@ def pod_spec(out: _Causes, spec: Any, path: str, restart: tuple[str, ...] | None
     _containers(out, spec, path)
     policy = spec.get("restartPolicy")
     if restart == ("OnFailure", "Never"):
+        if policy != "":  # the pod spec's own check; an empty one is the Job's required
+            out.enum(f"{path}.restartPolicy", policy, ("Always", "OnFailure", "Never"))
         if policy not in restart:
             out.required(f"{path}.restartPolicy", 'valid values: "OnFailure", "Never"')
     else:

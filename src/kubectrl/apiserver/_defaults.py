@@ -333,14 +333,23 @@ _TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 def prepare_update(info: ResourceInfo, new: dict[str, Any], old: Mapping[str, Any]) -> None:
     """What an update strategy does to a built-in object (``PrepareForUpdate``).
 
+    A Deployment whose annotations change gets a new generation.
+
     A DaemonSet keeps its template generation (the request's annotation is not read), bumped when
     the pod template changes (``pkg/registry/apps/daemonset/strategy.go``; ``apps/v1`` writes the
     internal ``spec.templateGeneration`` as the ``deprecated.daemonset.template.generation``
     annotation, ``pkg/apis/apps/v1/conversion.go``).
     """
+    old_meta = old.get("metadata") or {}
+    if info.key == ("apps", "deployments"):
+        # annotation changes bump the generation: they are copied to the ReplicaSets
+        # (pkg/registry/apps/deployment/strategy.go)
+        meta = new.setdefault("metadata", {})
+        if (meta.get("annotations") or {}) != (old_meta.get("annotations") or {}):
+            meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        return
     if info.key != ("apps", "daemonsets"):
         return
-    old_meta = old.get("metadata") or {}
     try:
         generation = int(str((old_meta.get("annotations") or {}).get(_TEMPLATE_GENERATION, "0")))
     except ValueError:

@@ -234,12 +234,13 @@ class _Validator:
         where = path or "<root>"
         if v is None and s.get("nullable"):
             return []
+        # kube-openapi runs every validator that applies to the value's kind, the type's too:
+        # a value of the wrong type also gets the enum, allOf/anyOf/oneOf/not and the bounds of
+        # its own kind checked (CEL rules are not run then).
         typed = self._type(s, v, where)
-        if typed is not None:
-            return typed
-        if s.get("x-kubernetes-validations") and not self.nested:
+        if typed is None and s.get("x-kubernetes-validations") and not self.nested:
             self.cel += _cel.check_rules(s, v, old, path, MISSING)
-        errors: list[Cause] = []
+        errors: list[Cause] = list(typed or ())
         errors += self._composition(s, v, path, old)
         if isinstance(v, str):
             errors += self._string(s, v, where)

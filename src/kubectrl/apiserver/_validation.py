@@ -227,6 +227,20 @@ def _workload_selector(resource: str, spec: Mapping[str, Any]) -> list[Cause]:
         )
     if empty and resource != "daemonsets":
         return causes
+    match_labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
+    bad = _labels(match_labels, "spec.selector.matchLabels")
+    if bad:  # ValidateLabelSelector; LabelSelectorAsSelector fails: no template check
+        causes.extend(bad)
+        if resource != "daemonsets":
+            detail = "" if resource == "statefulsets" else ": invalid label selector"
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    "spec.selector",
+                    f"Invalid value: {_go_selector(selector)}{detail}",
+                )
+            )
+        return causes
     matches = selector is not None and (
         empty
         or _selector_matches(selector if isinstance(selector, Mapping) else {}, template_labels)
@@ -283,6 +297,12 @@ def validate(
             )
     raw_spec = new.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    if info.key in _WORKLOADS or info.key == ("batch", "jobs"):
+        # ValidatePodTemplateSpec: the template's labels, at "template.labels"
+        template = spec.get("template")
+        template_meta = (template if isinstance(template, Mapping) else {}).get("metadata")
+        if isinstance(template_meta, Mapping):
+            causes.extend(_labels(template_meta.get("labels"), "spec.template.labels"))
     if info.key in _WORKLOADS:
         causes.extend(_workload_selector(info.key[1], spec))
     if info.key == ("apps", "statefulsets") and old is not None:
