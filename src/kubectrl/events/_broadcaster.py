@@ -117,6 +117,7 @@ class EventBroadcaster:
         self._task: asyncio.Task[None] | None = None
         self._idle: asyncio.Event | None = None
         self._last_name_nanos = 0
+        self._unwritten = 0  # Events of the batch being written, not written yet
 
     @property
     def clock(self) -> Clock:
@@ -200,8 +201,8 @@ class EventBroadcaster:
         done, _ = await asyncio.wait({task}, timeout=timeout)
         if not done:
             with self._lock:
-                # The one being written (or waiting for a retry) counts too.
-                left = len(self._pending) + (0 if self._idle is None or self._idle.is_set() else 1)
+                # The ones taken for writing (or waiting for a retry) count too.
+                left = len(self._pending) + self._unwritten
             log.warning(
                 "event broadcaster: %d events not written within the shutdown timeout of %s s; "
                 "dropping them",
@@ -215,9 +216,11 @@ class EventBroadcaster:
     async def _run(self, wakeup: asyncio.Event, idle: asyncio.Event) -> None:
         while True:
             with self._lock:
-                event = self._pending.popleft() if self._pending else None
+                batch = list(self._pending)
+                self._pending.clear()
+                self._unwritten = len(batch)
                 closed = self._closed
-            if event is None:
+            if not batch:
                 if closed:
                     idle.set()
                     return
@@ -230,17 +233,35 @@ class EventBroadcaster:
                 continue
             idle.clear()
             try:
-                await self._record(event)
+                await self._record(batch)
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("unexpected error writing event")
+                log.exception("unexpected error writing events")
 
-    async def _record(self, event: dict[str, Any]) -> None:
-        result = self.correlator.correlate(event)
-        if result.skip:
-            log.debug("event dropped by the spam filter", extra={"reason": event.get("reason")})
-            return
+    async def _record(self, batch: list[dict[str, Any]]) -> None:
+        """Correlate every queued event, in order, then write each Event once: the events
+        that became the same Event (a create and the count patches after it, or several
+        patches) are one write of the last state, which is what the server would hold after
+        writing them one by one."""
+        writes: dict[tuple[str, str], list[CorrelationResult]] = {}
+        for event in batch:
+            result = self.correlator.correlate(event)
+            if result.skip:
+                log.debug("event dropped by the spam filter", extra={"reason": event.get("reason")})
+                continue
+            metadata = result.event.get("metadata") or {}
+            target = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+            writes.setdefault(target, []).append(result)
+        with self._lock:
+            self._unwritten = len(writes)
+        for results in writes.values():
+            await self._record_one(_coalesced(results))
+            with self._lock:
+                self._unwritten -= 1
+
+    async def _record_one(self, result: CorrelationResult) -> None:
+        event = result.event
         for attempt in range(1, self._max_tries + 1):
             if await self._write(result):
                 return
@@ -281,6 +302,17 @@ class EventBroadcaster:
 
     def __repr__(self) -> str:
         return f"EventBroadcaster(sink={self._sink!r}, pending={len(self._pending)})"
+
+
+def _coalesced(results: list[CorrelationResult]) -> CorrelationResult:
+    """One write for correlation results that target the same Event, in order: a create
+    followed by patches is a create of the last state; patches are the last patch."""
+    last = results[-1]
+    if len(results) == 1:
+        return last
+    if results[0].patch is None:
+        return CorrelationResult(last.event, None)
+    return last
 
 
 def _without_resource_version(event: dict[str, Any]) -> dict[str, Any]:

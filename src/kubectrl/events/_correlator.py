@@ -17,7 +17,6 @@ The correlator is not thread-safe: the broadcaster's single writer task owns it.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -217,10 +216,10 @@ class EventCorrelator:
         record.last_seen = now
         self._aggregates.put(akey, record)
         if len(record.messages) < self._options.max_similar_events:
-            return copy.deepcopy(dict(event)), event_key(event)
+            return _copied(event), event_key(event)
         # Do not let the message set grow past the threshold.
         record.messages.pop()
-        combined = copy.deepcopy(dict(event))
+        combined = _copied(event)
         combined["message"] = COMBINED_PREFIX + _get(event, "message")
         combined["count"] = 1
         stamp = _get(event, "lastTimestamp")
@@ -267,6 +266,16 @@ class EventCorrelator:
             bucket.tokens -= 1.0
         self._buckets.put(key, bucket)
         return allowed
+
+
+def _copied(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``event`` that the correlator may change: its top level and its metadata, the
+    only parts it sets (nested values such as ``involvedObject`` are shared, never changed)."""
+    copied = dict(event)
+    metadata = event.get("metadata")
+    if isinstance(metadata, Mapping):
+        copied["metadata"] = dict(metadata)
+    return copied
 
 
 def _observation_of(event: Mapping[str, Any]) -> _Observation:

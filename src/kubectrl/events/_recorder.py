@@ -190,6 +190,30 @@ def object_reference(obj: Mapping[str, Any], field_path: str = "") -> dict[str, 
     return ref
 
 
+def _model_reference(obj: BaseModel) -> dict[str, Any]:
+    """:func:`object_reference` of a model, read from its attributes (no conversion of the
+    whole object to a dict); a model without its apiVersion, kind or metadata set goes through
+    :func:`kubectrl.kinds.to_dict`, which fills them from its class."""
+    api_version = getattr(obj, "api_version", None)
+    kind = getattr(obj, "kind", None)
+    meta = getattr(obj, "metadata", None)
+    if not (api_version and kind) or meta is None:
+        return object_reference(kinds.to_dict(obj))
+    metadata = {
+        "name": getattr(meta, "name", None),
+        "namespace": getattr(meta, "namespace", None),
+        "uid": getattr(meta, "uid", None),
+        "resourceVersion": getattr(meta, "resource_version", None),
+    }
+    return object_reference(
+        {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {key: value for key, value in metadata.items() if value is not None},
+        }
+    )
+
+
 class EventRecorder:
     """Records events about objects, as client-go's ``record.EventRecorder``.
 
@@ -301,7 +325,7 @@ class EventRecorder:
             )
             return
         try:
-            ref = object_reference(obj if isinstance(obj, Mapping) else kinds.to_dict(obj))
+            ref = object_reference(obj) if isinstance(obj, Mapping) else _model_reference(obj)
         except Exception as err:  # the promise: a bad event is logged, not raised
             log.error(
                 "cannot record event %s about a %s: %s",

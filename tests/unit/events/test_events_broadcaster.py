@@ -152,11 +152,59 @@ async def test_identical_events_patch_the_count(sink: Sink, clock: FakeClock) ->
     for _ in range(20):
         r.event(CM, NORMAL, "Synced", "synced")
         clock.advance(1)
-    await b.wait_idle()
+        await b.wait_idle()  # each one written before the next is recorded
     (event,) = sink.events.values()
     assert event["count"] == 20
     assert sink.calls == ["create"] + ["patch"] * 19
+    assert event["firstTimestamp"] == "2026-01-01T00:00:00Z"
     assert event["lastTimestamp"] == "2026-01-01T00:00:19Z"
+    await b.shutdown()
+
+
+async def test_identical_events_queued_together_are_one_write_of_the_same_result(
+    sink: Sink, clock: FakeClock
+) -> None:
+    """What the server holds is the same as when each event is written on its own (previous
+    test): one Event, count 20, the first and the last timestamps; it takes one write."""
+    b = make(sink, clock)
+    r = b.new_recorder("ctrl")
+    for _ in range(20):
+        r.event(CM, NORMAL, "Synced", "synced")
+        clock.advance(1)
+    b.start()
+    await b.wait_idle()
+    (event,) = sink.events.values()
+    assert sink.calls == ["create"]
+    assert event["count"] == 20
+    assert event["firstTimestamp"] == "2026-01-01T00:00:00Z"
+    assert event["lastTimestamp"] == "2026-01-01T00:00:19Z"
+    # Later repeats patch that Event: several queued together are one patch of the last state.
+    for _ in range(5):
+        r.event(CM, NORMAL, "Synced", "synced")
+        clock.advance(1)
+    await b.wait_idle()
+    (event,) = sink.events.values()
+    assert sink.calls == ["create", "patch"]
+    assert (event["count"], event["lastTimestamp"]) == (25, "2026-01-01T00:00:24Z")
+    await b.shutdown()
+
+
+async def test_a_batch_writes_each_event_once_in_order_of_first_appearance(
+    sink: Sink, clock: FakeClock
+) -> None:
+    b = make(sink, clock)
+    r = b.new_recorder("ctrl")
+    other = {**CM, "metadata": {"name": "other", "namespace": "ns", "uid": "u2"}}
+    for obj, reason in [(CM, "A"), (other, "B"), (CM, "A"), (CM, "C"), (other, "B")]:
+        r.event(obj, NORMAL, reason, "m")
+        clock.advance(1)
+    b.start()
+    await b.wait_idle()
+    assert sink.calls == ["create"] * 3
+    written = sorted(
+        (e["involvedObject"]["name"], e["reason"], e["count"]) for e in sink.events.values()
+    )
+    assert written == [("cm", "A", 2), ("cm", "C", 1), ("other", "B", 2)]
     await b.shutdown()
 
 
