@@ -38,8 +38,9 @@ def _response(reply: Reply) -> httpx.Response:
     content = reply.content
     if content is None:
         content = json.dumps(reply.body, separators=(",", ":")).encode()
-    headers = [("Content-Type", "application/json")]
-    headers += [("Warning", warning_header(text)) for text in reply.warnings]
+    headers = [(b"Content-Type", b"application/json")]
+    # A field's name may be any text: sent as UTF-8, as the apiserver writes it.
+    headers += [(b"Warning", warning_header(text).encode()) for text in reply.warnings]
     return httpx.Response(reply.code, headers=headers, content=content)
 
 

@@ -143,3 +143,10 @@ def test_blocking_client_takes_the_options() -> None:
         with pytest.raises(BadRequestError, match='unknown field "extra"'):
             client.create(_cm("b", extra=1), field_validation="Strict")
         assert client.list(("v1", "ConfigMap"), namespace="default")["items"] == []
+
+
+async def test_a_non_ascii_unknown_field_is_warned_intact(
+    client: AsyncClient, recorder: WarningRecorder
+) -> None:
+    await client.create(_cm("u", **{"größe": 1}))
+    assert recorder.texts == ['unknown field "größe"']
