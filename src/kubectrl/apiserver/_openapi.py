@@ -55,6 +55,11 @@ _SHARED: dict[str, dict[str, Any]] = {
 }
 
 
+#: Query parameters every write takes (kubectl reads ``fieldValidation`` here to leave field
+#: validation to the server).
+_WRITE_PARAMETERS = ("dryRun", "fieldManager", "fieldValidation")
+
+
 def definition_name(info: ResourceInfo, version: str, kind: str | None = None) -> str:
     """The definition name of a kind: the group reversed, the version, the kind
     (``com.example.wardle.v1alpha1.Flunder``), as the apiserver names CRD definitions."""
@@ -114,12 +119,24 @@ def _operations(info: ResourceInfo, version: str, ref: str, v3: bool) -> dict[st
             body["content"] = {"application/json": {"schema": dict(schema)}}
         else:
             body["schema"] = dict(schema)
-        return {
+        out: dict[str, Any] = {
             "operationId": f"{verb}{info.kind}",
             "x-kubernetes-action": action,
             "x-kubernetes-group-version-kind": gvk,
             "responses": {"200": body},
         }
+        if action in ("post", "put", "patch"):
+            # kubectl asks the server to validate fields when the operation takes the parameter.
+            out["parameters"] = [
+                {
+                    "name": name,
+                    "in": "query",
+                    "uniqueItems": True,
+                    **({"schema": {"type": "string"}} if v3 else {"type": "string"}),
+                }
+                for name in _WRITE_PARAMETERS
+            ]
+        return out
 
     paths = {
         f"{prefix}/{info.plural}": {

@@ -96,8 +96,9 @@ def register_api_service(
 
     ``ca_bundle``: the PEM CA that signed the server's certificate (which must name
     ``<service>.<namespace>.svc``, the name the aggregator verifies). ``wait``: return only
-    once the APIService is ``Available=True`` (else :class:`ControlPlaneError` after
-    ``timeout`` seconds, with the condition's message).
+    once the APIService is ``Available=True`` and kube-apiserver's OpenAPI lists the
+    group/version (else :class:`ControlPlaneError` after ``timeout`` seconds, with the
+    condition's message).
     """
     if address.startswith("127.") or address in ("::1", "localhost"):
         raise ValueError(
@@ -168,8 +169,27 @@ def register_api_service(
         },
     )
     if wait:
+        deadline = time.monotonic() + timeout
         wait_api_service(http, name, available=True, timeout=timeout)
+        _wait_openapi(http, group, version, max(deadline - time.monotonic(), 1.0))
     return stored
+
+
+def _wait_openapi(http: httpx.Client, group: str, version: str, timeout: float) -> None:
+    """Wait until kube-apiserver's OpenAPI v3 index lists the group/version (the aggregator
+    fetches it after the APIService is Available; ``kubectl explain`` and kubectl's field
+    validation read it)."""
+    path = f"apis/{group}/{version}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        index = http.get("/openapi/v3")
+        if index.status_code == 200 and path in (index.json().get("paths") or {}):
+            return
+        time.sleep(0.2)
+    raise ControlPlaneError(
+        f"kube-apiserver's /openapi/v3 does not list {path} after {timeout:g}s: the extension "
+        "server's /openapi/v3 may fail (see its log)"
+    )
 
 
 def unregister_api_service(

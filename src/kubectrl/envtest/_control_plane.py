@@ -662,7 +662,8 @@ class ControlPlane:
         a loopback address: serve on another address (the extension API server docs show a
         network namespace of the test's own). The server's certificate must name
         ``<service>.<namespace>.svc`` (``service_name`` is ``<first label of group>-apiserver``
-        by default).
+        by default). With ``wait``, it also waits until kube-apiserver's OpenAPI lists the
+        group/version (``kubectl explain`` reads it).
         """
         from kubectrl.envtest._aggregation import register_api_service
 

@@ -67,6 +67,7 @@ def test_kubectl_get_create_apply_patch_delete_explain(report: dict[str, dict[st
         "create",
         "apply",
         "apply_server_side",
+        "apply_field_validation",
         "patch",
         "get_table",
         "explain",

@@ -26,6 +26,8 @@ class Cluster:
             return httpx.Response(201, json=body)
         if request.method == "DELETE":
             return httpx.Response(200 if self.objects.pop(path, None) else 404, json={})
+        if path == "/openapi/v3":
+            return httpx.Response(200, json={"paths": {"apis/wardle.example.com/v1alpha1": {}}})
         found = self.objects.get(path)
         if found is None:
             return httpx.Response(404, json={})
