@@ -150,3 +150,24 @@ async def test_a_non_ascii_unknown_field_is_warned_intact(
 ) -> None:
     await client.create(_cm("u", **{"größe": 1}))
     assert recorder.texts == ['unknown field "größe"']
+
+
+async def test_the_cached_client_passes_the_options_on(
+    client: AsyncClient, recorder: WarningRecorder
+) -> None:
+    from kubectrl.cache import InformerFactory
+    from kubectrl.runtime import CachedClient
+
+    cached = CachedClient(client, InformerFactory(client))
+    with pytest.raises(BadRequestError, match='unknown field "x"'):
+        await cached.create(_cm("c", x=1), field_validation="Strict")
+    cm = await cached.create(_cm("c"), dry_run=True)
+    assert cm["metadata"]["name"] == "c"
+    assert (await client.list(("v1", "ConfigMap"), namespace="default"))["items"] == []
+    stored = await cached.create(_cm("c"))
+    with pytest.raises(InvalidError, match='unknown field "q"'):
+        await cached.patch_merge_from(stored, {**stored, "q": 1}, field_validation="Strict")
+    await cached.patch(
+        ("v1", "ConfigMap"), "c", {"zz": 1}, namespace="default", field_validation="Warn"
+    )
+    assert recorder.texts == ['unknown field "zz"']
