@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 
 from kubectrl import crd as _crd
+from kubectrl.apiserver._auth import UserInfo
 from kubectrl.apiserver._core import APICore
 from kubectrl.apiserver._objects import render
 from kubectrl.apiserver._resources import ResourceInfo, crd_resource
@@ -125,7 +126,7 @@ class SubresourceRequest:
     object: dict[str, Any]
     params: Mapping[str, str]
     body: bytes
-    user: Any
+    user: UserInfo | None
 
 
 #: A custom subresource: a JSON-able answer, or an async iterator of bytes streamed as they come.
