@@ -38,6 +38,7 @@ from kubectrl.cache._informer import CacheSyncError, Informer, Transform, strip_
 from kubectrl.cache._lister import Lister, NamespaceLister
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch, resource_ref
 from kubectrl.cache._reflector import Reflector, ReflectorSink, WatchErrorHandler
+from kubectrl.cache._shard import ShardField, ShardRange, ShardSelector, shard_index
 from kubectrl.cache._store import (
     NAMESPACE_INDEX,
     CacheMutationError,
@@ -71,10 +72,14 @@ __all__ = [
     "ReflectorSink",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "ShardField",
+    "ShardRange",
+    "ShardSelector",
     "Transform",
     "WatchErrorHandler",
     "namespace_index_func",
     "resource_ref",
+    "shard_index",
     "strip_managed_fields",
 ]
 

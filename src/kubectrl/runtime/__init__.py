@@ -82,9 +82,18 @@ from kubectrl.runtime._reconcile import (
     Request,
     Result,
     TerminalError,
+    low_priority,
     reconcile_func,
 )
 from kubectrl.runtime._server import ping
+from kubectrl.runtime._sharding import (
+    ShardContext,
+    ShardedRunner,
+    ShardingOptions,
+    ShardSetup,
+    current_shard,
+    owner_in_shard,
+)
 from kubectrl.runtime._source import ChannelSource, Source
 from kubectrl.runtime._webhook_builder import WebhookBuilder
 
@@ -120,6 +129,10 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
+    "ShardContext",
+    "ShardSetup",
+    "ShardedRunner",
+    "ShardingOptions",
     "Source",
     "SourceSyncError",
     "TerminalError",
@@ -132,6 +145,7 @@ __all__ = [
     "create_or_patch",
     "create_or_update",
     "current_reconcile",
+    "current_shard",
     "enqueue_request_for_object",
     "enqueue_request_for_owner",
     "enqueue_requests_from_map_func",
@@ -139,9 +153,11 @@ __all__ = [
     "has_controller_reference",
     "label_selector",
     "labels_changed",
+    "low_priority",
     "merge_patch_diff",
     "not_",
     "or_",
+    "owner_in_shard",
     "ping",
     "reconcile_func",
     "remove_finalizer",

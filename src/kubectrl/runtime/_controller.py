@@ -224,6 +224,8 @@ class Controller:
             raise ValueError("a controller needs a name (it labels logs, metrics and the queue)")
         self._name = name
         self._options = options if options is not None else ControllerOptions()
+        self._reconciler = reconciler
+        self._registry = registry
         self._reconcile, self._is_async = resolve_reconcile(reconciler)
         self._sources: list[Source] = list(sources)
         self._clock: Clock = clock if clock is not None else RealClock()
@@ -298,6 +300,28 @@ class Controller:
             controller.set_leader_fence(elector.fence)
         """
         self._fence = fence
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The sources added so far, in order."""
+        return tuple(self._sources)
+
+    def copy(self, name: str, sources: Iterable[Source]) -> Controller:
+        """A new, unstarted controller with this one's reconciler, options, clock and registry,
+        named ``name`` and fed by ``sources`` (what a sharded manager runs per held shard).
+
+        Example::
+
+            shard_controller = controller.copy("configmap-shard-0", [source_on_shard])
+        """
+        return Controller(
+            name,
+            self._reconciler,
+            options=self._options,
+            sources=sources,
+            clock=self._clock,
+            registry=self._registry,
+        )
 
     def watch(self, source: Source) -> None:
         """Add a source; before :meth:`start` only."""

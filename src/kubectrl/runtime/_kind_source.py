@@ -119,6 +119,8 @@ class KindSource:
         self._client = getattr(factory, "client", None)
         self._handler = handler if handler is not None else enqueue_request_for_object()
         self._predicates = list(predicates)
+        self._namespace = namespace
+        self._label_selector = label_selector
         self._informer: Informer = factory.informer(
             self._kind, namespace=namespace, label_selector=label_selector
         )
@@ -128,6 +130,36 @@ class KindSource:
     def name(self) -> str:
         """``kind source: <resource>`` (names the source in sync errors)."""
         return f"kind source: {_describe(self._kind)}"
+
+    @property
+    def kind(self) -> ResourceRef:
+        """The watched kind, as ``(apiVersion, kind)`` (or the resource it was given as)."""
+        return self._kind
+
+    @property
+    def handler(self) -> EventHandlerLike:
+        """The event handler turning events into requests."""
+        return self._handler
+
+    def rebind(
+        self, factory: InformerFactory, *, extra_predicates: Iterable[PredicateLike] = ()
+    ) -> KindSource:
+        """The same source (kind, handler, predicates, namespace, label selector) on the
+        informers of ``factory`` (say, a shard's), unstarted; ``extra_predicates`` are added
+        after this source's own.
+
+        Example::
+
+            shard_source = source.rebind(shard_factory)
+        """
+        return KindSource(
+            factory,
+            self._kind,
+            handler=self._handler,
+            predicates=[*self._predicates, *extra_predicates],
+            namespace=self._namespace,
+            label_selector=self._label_selector,
+        )
 
     @property
     def informer(self) -> Informer:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
-from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
+from kubectrl.client import AsyncClient, ClientConfig, KindRef, load_config, load_kubeconfig
 from kubectrl.errors import KubectrlError
 from kubectrl.events import ClientEventSink, EventBroadcaster, EventRecorder
 from kubectrl.leaderelection import (
@@ -47,6 +47,7 @@ from kubectrl.leaderelection import (
     default_identity,
 )
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
+from kubectrl.runtime._controller import Controller
 from kubectrl.runtime._field_index import FieldIndexer
 from kubectrl.runtime._server import (
     Checker,
@@ -60,6 +61,7 @@ from kubectrl.runtime._server import (
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
+    from kubectrl.runtime._sharding import ShardContext, ShardedRunner, ShardingOptions
     from kubectrl.webhook import WebhookServer, WebhookServerOptions
 
 __all__ = ["Manager", "ManagerOptions", "Runnable", "RunnableLike"]
@@ -150,6 +152,11 @@ class ManagerOptions:
       reader still have it). ``True`` keeps it in every informer of the manager.
     - ``webhook_server`` ``None``: the :class:`~kubectrl.webhook.WebhookServerOptions` of
       :attr:`Manager.webhook_server` (port 9443, certificates from the default cert dir).
+    - ``sharding`` ``None``: a :class:`~kubectrl.runtime.ShardingOptions` shards every
+      leader-only controller (those the Builder makes): the manager runs a
+      :class:`~kubectrl.runtime.ShardedRunner` on every replica, and each controller runs once
+      per shard this replica holds, on that shard's cache, fenced by the shard's Lease (see
+      docs/scaling.md). Other leader-only runnables still follow ``leader_election``.
 
     Example::
 
@@ -176,6 +183,7 @@ class ManagerOptions:
     sync_period: float | None = None
     cache_keep_managed_fields: bool = False
     webhook_server: WebhookServerOptions | None = None
+    sharding: ShardingOptions | None = None
 
     def __post_init__(self) -> None:
         if self.leader_election and not self.leader_election_id:
@@ -327,7 +335,15 @@ class Manager:
             config = load_kubeconfig(config)
         self._config = config
         self._api = AsyncClient(config)
-        self._factory = InformerFactory(
+        self._shard_templates: list[Controller] = []
+        self._shard_kinds: set[KindRef] = set()
+        self._sharded: ShardedRunner | None = None
+        factory_type = InformerFactory
+        if self._options.sharding is not None:
+            from kubectrl.runtime._sharding import _RoutingInformerFactory
+
+            factory_type = _RoutingInformerFactory
+        self._factory = factory_type(
             self._api,
             namespace=self._options.cache_namespace,
             resync_period=self._options.sync_period,
@@ -365,6 +381,11 @@ class Manager:
         self._in_run = False
         self._run_done = threading.Event()
         self._webhook_server: WebhookServer | None = None
+        if self._options.sharding is not None:
+            self._sharded = self._new_sharded_runner(self._options.sharding)
+            self.add(self._sharded, need_leader_election=False)
+            # A shard's reconciles write only while its Lease is held (see _write_fence).
+            self._client.set_leader_fence(self._write_fence)
 
     # ------------------------------------------------------------------ accessors
 
@@ -507,6 +528,9 @@ class Manager:
         """
         if need_leader_election is None:
             need_leader_election = bool(getattr(runnable, "need_leader_election", True))
+        if self._sharded is not None and need_leader_election and isinstance(runnable, Controller):
+            self._add_shard_template(runnable)
+            return
         handle = _Handle(runnable, need_leader_election)
         name = getattr(runnable, "name", None)
         if isinstance(name, str) and name and hasattr(runnable, "queue"):
@@ -517,6 +541,60 @@ class Manager:
         running = self._started and not self._stop_requested
         if running and (not need_leader_election or self._leading_started):
             self._launch(handle)
+
+    @property
+    def sharded_runner(self) -> ShardedRunner | None:
+        """The runner of the sharded controllers (with ``ManagerOptions.sharding``), else
+        ``None``: which shards this replica holds (``held``), its identity, its history."""
+        return self._sharded
+
+    def _new_sharded_runner(self, sharding: ShardingOptions) -> ShardedRunner:
+        from kubectrl.runtime._sharding import ShardedRunner, shard_controllers
+
+        options = self._options
+
+        def setup(context: ShardContext) -> list[Controller]:
+            return shard_controllers(self._shard_templates, context, self._factory)
+
+        return ShardedRunner(
+            self._api,
+            sharding,
+            setup,
+            clock=self._clock,
+            registry=self._registry,
+            factory_options={
+                "namespace": options.cache_namespace,
+                "resync_period": options.sync_period,
+                "keep_managed_fields": options.cache_keep_managed_fields,
+            },
+            stop_timeout=options.graceful_shutdown_timeout,
+            kinds=self._shard_kinds,  # read as each shard starts
+        )
+
+    def _add_shard_template(self, controller: Controller) -> None:
+        from kubectrl.runtime._kind_source import KindSource
+
+        if self._started:
+            raise RuntimeError(
+                f"controller {controller.name}: a sharding manager takes its controllers before "
+                "start() (each shard builds its copies when it starts)"
+            )
+        sources = [s for s in controller.sources if isinstance(s, KindSource)]
+        if not sources or len(sources) != len(controller.sources):
+            raise ValueError(
+                f"sharded controller {controller.name}: every source must be a KindSource on "
+                "the manager's cache (a shard rebuilds them on its own cache); add it with "
+                "need_leader_election=False to run it unsharded on every replica"
+            )
+        if controller.name in self._names:
+            raise ValueError(f"a controller named {controller.name!r} was already added")
+        self._names.add(controller.name)
+        self._shard_templates.append(controller)
+        sharding = self._options.sharding
+        assert sharding is not None  # only called when sharding
+        for index, source in enumerate(sources):
+            if index == 0 or sharding.field == "namespace":
+                self._shard_kinds.add(source.kind)
 
     def event_recorder(self, component: str) -> EventRecorder:
         """An :class:`~kubectrl.events.EventRecorder` reporting as ``component``.
@@ -666,7 +744,9 @@ class Manager:
         if webhooks is not None and webhooks.registrations:
             await webhooks.start()
             self._probe_server.add_readyz_check("webhook", webhooks.check_serving)
-        # 2. Caches: every informer asked for so far (by Builder sources), synced.
+        # 2. Caches: every informer asked for so far (by Builder sources), synced; a sharded
+        # controller's own kinds are cached per shard instead.
+        self._discard_template_informers()
         self._factory.start()
         log.info("Waiting for caches to sync", extra={"informers": len(self._factory.informers)})
         await self._factory.wait_for_cache_sync(
@@ -719,7 +799,36 @@ class Manager:
                 set_fence(self._elector.fence if self._elector is not None else None)
         handle.launch(self._on_runnable_done)
 
+    def _discard_template_informers(self) -> None:
+        from kubectrl.runtime._kind_source import KindSource
+        from kubectrl.runtime._sharding import _kind_key, _RoutingInformerFactory
+
+        factory = self._factory
+        if self._sharded is None or not isinstance(factory, _RoutingInformerFactory):
+            return
+        kinds = {_kind_key(k) for k in self._shard_kinds}
+        used = {
+            id(source.informer)
+            for handle in self._handles
+            for source in getattr(handle.runnable, "sources", ())
+            if isinstance(source, KindSource)
+        }
+        for template in self._shard_templates:
+            for source in template.sources:
+                if (
+                    isinstance(source, KindSource)
+                    and _kind_key(source.kind) in kinds
+                    and id(source.informer) not in used
+                ):
+                    factory.discard(source.informer)
+
     def _write_fence(self) -> bool:
+        # A sharded controller's reconcile writes only while its shard's Lease is held.
+        from kubectrl.runtime._sharding import current_shard
+
+        shard = current_shard()
+        if shard is not None:
+            return shard.fence()
         # Before leading, only runnables that need no leadership run, and their writes are not
         # the leader's: they pass. Once leader-only work has started, a write needs the lease.
         elector = self._elector

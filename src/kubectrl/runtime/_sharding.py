@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import datetime
 import hashlib
@@ -43,9 +44,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kubectrl._clock import Clock, RealClock
-from kubectrl.cache import InformerFactory
+from kubectrl.cache import Informer, InformerFactory
+from kubectrl.cache._factory import _DEFAULT, _Default
 from kubectrl.cache._shard import ShardField, ShardSelector
-from kubectrl.client import AsyncClient
+from kubectrl.client import AsyncClient, KindRef
 from kubectrl.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kubectrl.leaderelection import (
     LeaderElectionConfig,
@@ -62,11 +64,23 @@ from kubectrl.leaderelection._record import (
     plan_acquire_or_renew,
 )
 from kubectrl.runtime._controller import Controller
+from kubectrl.runtime._event import Event, UpdateEvent
+from kubectrl.runtime._handler import OwnerHandler
+from kubectrl.runtime._kind_source import KindSource, normalize_resource
+from kubectrl.runtime._reconcile import Request, low_priority
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["ShardContext", "ShardSetup", "ShardedRunner", "ShardingOptions"]
+__all__ = [
+    "ShardContext",
+    "ShardSetup",
+    "ShardedRunner",
+    "ShardingOptions",
+    "current_shard",
+    "owner_in_shard",
+    "shard_controllers",
+]
 
 log = logging.getLogger("kubectrl.runtime.sharding")
 
@@ -130,13 +144,188 @@ class ShardingOptions:
 @dataclasses.dataclass(frozen=True)
 class ShardContext:
     """What a shard's setup gets: which shard, its selector, an informer factory listing and
-    watching only that shard, and the fence its controllers must ask before each step."""
+    watching only that shard, and the fence its controllers must ask before each step.
+
+    While a shard's controllers run, :func:`current_shard` returns their shard's context (in
+    their reconciles too); a manager's client then reads the kinds in ``kinds`` from
+    ``factory`` (the shard's cache) and fences writes with ``fence``.
+    """
 
     index: int
     count: int
     selector: ShardSelector
     factory: InformerFactory
     fence: Callable[[], bool]
+    #: The kinds (``(apiVersion, kind)``) a manager's client reads from the shard's cache.
+    kinds: frozenset[Any] = frozenset()
+
+
+_current_shard: contextvars.ContextVar[ShardContext | None] = contextvars.ContextVar(
+    "kubectrl_shard", default=None
+)
+
+
+def current_shard() -> ShardContext | None:
+    """The shard whose controllers run the calling task or reconcile (``None`` outside one).
+
+    Example::
+
+        shard = current_shard()
+        log.info("reconciling in shard %s", shard.index if shard else "-")
+    """
+    return _current_shard.get()
+
+
+def _owner_uid(obj: Any) -> str | None:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    if not isinstance(refs, list):
+        return None
+    uids = [r.get("uid") for r in refs if isinstance(r, dict) and r.get("controller")]
+    return str(uids[0]) if uids and uids[0] else None
+
+
+def owner_in_shard(selector: ShardSelector) -> Callable[[Event], bool]:
+    """A predicate passing events on owned objects whose owner is in ``selector``'s shard.
+
+    For an owned kind watched unsharded (every replica sees every owned object): with a
+    ``"uid"`` selector an event passes iff the object's controlling owner's uid hashes into the
+    shard (objects without a controller owner never pass); with a ``"namespace"`` selector iff
+    the object's namespace does (owner and owned share it). The apiserver cannot filter by an
+    owner's hash, so this costs one unsharded (ideally metadata-only) cache of the owned kind
+    per replica; see docs/scaling.md.
+
+    Example::
+
+        >>> from kubectrl.cache._shard import ShardSelector
+        >>> from kubectrl.runtime import CreateEvent
+        >>> pred = owner_in_shard(ShardSelector.of(0, 1))
+        >>> pred(CreateEvent({"metadata": {"ownerReferences": [
+        ...     {"uid": "u", "controller": True}]}}))
+        True
+        >>> pred(CreateEvent({"metadata": {}}))
+        False
+    """
+
+    def passes(event: Event) -> bool:
+        obj = event.object_new if isinstance(event, UpdateEvent) else event.object
+        if selector.field == "namespace":
+            return selector.matches(obj)
+        uid = _owner_uid(obj)
+        return uid is not None and selector.matches({"metadata": {"uid": uid}})
+
+    return passes
+
+
+class _RoutingInformerFactory(InformerFactory):
+    """A manager's cache when it shards: inside a shard's controllers (:func:`current_shard`),
+    informers of the shard's kinds come from the shard's factory; elsewhere from this one."""
+
+    def informer(self, resource: KindRef, **kwargs: Any) -> Informer:
+        context = _current_shard.get()
+        if (
+            context is not None
+            and isinstance(kwargs.get("shard", _DEFAULT), _Default)
+            and _kind_key(resource) in context.kinds
+        ):
+            return context.factory.informer(resource, **kwargs)
+        return super().informer(resource, **kwargs)
+
+    def discard(self, informer: Informer) -> None:
+        """Forget an informer (a sharded controller's template's, before the cache starts)."""
+        for key, value in list(self._informers.items()):
+            if value is informer:
+                del self._informers[key]
+
+
+class _InShardSource:
+    """A source whose requests pass only when their object is in the shard's cache of the
+    controlled kind (for watches whose handler maps events to arbitrary objects)."""
+
+    def __init__(self, inner: KindSource, shard_cache: Informer) -> None:
+        self._inner = inner
+        self._cache = shard_cache
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def last_sync_error(self) -> BaseException | None:
+        return self._inner.last_sync_error
+
+    async def start(self, enqueue: Callable[[Request], None]) -> None:
+        indexer = self._cache.indexer
+
+        def ours(request: Request) -> bool:
+            key = f"{request.namespace}/{request.name}" if request.namespace else request.name
+            return key in indexer
+
+        def add(request: Request) -> None:
+            if ours(request):
+                enqueue(request)
+
+        low = low_priority(enqueue)
+
+        def add_low(request: Request) -> None:
+            if ours(request):
+                low(request)
+
+        add.low_priority = add_low  # type: ignore[attr-defined]
+        await self._inner.start(add)
+
+    async def wait_for_sync(self, timeout: float) -> None:
+        await self._inner.wait_for_sync(timeout)
+
+    async def stop(self) -> None:
+        await self._inner.stop()
+
+
+def shard_controllers(
+    templates: Iterable[Controller], context: ShardContext, unsharded: InformerFactory
+) -> list[Controller]:
+    """One shard's copies of ``templates`` (controllers built by a sharding manager's Builder).
+
+    Each template's first source (the controlled kind) is rebuilt on the shard's factory. With
+    ``"namespace"`` sharding so are the others (owner and owned share a namespace). With
+    ``"uid"`` sharding the others watch ``unsharded`` (one cache per replica, shared by its
+    shards): an owned kind's events pass only when their controlling owner hashes into the
+    shard (:func:`owner_in_shard`), other watches' requests only for objects in the shard's
+    cache. Raises ``ValueError`` naming a template whose sources are not kind sources.
+    """
+    built: list[Controller] = []
+    for template in templates:
+        sources = template.sources
+        if not sources or not all(isinstance(s, KindSource) for s in sources):
+            names = ", ".join(getattr(s, "name", repr(s)) for s in sources) or "none"
+            raise ValueError(
+                f"sharded controller {template.name}: every source must be a KindSource built "
+                f"on the manager's cache (a shard rebuilds them on its own), got: {names}"
+            )
+        kinds = [s for s in sources if isinstance(s, KindSource)]
+        primary = kinds[0].rebind(context.factory)
+        copies: list[Any] = [primary]
+        for source in kinds[1:]:
+            if context.selector.field == "namespace":
+                copies.append(source.rebind(context.factory))
+            elif isinstance(source.handler, OwnerHandler):
+                copies.append(
+                    source.rebind(unsharded, extra_predicates=[owner_in_shard(context.selector)])
+                )
+            else:
+                copies.append(_InShardSource(source.rebind(unsharded), primary.informer))
+        built.append(template.copy(f"{template.name}-shard-{context.index}", copies))
+    return built
+
+
+def _kind_key(resource: Any) -> Any:
+    gvk = getattr(resource, "gvk", None)  # an APIResource (what a cached client resolved)
+    if gvk is not None:
+        return (gvk.api_version, gvk.kind)
+    try:
+        return normalize_resource(resource)
+    except Exception:
+        return resource
 
 
 #: Builds a shard's controllers (sources on ``context.factory``); sync or async.
@@ -164,7 +353,10 @@ class ShardedRunner:
 
     ``setup(context)`` returns the shard's controllers, their sources built on
     ``context.factory`` (sharded informers); the runner fences them with the shard's elector and
-    starts them once the shard's Lease is held.
+    starts them once the shard's Lease is held. ``kinds`` are the kinds a
+    :class:`~kubectrl.runtime.Manager`'s client reads from the shard's cache inside its
+    controllers (:attr:`ShardContext.kinds`). A manager with ``ManagerOptions(sharding=...)``
+    builds this runner itself; add one by hand for controllers built without the Builder.
 
     Guarantees: a shard's controllers run only while this replica holds the shard's Lease and
     its last renewal is younger than ``renew_deadline`` (the fence); a shard given up is
@@ -185,6 +377,7 @@ class ShardedRunner:
         registry: CollectorRegistry | None = None,
         factory_options: dict[str, Any] | None = None,
         stop_timeout: float = 30.0,
+        kinds: Iterable[KindRef] = (),
     ) -> None:
         self._client = client
         self._options = options
@@ -193,6 +386,7 @@ class ShardedRunner:
         self._registry = registry
         self._factory_options = dict(factory_options or {})
         self._stop_timeout = stop_timeout
+        self._kinds = kinds
         self._identity = options.identity or default_identity()
         self._member_name = (
             f"{options.name}-member-{hashlib.sha256(self._identity.encode()).hexdigest()[:16]}"
@@ -395,8 +589,16 @@ class ShardedRunner:
             **self._factory_options,
         )
         context = ShardContext(
-            shard.index, opts.shards, opts.selector(shard.index), factory, shard.elector.fence
+            shard.index,
+            opts.shards,
+            opts.selector(shard.index),
+            factory,
+            shard.elector.fence,
+            frozenset(_kind_key(k) for k in self._kinds),
         )
+        # This task's context, copied into the tasks the controllers start: their reconciles
+        # see their shard (current_shard) and a manager's client reads from its cache.
+        _current_shard.set(context)
         built = self._setup(context)
         if inspect.isawaitable(built):
             built = await built

@@ -32,6 +32,7 @@ from kubectrl.workqueue._metrics import (
     NoopMetricsProvider,
     PrometheusMetricsProvider,
 )
+from kubectrl.workqueue._priority import DEFAULT_PRIORITY, LOW_PRIORITY, PriorityQueue
 from kubectrl.workqueue._queue import Queue, QueueShutDown, QueueStatistics
 from kubectrl.workqueue._rate_limiters import (
     BucketRateLimiter,
@@ -45,6 +46,8 @@ from kubectrl.workqueue._rate_limiters import (
 from kubectrl.workqueue._rate_limiting import RateLimitingQueue
 
 __all__ = [
+    "DEFAULT_PRIORITY",
+    "LOW_PRIORITY",
     "BucketRateLimiter",
     "CounterMetric",
     "DelayingQueue",
@@ -55,6 +58,7 @@ __all__ = [
     "MaxOfRateLimiter",
     "MetricsProvider",
     "NoopMetricsProvider",
+    "PriorityQueue",
     "PrometheusMetricsProvider",
     "Queue",
     "QueueShutDown",
@@ -67,7 +71,8 @@ __all__ = [
 
 # Exported objects report their public module path (reprs, docs, pickling), as httpx does.
 for _name in __all__:
-    globals()[_name].__module__ = __name__
+    if not isinstance(globals()[_name], int):  # the priorities are plain ints
+        globals()[_name].__module__ = __name__
 del _name
 
 _publish(__name__, globals(), __all__)
