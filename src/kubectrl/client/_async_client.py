@@ -968,18 +968,29 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         return applied if subresource not in ("", "status") else self._result(obj, applied)
 
     async def scale(
-        self, resource: KindRef, name: str, replicas: int, *, namespace: str | None = None
+        self,
+        resource: KindRef,
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Set ``spec.replicas`` through the ``scale`` subresource; returns the Scale.
+        """Set ``spec.replicas`` through the ``scale`` subresource of any scalable resource (a
+        Deployment, StatefulSet, ReplicaSet, a custom resource declaring ``scale``); returns the
+        Scale. ``dry_run`` answers the Scale that would be stored, storing nothing.
 
         Example: ``await client.scale(("apps/v1", "Deployment"), "web", 3, namespace="ns")``.
         """
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+            raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
         return await self.patch(
             await self.resource(resource),
             name,
             {"spec": {"replicas": replicas}},
             namespace=namespace,
             subresource="scale",
+            dry_run=dry_run,
         )
 
     @documented_by(Writer.delete)

@@ -171,3 +171,26 @@ async def test_the_cached_client_passes_the_options_on(
         ("v1", "ConfigMap"), "c", {"zz": 1}, namespace="default", field_validation="Warn"
     )
     assert recorder.texts == ['unknown field "zz"']
+
+
+async def test_scale_dry_run_and_bad_replicas(client: AsyncClient) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+            },
+        },
+    }
+    await client.create(deployment)
+    kind = ("apps/v1", "Deployment")
+    scale = await client.scale(kind, "web", 4, namespace="default", dry_run=True)
+    assert scale["spec"]["replicas"] == 4
+    assert (await client.get(kind, "web", namespace="default"))["spec"]["replicas"] == 1
+    with pytest.raises(ValueError, match="replicas must be a non-negative integer"):
+        await client.scale(kind, "web", -1, namespace="default")
