@@ -97,22 +97,34 @@ class _LRU(Generic[K, V]):
         return len(self._items)
 
 
+def _part(value: Any, key: str) -> Any:
+    if value.__class__ is dict or isinstance(value, Mapping):  # dict first: no ABC check
+        return value.get(key)
+    return None
+
+
+def _text(value: Any) -> str:
+    return value if value.__class__ is str else ("" if value is None else str(value))
+
+
 def _get(event: Mapping[str, Any], *path: str) -> str:
     value: Any = event
     for part in path:
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return "" if value is None else str(value)
+        value = _part(value, part)
+    return _text(value)
 
 
 def _object_key(event: Mapping[str, Any]) -> tuple[str, ...]:
+    source = _part(event, "source")
+    involved = _part(event, "involvedObject")
     return (
-        _get(event, "source", "component"),
-        _get(event, "source", "host"),
-        _get(event, "involvedObject", "kind"),
-        _get(event, "involvedObject", "namespace"),
-        _get(event, "involvedObject", "name"),
-        _get(event, "involvedObject", "uid"),
-        _get(event, "involvedObject", "apiVersion"),
+        _text(_part(source, "component")),
+        _text(_part(source, "host")),
+        _text(_part(involved, "kind")),
+        _text(_part(involved, "namespace")),
+        _text(_part(involved, "name")),
+        _text(_part(involved, "uid")),
+        _text(_part(involved, "apiVersion")),
     )
 
 
@@ -120,10 +132,10 @@ def event_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     """Identity of an event for count bumping: everything but the timestamps and count."""
     return (
         *_object_key(event),
-        _get(event, "involvedObject", "fieldPath"),
-        _get(event, "type"),
-        _get(event, "reason"),
-        _get(event, "message"),
+        _text(_part(_part(event, "involvedObject"), "fieldPath")),
+        _text(_part(event, "type")),
+        _text(_part(event, "reason")),
+        _text(_part(event, "message")),
     )
 
 
@@ -131,10 +143,10 @@ def aggregate_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     """Key of "similar" events: :func:`event_key` without the message, with the reporter."""
     return (
         *_object_key(event),
-        _get(event, "type"),
-        _get(event, "reason"),
-        _get(event, "reportingComponent"),
-        _get(event, "reportingInstance"),
+        _text(_part(event, "type")),
+        _text(_part(event, "reason")),
+        _text(_part(event, "reportingComponent")),
+        _text(_part(event, "reportingInstance")),
     )
 
 
