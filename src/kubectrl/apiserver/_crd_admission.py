@@ -27,8 +27,15 @@ _COMBINERS = ("allOf", "anyOf", "oneOf")
 
 
 def admit(crd: Mapping[str, Any]) -> list[Cause]:
-    """The causes for which the apiserver refuses ``crd`` (empty: it is accepted)."""
+    """The causes for which the apiserver refuses ``crd`` (empty: it is accepted).
+
+    ``crd`` is first read as the apiserver decodes it, in place: a ``default: null`` is no
+    default (``JSONSchemaProps.Default`` is a ``*JSON``, nil for a JSON null).
+    """
     spec = crd.get("spec") or {}
+    for version in spec.get("versions") or ():
+        if isinstance(version, Mapping):
+            _drop_null_defaults((version.get("schema") or {}).get("openAPIV3Schema"))
     names = spec.get("names") or {}
     causes: list[Cause] = []
     name = str((crd.get("metadata") or {}).get("name") or "")
@@ -219,3 +226,15 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
         shown = where if field == "<root>" else field if field == "<nil>" else f"{where}.{field}"
         causes.append((kind, shown, message.replace("<root> in body", " in body")))
     return causes
+
+
+def _drop_null_defaults(s: Any) -> None:
+    if isinstance(s, dict):
+        if "default" in s and s["default"] is None:
+            del s["default"]
+        for key, value in s.items():
+            if key not in ("default", "enum", "example"):
+                _drop_null_defaults(value)
+    elif isinstance(s, list):
+        for item in s:
+            _drop_null_defaults(item)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "annotation_causes",
     "kube_finalizer_names",
     "qualified_name_errors",
     "validate_metadata",
@@ -79,7 +80,7 @@ def qualified_name_errors(value: str) -> list[str]:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
         errors.append("name part must be no more than 63 characters")
-    elif not _NAME.match(name):
+    if not _NAME.match(name):  # checked apart: an empty name gets both messages
         errors.append(_NAME_MSG)
     return errors
 
@@ -116,6 +117,11 @@ def validate_metadata(meta: Mapping[str, Any], *, kube_finalizers: bool = True) 
     return causes
 
 
+def annotation_causes(meta: Mapping[str, Any], field: str) -> list[Cause]:
+    """The causes of ``meta``'s annotations, reported at ``field`` (``ValidateAnnotations``)."""
+    return _annotations(meta, field)
+
+
 def validate_metadata_update(meta: Mapping[str, Any]) -> list[Cause]:
     """What apimachinery's ``ValidateObjectMetaAccessorUpdate`` checks again of the new
     ``metadata`` on an update (annotations, owner references; label keys and values are
@@ -140,22 +146,21 @@ def kube_finalizer_names(meta: Mapping[str, Any]) -> list[Cause]:
     return causes
 
 
-def _annotations(meta: Mapping[str, Any]) -> list[Cause]:
+def _annotations(meta: Mapping[str, Any], field: str = "metadata.annotations") -> list[Cause]:
     causes: list[Cause] = []
     annotations = meta.get("annotations")
     if isinstance(annotations, Mapping):
         size = 0
         for key, value in annotations.items():
             causes.extend(
-                _invalid("metadata.annotations", key, error)
-                for error in qualified_name_errors(str(key).lower())
+                _invalid(field, key, error) for error in qualified_name_errors(str(key).lower())
             )
             size += len(str(key)) + len(str(value))
         if size > _ANNOTATIONS_LIMIT:
             causes.append(
                 (
                     "FieldValueTooLong",
-                    "metadata.annotations",
+                    field,
                     f"Too long: may not be more than {_ANNOTATIONS_LIMIT} bytes",
                 )
             )

@@ -121,7 +121,7 @@ def _drop_nulls(s: Mapping[str, Any], x: Any) -> None:
                 sub = extra
             if sub is None:
                 continue
-            if x[key] is None and not sub.get("nullable") and "default" not in sub:
+            if x[key] is None and not sub.get("nullable") and sub.get("default") is None:
                 del x[key]
             else:
                 _drop_nulls(sub, x[key])
@@ -141,20 +141,22 @@ def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         for name, sub in props.items():
-            if "default" in sub and (name not in value or _non_nullable_null(value[name], sub)):
+            if sub.get("default") is not None and (
+                name not in value or _non_nullable_null(value[name], sub)
+            ):
                 value[name] = copy.deepcopy(sub["default"])
         extra = schema.get("additionalProperties")
         for name, item in list(value.items()):
             if name in props:
                 apply_defaults(props[name], item)
             elif isinstance(extra, Mapping):
-                if "default" in extra and _non_nullable_null(item, extra):
+                if extra.get("default") is not None and _non_nullable_null(item, extra):
                     value[name] = copy.deepcopy(extra["default"])
                 apply_defaults(extra, value[name])
     elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         items = schema["items"]
         for i, item in enumerate(value):
-            if "default" in items and _non_nullable_null(item, items):
+            if items.get("default") is not None and _non_nullable_null(item, items):
                 value[i] = copy.deepcopy(items["default"])
             apply_defaults(items, value[i])
     return value

@@ -23,7 +23,9 @@ from kubectrl.apiserver._builtin_quantity import parse_quantity
 from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._defaults import defaults
 from kubectrl.apiserver._metadata import (
+    annotation_causes,
     kube_finalizer_names,
+    qualified_name_errors,
     validate_metadata,
     validate_metadata_update,
 )
@@ -34,31 +36,12 @@ __all__ = ["validate", "validate_custom", "validate_name"]
 
 Cause = tuple[str, str, str]
 
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
 _VALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
     "'my_value',  or '12345', regex used for validation is "
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-_PREFIX_MSG = (
-    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-    "'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_KEY_MSG = (
-    "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start "
-    "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
-    "subdomain prefix and '/' (e.g. 'example.com/MyName')"
 )
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -90,28 +73,10 @@ def _labels(labels: Any, field: str = "metadata.labels") -> list[Cause]:
     if not isinstance(labels, Mapping):
         return causes
     for key, value in labels.items():
-        prefix, _, name = str(key).rpartition("/")
-        if str(key).count("/") > 1:
-            causes.append(
-                ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {_KEY_MSG}")
-            )
-        elif not name or len(name) > 63 or not _NAME.match(name):
-            detail = (
-                _NAME_MSG
-                if name and len(name) <= 63
-                else (
-                    "name part must be no more than 63 characters"
-                    if name
-                    else "name part must be non-empty"
-                )
-            )
-            causes.append(
-                ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {detail}")
-            )
-        elif prefix and (len(prefix) > 253 or not _PREFIX.match(prefix)):
-            causes.append(
-                ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {_PREFIX_MSG}")
-            )
+        causes.extend(
+            ("FieldValueInvalid", field, f"Invalid value: {_quote(str(key))}: {error}")
+            for error in qualified_name_errors(str(key))
+        )
         text = "" if value is None else str(value)
         if len(text) > 63:
             causes.append(
@@ -129,18 +94,16 @@ def _labels(labels: Any, field: str = "metadata.labels") -> list[Cause]:
 
 
 def _go_selector(selector: Any) -> str:
-    if selector is None:
+    """A selector in a cause's message: JSON of the Go struct (its fields in declaration order,
+    map keys sorted, empty ones left out), ``null`` for none."""
+    if not isinstance(selector, Mapping):
         return "null"
-    labels = (selector or {}).get("matchLabels") or {}
-    inner = ", ".join(f"{_quote(k)}:{_quote(str(v))}" for k, v in sorted(labels.items()))
-    exprs = (selector or {}).get("matchExpressions")
-    expr_text = (
-        "[]v1.LabelSelectorRequirement(nil)" if not exprs else "[]v1.LabelSelectorRequirement{...}"
-    )
-    return (
-        f"v1.LabelSelector{{MatchLabels:map[string]string{{{inner}}}, "
-        f"MatchExpressions:{expr_text}}}"
-    )
+    out: dict[str, Any] = {}
+    if selector.get("matchLabels"):
+        out["matchLabels"] = dict(sorted(dict(selector["matchLabels"]).items()))
+    if selector.get("matchExpressions"):
+        out["matchExpressions"] = selector["matchExpressions"]
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
 
 
 def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
@@ -198,11 +161,23 @@ def _metadata_update(info: ResourceInfo, meta: Mapping[str, Any], kube: bool) ->
     return causes
 
 
+def _template_meta(template: Any, path: str) -> list[Cause]:
+    """A pod template's labels and annotations (``ValidatePodTemplateSpec``: at
+    ``<template>.labels`` and ``<template>.annotations``)."""
+    meta = (template if isinstance(template, Mapping) else {}).get("metadata")
+    if not isinstance(meta, Mapping):
+        return []
+    return [
+        *_labels(meta.get("labels"), f"{path}.labels"),
+        *annotation_causes(meta, f"{path}.annotations"),
+    ]
+
+
 def _workload_selector(resource: str, spec: Mapping[str, Any]) -> list[Cause]:
     """A workload's selector against its template's labels, as ``pkg/apis/apps/validation``:
     a missing selector is required (but a DaemonSet's) and selects nothing, so the template's
-    labels never match it; an empty one is invalid and selects everything (the template check is
-    then skipped, but a DaemonSet's)."""
+    labels never match it; an empty one is invalid and selects everything (the match is then not
+    checked, but a DaemonSet's); one that does not parse leaves the template unchecked."""
     causes: list[Cause] = []
     selector = spec.get("selector")
     template = spec.get("template")
@@ -225,8 +200,6 @@ def _workload_selector(resource: str, spec: Mapping[str, Any]) -> list[Cause]:
                 f"{singular}",
             )
         )
-    if empty and resource != "daemonsets":
-        return causes
     match_labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
     bad = _labels(match_labels, "spec.selector.matchLabels")
     if bad:  # ValidateLabelSelector; LabelSelectorAsSelector fails: no template check
@@ -240,6 +213,12 @@ def _workload_selector(resource: str, spec: Mapping[str, Any]) -> list[Cause]:
                     f"Invalid value: {_go_selector(selector)}{detail}",
                 )
             )
+        return causes
+    if resource != "daemonsets":  # the template is validated once the selector parsed
+        causes.extend(_template_meta(template, "spec.template"))
+        if resource == "statefulsets":  # ValidatePodTemplateSpecForStatefulSet, then the spec's
+            causes.extend(_template_meta(template, "spec.template"))
+    if empty and resource != "daemonsets":  # selects everything: nothing to match
         return causes
     matches = selector is not None and (
         empty
@@ -297,12 +276,13 @@ def validate(
             )
     raw_spec = new.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
-    if info.key in _WORKLOADS or info.key == ("batch", "jobs"):
-        # ValidatePodTemplateSpec: the template's labels, at "template.labels"
-        template = spec.get("template")
-        template_meta = (template if isinstance(template, Mapping) else {}).get("metadata")
-        if isinstance(template_meta, Mapping):
-            causes.extend(_labels(template_meta.get("labels"), "spec.template.labels"))
+    if info.key in (("apps", "daemonsets"), ("batch", "jobs")):
+        causes.extend(_template_meta(spec.get("template"), "spec.template"))
+    elif info.key == ("batch", "cronjobs"):
+        job = spec.get("jobTemplate")
+        job_spec = (job if isinstance(job, Mapping) else {}).get("spec")
+        template = (job_spec if isinstance(job_spec, Mapping) else {}).get("template")
+        causes.extend(_template_meta(template, "spec.jobTemplate.spec.template"))
     if info.key in _WORKLOADS:
         causes.extend(_workload_selector(info.key[1], spec))
     if info.key == ("apps", "statefulsets") and old is not None:
@@ -347,6 +327,14 @@ def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
                 "Forbidden: pod updates may not add or remove containers",
             )
         ]
+    causes: list[Cause] = []
+    for field in ("containers", "initContainers"):  # ValidateContainerUpdates
+        items = spec.get(field)
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            if not (item if isinstance(item, Mapping) else {}).get("image"):
+                causes.append(
+                    ("FieldValueRequired", f"spec.{field}[{index}].image", "Required value")
+                )
     munged = copy.deepcopy(dict(spec))
     for field in ("containers", "initContainers"):
         news, olds = munged.get(field), old_spec.get(field)
@@ -360,8 +348,9 @@ def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
         else:
             munged.pop(field, None)
     if _go_equal(munged, old_spec):
-        return []
+        return causes
     return [
+        *causes,
         (
             "FieldValueForbidden",
             "spec",
@@ -370,7 +359,7 @@ def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
             "`spec.tolerations` (only additions to existing tolerations),"
             "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
             "negative)",
-        )
+        ),
     ]
 
 
