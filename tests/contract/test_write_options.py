@@ -159,3 +159,32 @@ async def test_status_and_scale_writes_take_the_options(
     assert answered["spec"]["replicas"] == 5
     stored = await client.get(kind, name, namespace=target.namespace)
     assert stored["spec"]["replicas"] == 1
+
+
+async def test_built_in_unknown_fields_come_in_the_bodys_order(
+    target: Target, checked: tuple[AsyncClient, WarningRecorder]
+) -> None:
+    # The strict JSON decoder reports them as it reads (not sorted, unlike a custom resource's).
+    client, recorder = checked
+    name = unique("order")
+    container = {"name": "c", "image": "nginx", "bogus": 1, "env": [{"name": "A", "zz": 2}]}
+    deploy = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": target.namespace, "odd": 1},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [container]},
+            },
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "q": 1}},
+        },
+    }
+    await client.create(deploy, dry_run=True)
+    assert recorder.texts == [
+        'unknown field "metadata.odd"',
+        'unknown field "spec.template.spec.containers[0].bogus"',
+        'unknown field "spec.template.spec.containers[0].env[0].zz"',
+        'unknown field "spec.strategy.rollingUpdate.q"',
+    ]

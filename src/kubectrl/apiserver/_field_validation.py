@@ -11,10 +11,11 @@ The apiserver decodes a written object strictly and, by the request's ``fieldVal
   header ``299 - "unknown field \\"b.c\\""``;
 * ``Ignore``: the fields are dropped silently.
 
-Field paths are the object's JSON paths, list items indexed (``spec.tags[0].x``), sorted as
-the server sorts them. Unknown fields are those the kind's schema does not declare: the
-built-in OpenAPI definitions (:mod:`kubectrl.apiserver._builtin_types`) or a CRD version's
-structural schema (``x-kubernetes-preserve-unknown-fields`` and embedded resources honoured).
+Field paths are the object's JSON paths, list items indexed (``spec.tags[0].x``), in the
+server's order (the body's for a built-in kind, sorted for a custom resource). Unknown fields
+are those the kind's schema does not declare: the built-in OpenAPI definitions
+(:mod:`kubectrl.apiserver._builtin_types`) or a CRD version's structural schema
+(``x-kubernetes-preserve-unknown-fields`` and embedded resources honoured).
 """
 
 from __future__ import annotations
@@ -82,18 +83,19 @@ def check_mode(params: Mapping[str, str], verb: str) -> str:
 
 
 def unknown_fields(info: ResourceInfo, version: str, obj: Any) -> list[str]:
-    """The paths of the fields of ``obj`` that its kind does not declare, sorted."""
+    """The paths of the fields of ``obj`` that its kind does not declare, in the server's
+    order: as they come in the body for a built-in kind (its strict JSON decoder reports them
+    as it reads), sorted for a custom resource (its schema's pruning reports them sorted)."""
     found: list[str] = []
     if not isinstance(obj, dict):
         return found
     if info.crd:
         _custom(info.schemas.get(version), obj, "", True, found)
-    else:
-        name = definition_of(info, version)
-        if name is None:
-            return found
+        return sorted(found)
+    name = definition_of(info, version)
+    if name is not None:
         _builtin({"$ref": name}, obj, "", found)
-    return sorted(found)
+    return found
 
 
 def _join(path: str, key: str) -> str:
