@@ -340,6 +340,7 @@ class _Shard:
         self.elector = elector
         self.task: asyncio.Task[None] | None = None
         self.running = False
+        self.factory: InformerFactory | None = None
 
 
 class ShardedRunner:
@@ -411,6 +412,18 @@ class ShardedRunner:
     def held(self) -> frozenset[int]:
         """The shards whose controllers run here now."""
         return frozenset(i for i, s in self._shards.items() if s.running and s.elector.fence())
+
+    @property
+    def caches(self) -> dict[int, InformerFactory]:
+        """The informer factories (caches) of the shards running here now, by shard; e.g. to
+        count what this replica caches::
+
+            cached = sum(len(i.indexer) for f in runner.caches.values()
+                         for i in f.informers.values())
+        """
+        return {
+            i: s.factory for i, s in self._shards.items() if s.running and s.factory is not None
+        }
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -610,12 +623,14 @@ class ShardedRunner:
             for controller in controllers:
                 await controller.start()
                 started.append(controller)
+            shard.factory = factory
             shard.running = True
             self.history.append((shard.index, "started"))
             log.info("running shard %d", shard.index, extra={"shard": shard.index})
             await asyncio.Event().wait()  # until the elector cancels (stop, give up, lost)
         finally:
             shard.running = False
+            shard.factory = None
             # The Lease is released (if at all) only after this returns: stop the work first.
             await asyncio.shield(self._stop_work(started, factory))
             self.history.append((shard.index, "stopped"))
