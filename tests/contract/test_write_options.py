@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 from contract_helpers import CM, Target, configmap, unique
 from schema_helpers import thing, thing_kind
@@ -188,3 +189,78 @@ async def test_built_in_unknown_fields_come_in_the_bodys_order(
         'unknown field "spec.template.spec.containers[0].env[0].zz"',
         'unknown field "spec.strategy.rollingUpdate.q"',
     ]
+
+
+async def _post_raw(target: Target, path: str, raw: bytes, **params: str) -> httpx.Response:
+    # A body with a key given twice: no dict can hold it, so it is sent as bytes.
+    client = target.client
+    return await client._http.post(
+        client._url(path, {"dryRun": "All", **params}),
+        content=raw,
+        headers={"Content-Type": "application/json"},
+        extensions=client._extensions,
+    )
+
+
+async def test_repeated_keys_are_duplicate_fields_in_the_servers_order(target: Target) -> None:
+    ns = target.namespace
+    raw = (
+        (
+            '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup","namespace":"NS",'
+            '"labels":{"a":"1","a":"2"}},"data":{"a":"1"},"zz":1,"data":{"b":"2"}}'
+        )
+        .replace("NS", ns)
+        .encode()
+    )
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    warned = await _post_raw(target, path, raw)
+    assert warned.status_code == 201
+    assert warned.json()["metadata"]["labels"] == {"a": "2"}
+    assert warned.headers.get_list("warning") == [
+        '299 - "duplicate field \\"metadata.labels.a\\""',
+        '299 - "unknown field \\"zz\\""',
+        '299 - "duplicate field \\"data\\""',
+    ]
+    strict = await _post_raw(target, path, raw, fieldValidation="Strict")
+    assert strict.status_code == 400
+    assert strict.json()["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'duplicate field "metadata.labels.a", unknown field "zz", duplicate field "data"'
+    )
+    kind = await thing_kind(target, SPEC)
+    group = kind[0].split("/")[0]
+    raw = (
+        (
+            '{"apiVersion":"API","kind":"Thing","metadata":{"name":"dup","namespace":"NS"},'
+            '"zextra":1,"spec":{"size":1,"color":"r","size":2},"aextra":2}'
+        )
+        .replace("API", kind[0])
+        .replace("NS", ns)
+        .encode()
+    )
+    strict = await _post_raw(
+        target, f"/apis/{group}/v1/namespaces/{ns}/things", raw, fieldValidation="Strict"
+    )
+    assert strict.json()["message"] == (
+        'Thing in version "v1" cannot be handled as a Thing: strict decoding error: '
+        'duplicate field "spec.size", unknown field "aextra", unknown field "spec.color", '
+        'unknown field "zextra"'
+    )
+
+
+@pytest.mark.fake_xfail(
+    "a built-in object's key given twice with object values: Go's decoder merges the two "
+    "objects, the fake keeps the last"
+)
+async def test_a_repeated_object_key_of_a_built_in_merges(target: Target) -> None:
+    ns = target.namespace
+    raw = (
+        (
+            '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"merge","namespace":"NS"},'
+            '"data":{"a":"1"},"data":{"b":"2"}}'
+        )
+        .replace("NS", ns)
+        .encode()
+    )
+    answer = await _post_raw(target, f"/api/v1/namespaces/{ns}/configmaps", raw)
+    assert answer.json()["data"] == {"a": "1", "b": "2"}

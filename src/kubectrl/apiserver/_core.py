@@ -120,12 +120,19 @@ class APICore:
         return Reply(code, out, warnings=warnings)
 
     def _validate_fields(
-        self, info: ResourceInfo, version: str, obj: Any, mode: str, patch: bool = False
+        self,
+        info: ResourceInfo,
+        version: str,
+        obj: Any,
+        mode: str,
+        patch: bool = False,
+        raw: bytes | None = None,
     ) -> None:
-        # fieldValidation: Strict refuses unknown fields, Warn (the default) warns, Ignore not.
+        # fieldValidation: Strict refuses unknown (and repeated) fields, Warn (the default)
+        # warns, Ignore not. ``raw``: the JSON body, where a repeated key is still seen.
         if mode == "Ignore":
             return
-        fields = _field_validation.unknown_fields(info, version, obj)
+        fields = _field_validation.unknown_fields(info, version, obj, raw)
         if not fields:
             return
         if mode == "Strict":
@@ -159,7 +166,7 @@ class APICore:
             if not isinstance(body, dict):
                 raise bad_request("the body of the request must be a JSON object")
             _check_type(info, version, body)
-            self._validate_fields(info, version, body, validation)
+            self._validate_fields(info, version, body, validation, raw=_json_body(request))
             ns = _body_namespace(info, ns, body)
             created = self.store.create(info, version, ns, body, manager=manager, dry_run=dry_run)
             return 201, render(info, version, created)
@@ -169,7 +176,7 @@ class APICore:
             if sub == "scale":
                 return 200, self._update_scale(info, version, ns, name, body, dry_run)
             _check_type(info, version, body)
-            self._validate_fields(info, version, body, validation)
+            self._validate_fields(info, version, body, validation, raw=_json_body(request))
             _body_namespace(info, ns, body)
             body_name = (body.get("metadata") or {}).get("name")
             if body_name and body_name != name:
@@ -460,6 +467,11 @@ class APICore:
             "metadata": {"resourceVersion": str(self.storage.revision)},
             "items": deleted,
         }
+
+
+def _json_body(request: Request) -> bytes | None:
+    """The body of a JSON request as sent (``None`` for another media type)."""
+    return request.body if request.content_type == "application/json" else None
 
 
 def _decode(raw: bytes, content_type: str) -> Any:

@@ -11,6 +11,9 @@ The apiserver decodes a written object strictly and, by the request's ``fieldVal
   header ``299 - "unknown field \\"b.c\\""``;
 * ``Ignore``: the fields are dropped silently.
 
+A key given twice in a JSON body is a ``duplicate field "a.b"`` the same way (the last value
+is kept).
+
 Field paths are the object's JSON paths, list items indexed (``spec.tags[0].x``), in the
 server's order (the body's for a built-in kind, sorted for a custom resource). Unknown fields
 are those the kind's schema does not declare: the built-in OpenAPI definitions
@@ -28,7 +31,15 @@ from kubectrl.apiserver._builtin_types import _ANY, _definitions, definition_of
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import StatusError, bad_request
 
-__all__ = ["MODES", "check_mode", "patch_error", "strict_error", "unknown_fields", "warnings"]
+__all__ = [
+    "MODES",
+    "check_mode",
+    "parse_pairs",
+    "patch_error",
+    "strict_error",
+    "unknown_fields",
+    "warnings",
+]
 
 #: The values ``fieldValidation`` takes (``""`` is the default, ``Warn``).
 MODES = ("", "Ignore", "Strict", "Warn")
@@ -82,19 +93,48 @@ def check_mode(params: Mapping[str, str], verb: str) -> str:
     )
 
 
-def unknown_fields(info: ResourceInfo, version: str, obj: Any) -> list[str]:
-    """The paths of the fields of ``obj`` that its kind does not declare, in the server's
-    order: as they come in the body for a built-in kind (its strict JSON decoder reports them
-    as it reads), sorted for a custom resource (its schema's pruning reports them sorted)."""
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its ``(key, value)`` pairs in the body's order, repeats kept."""
+
+
+def parse_pairs(raw: bytes) -> Any:
+    """``raw`` JSON with each object as :class:`_Pairs` (so repeated keys are seen), or
+    ``None`` when it is not JSON (YAML: its decoder already kept the last value)."""
+    try:
+        return json.loads(raw, object_pairs_hook=_Pairs)
+    except ValueError:
+        return None
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, (dict, _Pairs))
+
+
+def _items(value: Any) -> Any:
+    return value if isinstance(value, _Pairs) else value.items()
+
+
+def unknown_fields(
+    info: ResourceInfo, version: str, obj: Any, raw: bytes | None = None
+) -> list[str]:
+    """What the strict decoder says of ``obj`` (the body ``raw`` when given, so repeated keys
+    are seen): ``unknown field "a.b"`` for each field the kind does not declare, ``duplicate
+    field "a"`` for each key given twice, in the server's order: as they come in the body for
+    a built-in kind (its JSON decoder reports them as it reads); for a custom resource the
+    duplicates first, then the unknown fields sorted (its schema's pruning reports them so)."""
+    tree = parse_pairs(raw) if raw else None
+    if tree is None:
+        tree = obj
     found: list[str] = []
-    if not isinstance(obj, dict):
+    if not _is_object(tree):
         return found
     if info.crd:
-        _custom(info.schemas.get(version), obj, "", True, found)
-        return sorted(found)
+        unknown: list[str] = []
+        _custom(info.schemas.get(version), tree, "", True, found, unknown)
+        return found + [f'unknown field "{f}"' for f in sorted(unknown)]
     name = definition_of(info, version)
     if name is not None:
-        _builtin({"$ref": name}, obj, "", found)
+        _builtin({"$ref": name}, tree, "", found)
     return found
 
 
@@ -111,21 +151,24 @@ def _builtin(schema: Mapping[str, Any], value: Any, path: str, found: list[str])
         if definition is None:
             return
         schema = definition
-    if isinstance(value, dict):
+    if _is_object(value):
         props = schema.get("properties")
-        if isinstance(props, Mapping):
-            for key, item in value.items():
+        extra = schema.get("additionalProperties")
+        seen: set[str] = set()
+        for key, item in _items(value):
+            where = _join(path, key)
+            if key in seen:
+                found.append(f'duplicate field "{where}"')
+            seen.add(key)
+            if isinstance(props, Mapping):
                 sub = props.get(key)
                 if sub is None:
                     if key not in ("apiVersion", "kind") or path:
-                        found.append(_join(path, key))
+                        found.append(f'unknown field "{where}"')
                     continue
-                _builtin(sub, item, _join(path, key), found)
-            return
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            for key, item in value.items():
-                _builtin(extra, item, _join(path, key), found)
+                _builtin(sub, item, where, found)
+            elif isinstance(extra, Mapping):
+                _builtin(extra, item, where, found)
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, Mapping):
@@ -134,51 +177,66 @@ def _builtin(schema: Mapping[str, Any], value: Any, path: str, found: list[str])
 
 
 def _custom(
-    schema: Mapping[str, Any] | None, value: Any, path: str, resource: bool, found: list[str]
+    schema: Mapping[str, Any] | None,
+    value: Any,
+    path: str,
+    resource: bool,
+    found: list[str],
+    unknown: list[str],
 ) -> None:
+    if _is_object(value):
+        seen: set[str] = set()
+        for key, _ in _items(value):
+            if key in seen:
+                found.append(f'duplicate field "{_join(path, key)}"')
+            seen.add(key)
     if schema is None:
         return
     preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
-    if isinstance(value, dict):
+    if _is_object(value):
         resource = resource or bool(schema.get("x-kubernetes-embedded-resource"))
         props = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
-        for key, item in value.items():
+        for key, item in _items(value):
             where = _join(path, key)
             if resource and key in ("apiVersion", "kind"):
                 continue
             if resource and key == "metadata":
-                if isinstance(item, dict):
-                    found.extend(_join(where, k) for k in item if k not in _OBJECT_META)
+                if _is_object(item):
+                    unknown.extend(
+                        _join(where, k) for k, _ in _items(item) if k not in _OBJECT_META
+                    )
                 continue
             if key in props:
-                _custom(props[key], item, where, False, found)
+                _custom(props[key], item, where, False, found, unknown)
             elif isinstance(extra, Mapping):
-                _custom(extra, item, where, False, found)
+                _custom(extra, item, where, False, found, unknown)
             elif extra is True or preserve:
                 continue
             else:
-                found.append(where)
+                unknown.append(where)
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, Mapping):
             for index, item in enumerate(value):
-                _custom(items, item, f"{path}[{index}]", False, found)
+                _custom(items, item, f"{path}[{index}]", False, found, unknown)
 
 
-def _listed(fields: list[str]) -> str:
-    return "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
+def _listed(problems: list[str]) -> str:
+    return "strict decoding error: " + ", ".join(problems)
 
 
 def strict_error(info: ResourceInfo, version: str, fields: list[str]) -> StatusError:
-    """The 400 a strict create or update with unknown ``fields`` answers."""
+    """The 400 a strict create or update answers, ``fields`` being :func:`unknown_fields`'
+    findings."""
     return bad_request(
         f'{info.kind} in version "{version}" cannot be handled as a {info.kind}: ' + _listed(fields)
     )
 
 
 def patch_error(patched: Mapping[str, Any], fields: list[str]) -> StatusError:
-    """The 422 a strict patch whose result ``patched`` has unknown ``fields`` answers."""
+    """The 422 a strict patch whose result ``patched`` has unknown ``fields`` (the findings of
+    :func:`unknown_fields`) answers."""
     detail = f"Invalid value: {json.dumps(json.dumps(patched, separators=(',', ':')))}: "
     detail += _listed(fields)
     return StatusError.make(
@@ -190,5 +248,5 @@ def patch_error(patched: Mapping[str, Any], fields: list[str]) -> StatusError:
 
 
 def warnings(fields: list[str]) -> list[str]:
-    """The warning texts of ``fields`` dropped by a ``Warn`` write."""
-    return [f'unknown field "{f}"' for f in fields]
+    """The warning texts of a ``Warn`` write's findings (one ``Warning`` header each)."""
+    return list(fields)
