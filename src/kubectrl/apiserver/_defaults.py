@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import copy
 import random
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -177,6 +178,28 @@ def _qos_class(spec: Any) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?"
+_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REFERENCE = re.compile(
+    rf"^(?P<name>(?:{_DOMAIN}/)?{_PATH}(?:/{_PATH})*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$"
+)
+
+
+def _image_tag(image: str) -> str:
+    """The tag ``parsers.ParseImageName`` finds in an image reference (``latest`` when there is
+    neither tag nor digest; ``""`` for what does not parse as a reference, docker's grammar in
+    ``github.com/distribution/reference``), which ``SetDefaults_Container`` reads."""
+    found = _REFERENCE.match(image)
+    if found is None or len(found["name"]) > 255:
+        return ""
+    if found["tag"]:
+        return found["tag"]
+    return "" if found["digest"] else "latest"
+
+
 def pod_defaults(spec: Any) -> None:
     """The defaults of a pod spec (a workload's template too)."""
     if not isinstance(spec, dict):
@@ -191,12 +214,8 @@ def pod_defaults(spec: Any) -> None:
             continue
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
-        image = str(container.get("image", ""))
-        tag = image.rsplit("/", 1)[-1]
-        latest = ":" not in tag or tag.endswith(":latest")
-        container.setdefault(
-            "imagePullPolicy", "Always" if latest and "@" not in image else "IfNotPresent"
-        )
+        tag = _image_tag(str(container.get("image") or ""))
+        container.setdefault("imagePullPolicy", "Always" if tag == "latest" else "IfNotPresent")
         container.setdefault("resources", {})
         for port in container.get("ports") or ():
             if isinstance(port, dict):

@@ -359,8 +359,12 @@ class _Validator:
         errors: list[Cause] = []
         step = s.get("multipleOf")
         if isinstance(step, (int, float)) and step > 0:
-            ratio = v / step
-            if not (float(ratio).is_integer() or abs(ratio - round(ratio)) < 1e-9):
+            if isinstance(v, int) and float(step).is_integer():
+                exact = v % int(step) == 0  # MultipleOfInt: integers are not floats here
+            else:
+                ratio = v / step if step >= 1 else 1 / step * v
+                exact = float(ratio).is_integer() or abs(ratio - round(ratio)) < 1e-9
+            if not exact:
                 errors.append(
                     _invalid(where, v, f"{where} in body should be a multiple of {_num(step)}")
                 )
