@@ -1,0 +1,134 @@
+"""Classes the built-in differential fuzzer found, one case each (each failed on the fake before
+its fix).
+
+Upstream: pkg/registry/apps/daemonset/strategy.go (PrepareForUpdate: the template generation)
+with pkg/apis/apps/v1/conversion.go (its deprecated.daemonset.template.generation annotation),
+pkg/registry/apps/deployment/strategy.go (annotation changes bump the generation),
+staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go (canonical quantities) with
+pkg/apis/core/v1/defaults.go (SetDefaults_ResourceList), staging/src/k8s.io/apiserver/pkg/
+endpoints/handlers/patch.go (a patched object that does not decode), staging/src/k8s.io/
+apiserver/pkg/registry/rest/update.go (BeforeUpdate: metadata validated by each pass),
+pkg/apis/apps/validation/validation.go (selectors and templates), pkg/apis/core/v1/defaults.go
+(SetDefaults_Container: the pull policy of an image reference that does not parse).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from contract_helpers import Target, unique
+
+from kubectrl.errors import InvalidError
+
+DS = ("apps/v1", "DaemonSet")
+DEPLOY = ("apps/v1", "Deployment")
+CM = ("v1", "ConfigMap")
+GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template(image: str = "nginx:1") -> dict[str, Any]:
+    return {
+        "metadata": {"labels": {"app": "x"}},
+        "spec": {"containers": [{"name": "c", "image": image}]},
+    }
+
+
+def daemon_set(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": _template()},
+    }
+
+
+async def test_a_daemon_sets_template_generation_follows_its_template(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("ds")
+    created = await c.create(daemon_set(name, ns))
+    assert created["metadata"]["annotations"][GENERATION] == "1"
+    created["metadata"]["annotations"][GENERATION] = "7"  # not read from the request
+    created["metadata"].setdefault("labels", {})["x"] = "y"
+    relabelled = await c.update(created)
+    assert relabelled["metadata"]["annotations"][GENERATION] == "1"
+    relabelled["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    changed = await c.update(relabelled)
+    assert changed["metadata"]["annotations"][GENERATION] == "2"
+    assert changed["metadata"]["generation"] == 2
+
+
+async def test_a_deployments_annotations_bump_its_generation(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("dep")
+    body = daemon_set(name, ns) | {"kind": "Deployment"}
+    created = await c.create(body)
+    created["metadata"]["annotations"] = {"a": "b"}
+    updated = await c.update(created)
+    assert updated["metadata"]["generation"] == created["metadata"]["generation"] + 1
+
+
+async def test_requests_are_stored_as_canonical_quantities(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("quota")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx:1",
+                    "resources": {"requests": {"cpu": "0.5", "memory": "1.5Gi"}},
+                }
+            ]
+        },
+    }
+    created = await c.create(pod, dry_run=True)
+    requests = created["spec"]["containers"][0]["resources"]["requests"]
+    assert requests == {"cpu": "500m", "memory": "1536Mi"}
+
+
+async def test_a_patch_that_does_not_decode_is_invalid_at_patch(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("cm")
+    await c.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}}
+    )
+    with pytest.raises(InvalidError) as caught:
+        await c.patch(CM, name, {"data": "text"}, namespace=ns)
+    assert caught.value.code == 422
+    assert [cause.field for cause in caught.value.causes] == ["patch"]
+
+
+async def test_an_update_reports_a_bad_label_once_per_validation_pass(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("cm")
+    created = await c.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}}
+    )
+    created["metadata"]["labels"] = {"a/b/c": "x"}
+    with pytest.raises(InvalidError) as caught:
+        await c.update(created)
+    assert [cause.field for cause in caught.value.causes] == ["metadata.labels"] * 4
+
+
+async def test_a_deployment_without_selector_also_fails_its_template_labels(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("dep")
+    body = daemon_set(name, ns) | {"kind": "Deployment"}
+    del body["spec"]["selector"]
+    with pytest.raises(InvalidError) as caught:
+        await c.create(body)
+    fields = sorted(cause.field for cause in caught.value.causes)
+    assert fields == ["spec.selector", "spec.template.metadata.labels"]
+
+
+async def test_an_image_reference_that_does_not_parse_is_pulled_if_not_present(
+    target: Target,
+) -> None:
+    c, ns, name = target.client, target.namespace, unique("pod")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"containers": [{"name": "a", "image": "Bad_Name"}, {"name": "b", "image": "x"}]},
+    }
+    created = await c.create(pod, dry_run=True)
+    policies = [x["imagePullPolicy"] for x in created["spec"]["containers"]]
+    assert policies == ["IfNotPresent", "Always"]
