@@ -163,6 +163,11 @@ class ControllerOptions:
     #: Objects of the initial list and unchanged updates (resyncs) go to the back of the queue
     #: (controller-runtime v0.23's default priority queue); ``False`` queues every event FIFO.
     low_priority_when_unchanged: bool = True
+    #: A warm replica (controller-runtime's ``EnableWarmup``): a Manager with leader election
+    #: starts this controller's sources on every replica before the election (their handlers
+    #: fill the queue from the synced caches), and only its workers once leading; a new
+    #: leader then reconciles at once, with no LIST and no replay of the cache.
+    enable_warmup: bool = False
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
@@ -244,6 +249,7 @@ class Controller:
         self._held: set[Request] = set()
         self._thread_ids = itertools.count()
         self._started = False
+        self._warmed = False
         self._stopping = False
         self._halt: asyncio.Event | None = None
         self._stopped: asyncio.Event | None = None
@@ -333,19 +339,43 @@ class Controller:
         """Add a key to the queue (what sources call)."""
         self._queue.add(request)
 
+    async def warm_up(self) -> None:
+        """Start the sources and wait for them to sync, without workers (a warm replica).
+
+        The queue fills from the sources meanwhile; :meth:`start` then starts only the workers.
+        Raises as :meth:`start` does when a source does not sync. Idempotent.
+
+        Example::
+
+            await controller.warm_up()   # on every replica, before the election
+            await controller.start()     # once leading: workers only
+        """
+        if self._warmed or self._started:
+            return
+        self._warmed = True
+        log.info(
+            "Warming up EventSources for controller %s",
+            self._name,
+            extra={"controller": self._name, "sources": [s.name for s in self._sources]},
+        )
+        await self._start_sources()
+
     async def start(self) -> None:
-        """Start sources, wait for them to sync, then start the workers; returns once running."""
+        """Start sources, wait for them to sync, then start the workers; returns once running.
+
+        After :meth:`warm_up`, only the workers start."""
         if self._started:
             raise RuntimeError(f"controller {self._name} was already started")
         self._started = True
         self._halt = halt = asyncio.Event()
         self._stopped = asyncio.Event()
-        log.info(
-            "Starting EventSources for controller %s",
-            self._name,
-            extra={"controller": self._name, "sources": [s.name for s in self._sources]},
-        )
-        await self._start_sources()
+        if not self._warmed:
+            log.info(
+                "Starting EventSources for controller %s",
+                self._name,
+                extra={"controller": self._name, "sources": [s.name for s in self._sources]},
+            )
+            await self._start_sources()
         workers = self._options.max_concurrent_reconciles
         self._metrics.set_max_concurrent(workers)
         log.info(

@@ -6,12 +6,13 @@ It owns what controllers share: one :class:`~kubectrl.client.AsyncClient`, one
 if enabled, the leader elector.
 
 Start order (controller-runtime's): HTTP servers; caches (started and synced, which makes
-``/readyz`` pass); runnables that do not need leader election; leader election; then, once
-leading (or at once without leader election), leader-only runnables such as controllers. Stop
-order: leader-only runnables drain their in-flight reconciles (up to the graceful shutdown
-timeout, 30 s); the lease is released at once if configured (so a successor need not wait for
-anything else); then the other runnables stop, the event broadcaster writing what it still holds
-for at most ``event_flush_timeout`` (5 s); caches stop; servers stop.
+``/readyz`` pass); runnables that do not need leader election; the sources of warm leader-only
+controllers (``ControllerOptions.enable_warmup``: their queues fill on every replica); leader
+election; then, once leading (or at once without leader election), leader-only runnables such as
+controllers. Stop order: leader-only runnables drain their in-flight reconciles (up to the
+graceful shutdown timeout, 30 s); the lease is released at once if configured (so a successor
+need not wait for anything else); then the other runnables stop, the event broadcaster writing
+what it still holds for at most ``event_flush_timeout`` (5 s); caches stop; servers stop.
 
 A lost lease stops the manager at once (in-flight reconciles are cancelled: another replica
 may already lead) and :meth:`Manager.start` raises
@@ -755,10 +756,12 @@ class Manager:
         self._caches_synced = True
         if self._stop_event is not None and self._stop_event.is_set():
             return
-        # 3. Runnables that do not need leadership.
+        # 3. Runnables that do not need leadership, and the sources of warm leader-only
+        # controllers (ControllerOptions.enable_warmup): their queues fill before the election.
         for handle in list(self._handles):
             if not handle.need_leader_election:
                 self._launch(handle)
+        await self._warm_up()
         # 4. Leader election, then 5. leader-only runnables.
         if not self._options.leader_election:
             self._start_leader_runnables()
@@ -780,6 +783,17 @@ class Manager:
         self._client.set_leader_fence(self._write_fence)
         self._elector_task = asyncio.ensure_future(self._elector.run())
         self._elector_task.add_done_callback(self._on_elector_done)
+
+    async def _warm_up(self) -> None:
+        warm = [
+            handle.runnable
+            for handle in self._handles
+            if handle.need_leader_election
+            and isinstance(handle.runnable, Controller)
+            and handle.runnable.options.enable_warmup
+        ]
+        if warm and self._options.leader_election:
+            await asyncio.gather(*(controller.warm_up() for controller in warm))
 
     def _start_leader_runnables(self) -> None:
         if self._stop_requested or self._leading_started:
