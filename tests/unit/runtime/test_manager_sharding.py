@@ -142,3 +142,52 @@ def test_owner_in_shard_follows_the_controlling_owner(obj: dict[str, Any], passe
     assert owner_in_shard(ShardSelector.of(inside, 4))(CreateEvent(obj)) is passes
     outside = (inside + 1) % 4
     assert owner_in_shard(ShardSelector.of(outside, 4))(CreateEvent(obj)) is False
+
+
+async def test_namespace_sharding_caches_owner_and_owned_per_shard() -> None:
+    api = FakeAPI()
+    log: list[tuple[str, str, int]] = []
+    namespaces = [f"ns-{i}" for i in range(12)]
+    async with AsyncClient(api.config()) as admin:
+        for ns in namespaces:
+            await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            await admin.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "cm", "namespace": ns},
+                }
+            )
+
+    def make(identity: str) -> Manager:
+        sharding = ShardingOptions(
+            name="by-ns",
+            namespace="default",
+            shards=4,
+            field="namespace",
+            identity=identity,
+            **FAST,
+        )
+        manager = Manager(api.config(), options=ManagerOptions(sharding=sharding))
+
+        async def reconcile(request: Request) -> None:
+            shard = current_shard()
+            assert shard is not None
+            assert shard.selector.matches({"metadata": {"namespace": request.namespace}})
+            await manager.client.get(CM, request.name, namespace=request.namespace)
+            log.append((identity, request.namespace, shard.index))
+
+        Builder(manager).for_(CM).owns(SECRET).complete(reconcile)
+        return manager
+
+    managers = [make("m0"), make("m1")]
+    async with managers[0], managers[1]:
+        await until(lambda: len({ns for _, ns, _ in log}) == len(namespaces))
+        owners: dict[str, set[str]] = {}
+        for who, ns, _ in log:
+            owners.setdefault(ns, set()).add(who)
+        assert all(len(o) == 1 for o in owners.values()), owners
+        for manager in managers:
+            # Owner and owned kinds are both cached per shard, none in the manager's cache.
+            kinds = {key.resource for key in manager.informer_factory.informers}
+            assert not any("configmap" in k or "secret" in k for k in kinds), kinds
