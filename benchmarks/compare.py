@@ -15,8 +15,9 @@ Workloads:
 - ``events``: CPU per watch event: ``--events`` updates written while the informer runs, each
   going informer -> handler -> rate-limited queue -> worker (kubectrl vs client-go).
 - ``foo``: the Foo controller converging ``--foos`` Foos (Deployment created, status written)
-  at equal client limits (QPS/burst ``--qps``, 2 workers): wall, CPU and peak RSS of the
-  controller process (kubectrl's examples/sample_controller vs the Go sample-controller).
+  at equal client limits (QPS/burst ``--qps``, 2 workers): wall, time until every Foo has a
+  ``Synced`` Event, CPU and peak RSS of the controller process (kubectrl's
+  examples/sample_controller vs the Go sample-controller).
 - ``import``: ``import kubectrl`` + ``load_config()`` vs ``import kopf`` (wall, RSS).
 - ``sweep``: the ``sync`` workload at each count of ``--sweep`` (10k, 25k, 50k and 100k
   ConfigMaps by default; ``--sweep 10000,25000`` for a short run), ``--sweep-rounds`` rounds
@@ -62,6 +63,7 @@ EVENTS_NS = "bench-events"
 FOO_NS = "bench-foo"
 FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
 DEPLOYMENT = ("apps/v1", "Deployment")
+EVENT = ("v1", "Event")
 CONFIGMAP = ("v1", "ConfigMap")
 
 
@@ -245,21 +247,42 @@ def foo(name: str) -> dict[str, Any]:
     }
 
 
-async def converge(kubeconfig: str, names: list[str], timeout: float) -> float:
-    """Create the Foos ``names`` and return the seconds until every one has a status."""
+async def converge(kubeconfig: str, names: list[str], timeout: float) -> tuple[float, float | None]:
+    """Create the Foos ``names``; return the seconds until every one has a status, and until
+    every one has a ``Synced`` Event (``None`` if they did not all come within ``timeout``)."""
     config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
     async with AsyncClient(config) as client:
         listed = await client.list(FOO, namespace=FOO_NS)
+        events_listed = await client.list(EVENT, namespace=FOO_NS, limit=1)
         pending = set(names)
-        async with client.watch(
-            FOO, namespace=FOO_NS, resource_version=listed["metadata"]["resourceVersion"]
-        ) as events:
+        unsynced = set(names)
+        async with (
+            client.watch(
+                FOO, namespace=FOO_NS, resource_version=listed["metadata"]["resourceVersion"]
+            ) as foos,
+            client.watch(
+                EVENT,
+                namespace=FOO_NS,
+                resource_version=events_listed["metadata"]["resourceVersion"],
+            ) as events,
+        ):
             started = time.perf_counter()
+            deadline = started + timeout
             creates = asyncio.ensure_future(
                 bounded([(lambda n=n: client.create(foo(n))) for n in names], 32)
             )
-            deadline = started + timeout
-            async for event in events:
+
+            async def synced_events() -> float | None:
+                async for event in events:
+                    obj = event.object
+                    if obj.get("reason") == "Synced":
+                        unsynced.discard(obj.get("involvedObject", {}).get("name"))
+                    if not unsynced:
+                        return time.perf_counter() - started
+                return None
+
+            synced = asyncio.ensure_future(synced_events())
+            async for event in foos:
                 status = event.object.get("status") or {}
                 if "availableReplicas" in status:
                     pending.discard(event.object["metadata"]["name"])
@@ -269,7 +292,12 @@ async def converge(kubeconfig: str, names: list[str], timeout: float) -> float:
                     raise RuntimeError(f"{len(pending)} Foos did not converge in {timeout:g} s")
             elapsed = time.perf_counter() - started
             await creates
-            return elapsed
+            try:
+                events_s = await asyncio.wait_for(synced, max(1.0, deadline - time.perf_counter()))
+            except asyncio.TimeoutError:
+                log(f"bench: {len(unsynced)} Foos had no Synced event within {timeout:g} s")
+                events_s = None
+            return elapsed, events_s
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -429,7 +457,7 @@ def run_foo(
                 asyncio.run(converge(kubeconfig, [f"warmup-{round_}"], 120))
                 cpu0 = proc_cpu_s(proc.pid)
                 names = [f"foo-{round_}-{i:04d}" for i in range(args.foos)]
-                wall = asyncio.run(converge(kubeconfig, names, 600))
+                wall, events_s = asyncio.run(converge(kubeconfig, names, 600))
                 cpu = proc_cpu_s(proc.pid) - cpu0
                 peak = proc_status_kib(proc.pid, "VmHWM")
             finally:
@@ -439,11 +467,13 @@ def run_foo(
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-            data = {"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": peak}
+            data: dict[str, Any] = {"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": peak}
+            if events_s is not None:
+                data["synced_events_s"] = events_s
             results[name].append(data)
             log(
                 f"bench: round {round_ + 1} foo {name}: {wall:.2f} s, CPU {cpu:.2f} s, "
-                f"peak {peak / 1024:.0f} MB"
+                f"peak {peak / 1024:.0f} MB, Synced events {events_s or float('nan'):.2f} s"
             )
     asyncio.run(clean_foos(kubeconfig))
     return results
@@ -703,6 +733,7 @@ def main() -> int:
                 f"Foo controller converging {args.foos} Foos (QPS {args.qps:g}, 2 workers)",
                 [
                     ("wall_s", "converge wall", "s", 1, 2),
+                    ("synced_events_s", "every Foo's Synced event", "s", 1, 2),
                     ("cpu_s", "CPU", "s", 1, 2),
                     ("peak_rss_kib", "peak RSS", "MB", 1 / 1024, 0),
                 ],
