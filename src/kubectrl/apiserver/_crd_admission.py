@@ -223,7 +223,9 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
     causes: list[Cause] = []
     where = f"{path}.default"
     for kind, field, message in _schema.validate(bare, value):
-        shown = where if field == "<root>" else field if field == "<nil>" else f"{where}.{field}"
+        # kube-openapi's errors without a field name are at the validated root: the default's
+        # path here, nil (shown <nil>) in an object
+        shown = where if field in ("<root>", "<nil>") else f"{where}.{field}"
         causes.append((kind, shown, message.replace("<root> in body", " in body")))
     return causes
 

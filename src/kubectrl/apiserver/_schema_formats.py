@@ -8,8 +8,6 @@ ignored, as there). A format the fake cannot check as the server does raises
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime
 import ipaddress
 import re
@@ -37,19 +35,14 @@ _HOSTNAME = (
     r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}]"
     r"(([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$"
 )
-_EMAIL_LOCAL = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$")
 _HEXCOLOR = r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"
 _RGB = (
     r"^rgb\(\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])"
     r"\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*\)$"
 )
-_DATETIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:?\d{2})$"
-)
-_DURATION = re.compile(
-    r"^(\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d|w|"
-    r"nanoseconds?|microseconds?|milliseconds?|seconds?|sec|minutes?|min|hours?|hr|"
-    r"days?|weeks?|wk)\s*)+$"
+_TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
+_BASE64 = re.compile(
+    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 )
 _MAC = re.compile(
     r"^([0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\2){4}[0-9A-Fa-f]{2}"
@@ -71,58 +64,67 @@ def _date(text: str) -> bool:
 
 
 def _datetime(text: str) -> bool:
-    match = _DATETIME.match(text)
+    # strfmt IsDateTime: lower-cased and split at "t", a date and then the time (a colon in
+    # the offset; the fraction's separator any character)
+    parts = text.lower().split("t")
+    if len(text) < 4 or len(parts) < 2 or not _date(parts[0]):
+        return False
+    match = _TIME.search(parts[1])
     if match is None:
         return False
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    return match.group(1) <= "23" and match.group(2) <= "59" and match.group(3) <= "59"
+
+
+def _sloppy_ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``netutils.ParseIPSloppy`` (k8s.io/utils/net): Go's parser of old, leading zeros in an
+    IPv4 address allowed (read as decimal), no zone."""
+    if re.fullmatch(r"[0-9]+(\.[0-9]+){3}", text):
+        parts = [int(p) for p in text.split(".")]
+        return ipaddress.IPv4Address(".".join(map(str, parts))) if max(parts) <= 255 else None
+    if ":" not in text or "%" in text:
+        return None
     try:
-        datetime.datetime(year, month, day, hour, minute, second)
+        return ipaddress.IPv6Address(text)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _ip(version: int) -> Callable[[str], bool]:
+    # strfmt IsIPv4/IsIPv6: any address ParseIPSloppy reads, with a "." (ipv4) or ":" (ipv6)
     def check(text: str) -> bool:
-        try:
-            address = ipaddress.ip_address(text)
-        except ValueError:
-            return False
-        if version == 4:
-            return address.version == 4
-        return ":" in text
+        return _sloppy_ip(text) is not None and ("." if version == 4 else ":") in text
 
     return check
 
 
 def _cidr(text: str) -> bool:
-    try:
-        ipaddress.ip_network(text, strict=False)
-    except ValueError:
+    # netutils.ParseCIDRSloppy
+    address, slash, prefix = text.partition("/")
+    ip = _sloppy_ip(address)
+    if not slash or ip is None or not re.fullmatch(r"[0-9]{1,3}", prefix):
         return False
-    return "/" in text
+    return int(prefix) <= (32 if ip.version == 4 else 128)
 
 
 def _byte(text: str) -> bool:
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
+    # strfmt's base64 pattern: padded groups of four, at least one
+    return bool(_BASE64.match(text))
+
+
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_DOT_ATOM = rf"{_ATEXT}(?:\.{_ATEXT})*"
+_QUOTED = r'"(?:[^"\\\r\n]|\\.)*"'
+_ADDRESS = re.compile(rf"^(?:{_DOT_ATOM}|{_QUOTED})@(?:{_DOT_ATOM}|\[[^\[\]\\]*\])$")
 
 
 def _email(text: str) -> bool:
-    # net/mail.ParseAddress: "local@domain", optionally as "Name <local@domain>".
-    address = text
-    named = re.fullmatch(r"[^<>]*<([^<>]+)>\s*", text)
+    # net/mail.ParseAddress: "local@domain" or "Name <local@domain>"; the local part a dot-atom
+    # or a quoted string, the domain a dot-atom or a [literal]
+    address = text.strip()
+    named = re.fullmatch(r"[^<>]*<([^<>]+)>", address)
     if named is not None:
         address = named.group(1)
-    local, at, domain = address.strip().rpartition("@")
-    if not at or not local or not domain:
-        return False
-    if not _EMAIL_LOCAL.match(local) or local.startswith(".") or local.endswith("."):
-        return False
-    return bool(re.fullmatch(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+", domain)) and ".." not in domain
+    return bool(_ADDRESS.match(address))
 
 
 def _hostname(text: str) -> bool:
@@ -133,9 +135,40 @@ def _uri(text: str) -> bool:
     # url.ParseRequestURI: an absolute URI or an absolute path, no fragment-only input.
     if not text or any(c in text for c in " \t\n"):
         return False
+    scheme = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text)
+    rest = text[scheme.end() :] if scheme else text
+    if rest.startswith("/") and re.search(r"%(?![0-9A-Fa-f]{2})", rest.split("?", 1)[0]):
+        return False  # a path is unescaped (an opaque "scheme:rest" is not): a bad %-escape
     if text.startswith("/"):
         return True
     return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text))
+
+
+_GO_DURATION = re.compile(r"^[-+]?(?:0|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)$")
+_UNIT_MATCH = re.compile(r"([0-9]+)\s*([A-Za-zµ]+)")
+_UNITS = (
+    ("ns", "nano"),
+    ("us", "µs", "micro"),
+    ("ms", "milli"),
+    ("s", "sec"),
+    ("m", "min"),
+    ("h", "hr", "hour"),
+    ("d", "day"),
+    ("w", "wk", "week"),
+)
+
+
+def _duration(text: str) -> bool:
+    # strfmt ParseDuration: Go's time.ParseDuration, else any "<digits> <unit>" found anywhere
+    # (a unit's last variant as a prefix: "hours", "seconds"), case-insensitive
+    if _GO_DURATION.match(text):
+        return True
+    for _, word in _UNIT_MATCH.findall(text):
+        unit = word.lower()
+        for variants in _UNITS:
+            if unit in variants or unit.startswith(variants[-1]):
+                return True
+    return False
 
 
 def _regex(pattern: str) -> Callable[[str], bool]:
@@ -162,7 +195,7 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     "date": _date,
     "datetime": _datetime,
     "date-time": _datetime,
-    "duration": lambda t: bool(_DURATION.match(t)),
+    "duration": _duration,
 }
 #: Formats apiextensions lets a CRD name (the others are ignored).
 SUPPORTED = frozenset(
