@@ -233,8 +233,9 @@ class ClientConfig:
         elif not self.proxy:
             # Direct connections use asyncio's sockets and TLS (see kubectrl.client._transport);
             # a proxy goes through httpx's own transport, which speaks the proxy protocols.
-            from kubectrl.client._fast_transport import direct_transport  # import when used
+            from kubectrl.client._fast_transport import SetCookieJar, direct_transport
 
+            kwargs["cookies"] = SetCookieJar()
             limits: httpx.Limits = kwargs["limits"]
             kwargs["transport"] = direct_transport(
                 ssl_context=kwargs.pop("verify"),

@@ -13,12 +13,13 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from kubectrl.client import _fast_transport, load_kubeconfig
-from kubectrl.client._fast_transport import FastTransport, direct_transport
+from kubectrl.client._fast_transport import FastTransport, SetCookieJar, direct_transport
 from kubectrl.client._transport import AsyncioTransport
 
 HAVE_HTTPTOOLS = _fast_transport.httptools is not None
@@ -481,3 +482,44 @@ def test_fast_transport_without_httptools_says_how_to_get_it(
         FastTransport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
     fallback = direct_transport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
     assert type(fallback) is AsyncioTransport
+
+
+async def test_the_cookie_jar_keeps_cookies_and_skips_responses_that_set_none(
+    serve: Callable[..., Awaitable[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heads: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            heads.append(head)
+            if head.startswith(b"GET /login "):
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nSet-Cookie: session=abc; Path=/\r\n"
+                    b"Content-Length: 2\r\n\r\nok"
+                )
+            else:
+                writer.write(_ok())
+            await writer.drain()
+
+    real_info = httpx.Cookies._CookieCompatResponse.info
+    parsed: list[str] = []
+
+    def counting_info(self: Any) -> Any:
+        parsed.append(str(self.response.url.path))
+        return real_info(self)
+
+    monkeypatch.setattr(httpx.Cookies._CookieCompatResponse, "info", counting_info)
+    base = await serve(handler)
+    async with httpx.AsyncClient(
+        transport=new_transport(), base_url=base, cookies=SetCookieJar()
+    ) as http:
+        await http.get("/before")
+        await http.get("/login")
+        await http.get("/after")
+    assert set(parsed) == {"/login"}  # only the response that set a cookie was looked at
+    assert b"cookie: session=abc" not in heads[0].lower()
+    assert b"cookie: session=abc" in heads[2].lower()
