@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -235,7 +236,7 @@ class _Validator:
             return []
         where = path or "<root>"
         if v is None and s.get("nullable"):
-            return []
+            return self._enum(s, v, where)  # only the enum still applies to a null
         # kube-openapi runs every validator that applies to the value's kind, the type's too:
         # a value of the wrong type also gets the enum, allOf/anyOf/oneOf/not and the bounds of
         # its own kind checked (CEL rules are not run then).
@@ -250,18 +251,23 @@ class _Validator:
             errors += self._number(s, v, where)
         if isinstance(v, list):
             errors += self._array(s, v, path, where, old)
-        if "enum" in s and not any(_same(v, e) for e in s["enum"]):
-            allowed = ", ".join(show(e) for e in s["enum"])
-            errors.append(
-                (
-                    "FieldValueNotSupported",
-                    where,
-                    f"Unsupported value: {show(v)}: supported values: {allowed}",
-                )
-            )
+        errors += self._enum(s, v, where)
         if isinstance(v, dict):
             errors += self._object(s, v, path, where, old)
         return errors
+
+    @staticmethod
+    def _enum(s: Mapping[str, Any], v: Any, where: str) -> list[Cause]:
+        if "enum" not in s or any(_enum_match(v, e) for e in s["enum"] or ()):
+            return []
+        allowed = ", ".join(show(e) for e in s["enum"] or ())
+        return [
+            (
+                "FieldValueNotSupported",
+                where,
+                f"Unsupported value: {show(v)}: supported values: {allowed}",
+            )
+        ]
 
     def _type(self, s: Mapping[str, Any], v: Any, where: str) -> list[Cause] | None:
         actual = json_type(v)
@@ -281,6 +287,11 @@ class _Validator:
                 return None
             if actual == "number" and fmt in ("int32", "int64"):
                 return [_type_error(where, "float64", fmt, "float64"), _range_error(fmt, where)]
+            if actual == "number":  # and the number validator's integer check
+                return [
+                    _type_error(where, actual, "integer", actual),
+                    _nil(f"Checked value must be of type integer (default format) in {where}"),
+                ]
             return [_type_error(where, actual, "integer", actual)]
         ok = {
             "number": actual in ("integer", "number"),
@@ -460,6 +471,21 @@ class _Validator:
             if sub is not None:
                 errors += self.node(sub, item, _child(path, name), old_map.get(name, MISSING))
         return errors
+
+
+def _enum_match(value: Any, allowed: Any) -> bool:
+    """kube-openapi's enum check: the value converted to the allowed value's Go type (when Go
+    can convert it: a number to another number, truncating, or an integer to a string as a
+    rune), then compared."""
+    if isinstance(value, bool) or isinstance(allowed, bool) or value is None or allowed is None:
+        return _same(value, allowed)
+    if isinstance(value, (int, float)) and isinstance(allowed, (int, float)):
+        if isinstance(allowed, int):
+            return math.isfinite(value) and int(value) == allowed
+        return float(value) == allowed
+    if isinstance(value, int) and isinstance(allowed, str):
+        return 0 <= value <= 0x10FFFF and chr(value) == allowed
+    return _same(value, allowed)
 
 
 def _fewest(results: list[list[Cause]]) -> list[Cause]:
