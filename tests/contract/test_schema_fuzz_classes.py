@@ -1,0 +1,93 @@
+"""Classes the schema differential fuzzer found, one case each (each failed on the fake before its
+fix; the real apiserver answers as asserted).
+
+Upstream: kube-openapi pkg/validation/validate/schema.go (every validator that applies to the
+value's kind runs, the type's failure notwithstanding), validators.go (the enum compares after
+converting the value to each allowed value's Go type), number_validator.go (a fraction for an
+integer fails its integer check; MultipleOfInt for integers), apiextensions-apiserver
+pkg/apis/apiextensions/v1/types_jsonschema.go (``Default *JSON``: a null default is none) and
+pkg/apis/apiextensions/validation/validation.go (a default validated at its own path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from contract_helpers import Target, unique
+from schema_helpers import fields, schema_crd, thing, thing_kind
+
+from kubectrl.errors import InvalidError
+
+SPEC: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "short": {"type": "string", "not": {"maxLength": 2}},
+        "level": {"type": "integer", "nullable": True, "enum": [1, 2]},
+        "count": {"type": "integer"},
+        "odd": {"type": "integer", "not": {"multipleOf": 2}},
+        "nodefault": {"type": "string", "default": None},
+    },
+}
+
+
+async def _causes(target: Target, spec: Any) -> list[tuple[str, str]]:
+    kind = await thing_kind(target, SPEC)
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, spec), dry_run=True)
+    return fields(caught.value)
+
+
+async def test_a_value_of_the_wrong_type_is_checked_by_the_other_validators(
+    target: Target,
+) -> None:
+    assert await _causes(target, {"short": 0}) == [
+        ("FieldValueInvalid", "<nil>"),
+        ("FieldValueTypeInvalid", "spec.short"),
+    ]
+
+
+async def test_a_fraction_for_an_integer_fails_its_integer_check(target: Target) -> None:
+    assert await _causes(target, {"count": 2.5}) == [
+        ("FieldValueInvalid", "<nil>"),
+        ("FieldValueTypeInvalid", "spec.count"),
+    ]
+
+
+async def test_the_enum_compares_after_go_converts_the_value(target: Target) -> None:
+    # 2.5 converted to an integer is 2: only the integer checks fail
+    assert await _causes(target, {"level": 2.5}) == [
+        ("FieldValueInvalid", "<nil>"),
+        ("FieldValueTypeInvalid", "spec.level"),
+    ]
+
+
+async def test_a_null_on_a_nullable_field_is_still_checked_against_the_enum(
+    target: Target,
+) -> None:
+    assert await _causes(target, {"level": None}) == [("FieldValueNotSupported", "spec.level")]
+
+
+async def test_multiple_of_is_exact_for_integers(target: Target) -> None:
+    kind = await thing_kind(target, SPEC)
+    odd = 2**63 - 1  # a float would round it to an even number
+    created = await target.client.create(thing(kind, target.namespace, {"odd": odd}), dry_run=True)
+    assert created["spec"] == {"odd": odd}
+
+
+async def test_a_null_default_is_no_default(target: Target) -> None:
+    kind = await thing_kind(target, SPEC)
+    created = await target.client.create(
+        thing(kind, target.namespace, {"nodefault": None}), dry_run=True
+    )
+    assert created["spec"] == {}
+
+
+async def test_a_default_failing_its_not_is_refused_at_the_default(target: Target) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    crd = schema_crd(group, {"type": "string", "not": {"maxLength": 2}, "default": ""})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(crd)
+    assert [cause.field for cause in caught.value.causes] == [
+        "spec.validation.openAPIV3Schema.properties[spec].default"
+    ]
