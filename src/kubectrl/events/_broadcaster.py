@@ -78,7 +78,9 @@ class EventBroadcaster:
     client-go does; transport errors and retryable server errors (429, 5xx) are retried.
 
     Guarantees: :meth:`action` never blocks and is safe from any thread; events are written in the
-    order they were recorded; the queue's memory is bounded. Caveats: events recorded before
+    order they were recorded, one write at a time (events queued together that become the same
+    Event, a create and its count patches, are one write of their last state, placed where the
+    first of them was); the queue's memory is bounded. Caveats: events recorded before
     :meth:`start` wait in the queue; :meth:`shutdown` writes what is queued, within its timeout.
 
     Example::
