@@ -54,6 +54,10 @@ them, since their attributes are that code's types, and are importable from the 
     ├── ControlPlaneError              kubectrl.envtest: the local control plane failed to start,
     │   │                              answer or stop (also a RuntimeError)
     │   └── BinaryNotFoundError        kubectrl.envtest: etcd / kube-apiserver not found or built
+    ├── StorageError                   kubectrl.apiserver: a storage transaction's condition failed
+    │   ├── KeyExistsError             create: the key is taken
+    │   ├── RevisionMismatchError      update / delete: the stored revision is not the expected one
+    │   └── CompactedError             the revision asked for is older than the kept history
     └── ScaffoldError                  ``python -m kubectrl create``: what stops a scaffold
 
 Deliberately outside the tree: signals, not failures, which ``except KubectrlError`` (say,
@@ -66,8 +70,10 @@ around a retry loop) must not swallow::
     │                                  retrying ``except KubectrlError`` it would loop forever.
     ├── TerminalError                  kubectrl.runtime: raised BY a reconciler to say "do not
     │                                  requeue"; kubectrl catches it, never raises it at you
-    └── Denied                         kubectrl.webhook: raised BY an admission validator to refuse
-                                       an object; kubectrl turns it into the webhook's answer
+    ├── Denied                         kubectrl.webhook: raised BY an admission validator to refuse
+    │                                  an object; kubectrl turns it into the webhook's answer
+    └── AdmissionError                 kubectrl.apiserver: raised BY an extension server's admission
+                                       rule to refuse a write; the server turns it into the answer
 
 Guarantees: messages name the verb, the resource, ``namespace/name`` and the server's reason and
 message; they never contain a token, key, password or request body.

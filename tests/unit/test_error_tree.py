@@ -23,6 +23,7 @@ OUTLIERS = {
     "QueueShutDown": "a stop signal for workers, as asyncio.QueueShutDown; not a failure",
     "TerminalError": "raised by a reconciler to tell the controller not to requeue",
     "Denied": "raised by an admission validator to refuse an object",
+    "AdmissionError": "raised by an extension server's admission rule to refuse a write",
 }
 
 # Private modules whose errors users still meet: `python -m kubectrl create` reports ScaffoldError.

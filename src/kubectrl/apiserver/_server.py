@@ -68,12 +68,11 @@ def _json_response(
     warnings: Sequence[str] = (),
 ) -> web.Response:
     from aiohttp import web
-    from multidict import CIMultiDict
 
-    headers = CIMultiDict({"Content-Type": content_type})
+    headers = [("Content-Type", content_type)]
     for text in warnings:  # as the apiserver writes them: code 299, no agent, quoted text
         escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-        headers.add("Warning", f'299 - "{escaped}"')
+        headers.append(("Warning", f'299 - "{escaped}"'))
     return web.Response(
         status=code, body=json.dumps(body, separators=(",", ":")).encode(), headers=headers
     )

@@ -23,6 +23,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from kubectrl.errors import KubectrlError
+
 __all__ = [
     "Change",
     "CompactedError",
@@ -60,7 +62,7 @@ class Change:
         return (meta.get("namespace", ""), meta["name"])
 
 
-class StorageError(Exception):
+class StorageError(KubectrlError):
     """A storage transaction's condition did not hold."""
 
 
