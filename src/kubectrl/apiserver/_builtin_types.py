@@ -282,8 +282,12 @@ def _collection(schema: Mapping[str, Any]) -> bool:
 
 
 def _zero(schema: Mapping[str, Any]) -> Any:
-    if schema.get("$ref") == _QUANTITY:
+    """A null item of a list or map: the zero value of its Go type."""
+    ref = schema.get("$ref")
+    if ref == _QUANTITY:
         return "0"  # a null Quantity is the zero one
+    if ref and "properties" in (_definitions().get(str(ref)) or {}):
+        return {}  # a struct
     kind = schema.get("type")
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
 
@@ -356,6 +360,8 @@ def decode(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, A
     for key in ("apiVersion", "kind"):
         if key in obj:
             decoded[key] = obj[key]
+    if obj.get("spec") is None and "spec" in definition.get("properties", {}):
+        decoded["spec"] = {}  # every kind's spec is a struct, not a pointer: its zero value
     return decoded
 
 

@@ -27,6 +27,12 @@ Cause = tuple[str, str, str]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_MSG = (
@@ -253,6 +259,22 @@ def _cron_job(obj: Mapping[str, Any], out: _Causes) -> None:
     _job_spec(out, _map(job), "spec.jobTemplate.spec")
 
 
+def _port_name_errors(name: str) -> list[str]:
+    """``IsValidPortName`` (``k8s.io/apimachinery/pkg/util/validation``): an IANA service name."""
+    errors: list[str] = []
+    if not 1 <= len(name) <= 15:
+        errors.append("must be no more than 15 characters")
+    if not re.fullmatch(r"[-a-z0-9]+", name):
+        errors.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if "--" in name:
+        errors.append("must not contain consecutive hyphens")
+    if not re.search(r"[a-z]", name):
+        errors.append("must contain at least one letter (a-z)")
+    if name.startswith("-") or name.endswith("-"):
+        errors.append("must not begin or end with a hyphen")
+    return errors
+
+
 def _service(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     kind = spec.get("type", "ClusterIP")
@@ -276,6 +298,9 @@ def _service(obj: Mapping[str, Any], out: _Causes) -> None:
         target = port.get("targetPort")
         if isinstance(target, int):
             out.port(f"{where}.targetPort", target)
+        elif isinstance(target, str):
+            for error in _port_name_errors(target):  # ValidatePortNumOrName
+                out.invalid(f"{where}.targetPort", target, error)
 
 
 def _pvc(obj: Mapping[str, Any], out: _Causes) -> None:
@@ -305,19 +330,25 @@ def _backend(out: _Causes, backend: Any, path: str) -> None:
     if service is None and backend.get("resource") is None:
         out.invalid(path, None, "one backend must be specified")
         return
-    if service is not None:
+    if service is not None:  # validateIngressBackend
         service = _map(service)
-        if not service.get("name"):
+        name = str(service.get("name") or "")
+        if not name:
             out.required(f"{path}.service.name")
+        elif len(name) > 63 or not _DNS1035.match(name):  # ValidateServiceName
+            detail = "must be no more than 63 characters" if len(name) > 63 else _DNS1035_MSG
+            out.invalid(f"{path}.service.name", name, detail)
         port = _map(service.get("port"))
-        if "number" in port and "name" in port:
-            out.invalid(
-                f"{path}.service.port", dict(port), "cannot set both port name & port number"
-            )
-        elif "number" in port:
-            out.port(f"{path}.service.port.number", port["number"])
-        elif not port.get("name"):
-            out.required(f"{path}.service.port.name", "port name or number is required")
+        port_name, number = str(port.get("name") or ""), port.get("number") or 0
+        if port_name and number:
+            out.invalid(path, "", "cannot set both port name & port number")
+        elif port_name:
+            for error in _port_name_errors(port_name):
+                out.invalid(f"{path}.service.port.name", port_name, error)
+        elif number:
+            out.port(f"{path}.service.port.number", number)
+        else:
+            out.required(path, "port name or number is required")
 
 
 def _ingress(obj: Mapping[str, Any], out: _Causes) -> None:
@@ -392,6 +423,13 @@ def _cluster_role(obj: Mapping[str, Any], out: _Causes) -> None:
         _rules(obj, out, cluster=True)
 
 
+def _path_segment_errors(name: str) -> list[str]:
+    """``path.IsValidPathSegmentName`` (the names of RBAC objects)."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
 def _binding(obj: Mapping[str, Any], out: _Causes, cluster: bool) -> None:
     ref = _map(obj.get("roleRef"))
     if ref.get("apiGroup") and ref["apiGroup"] != _RBAC:
@@ -401,13 +439,22 @@ def _binding(obj: Mapping[str, Any], out: _Causes, cluster: bool) -> None:
         out.not_supported("roleRef.kind", ref.get("kind", ""), kinds)
     if not ref.get("name"):
         out.required("roleRef.name")
+    else:
+        for error in _path_segment_errors(str(ref["name"])):  # ValidateRBACName
+            out.invalid("roleRef.name", ref["name"], error)
     for index, subject in enumerate(_list(obj.get("subjects"))):
         subject = _map(subject)
         where = f"subjects[{index}]"
         kind = subject.get("kind", "")
-        if not subject.get("name"):
+        name = str(subject.get("name") or "")
+        if not name:
             out.required(f"{where}.name")
         if kind == "ServiceAccount":
+            if name and (len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
+                detail = (
+                    "must be no more than 253 characters" if len(name) > 253 else _SUBDOMAIN_MSG
+                )
+                out.invalid(f"{where}.name", name, detail)  # ValidateServiceAccountName
             if subject.get("apiGroup"):
                 out.not_supported(f"{where}.apiGroup", subject["apiGroup"], ("",))
             if cluster and not subject.get("namespace"):

@@ -62,7 +62,8 @@ def defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
             for port in spec.get("ports") or ():
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
-                    port.setdefault("targetPort", port.get("port"))
+                    if port.get("targetPort") in (None, 0, ""):  # zero as int or as string
+                        port["targetPort"] = port.get("port") or 0
         status = obj.setdefault("status", {})
         status.setdefault("loadBalancer", {})
     elif info.key in _WORKLOAD_DEFAULTS:
@@ -91,11 +92,16 @@ def defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
         if isinstance(status, dict):
             status.setdefault("phase", "Pending")
     elif info.key in ((_RBAC, "rolebindings"), (_RBAC, "clusterrolebindings")):
+        role_ref = obj.get("roleRef")
+        if role_ref is None:
+            role_ref = obj["roleRef"] = {}  # a struct: null is the zero one
+        if isinstance(role_ref, dict) and not role_ref.get("apiGroup"):
+            role_ref["apiGroup"] = _RBAC  # SetDefaults_RoleBinding
         for subject in obj.get("subjects") or ():
             # SetDefaults_Subject: users and groups are RBAC's.
             if (
                 isinstance(subject, dict)
-                and "apiGroup" not in subject
+                and not subject.get("apiGroup")
                 and subject.get("kind") in ("User", "Group")
             ):
                 subject["apiGroup"] = _RBAC
@@ -310,11 +316,15 @@ def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
     (``pkg/registry/apps/daemonset/strategy.go``).
     """
     meta = obj.get("metadata") or {}
+    if info.key == ("batch", "jobs") and obj.get("spec") is None:
+        obj["spec"] = {}  # a struct, not a pointer: a null spec is the zero one
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     if info.key == ("batch", "jobs") and spec.get("manualSelector") is not True:
         uid, name = str(meta.get("uid", "")), str(meta.get("name", ""))
+        if spec.get("template") is None:
+            spec["template"] = {}  # a struct too
         template = spec.get("template")
         if isinstance(template, dict):
             template_meta = template.setdefault("metadata", {})

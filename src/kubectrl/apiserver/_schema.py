@@ -574,7 +574,7 @@ def validate(
         return []
     validator = _Validator(ratchet=old is not MISSING)
     errors = validator.node(schema, value, path, old)
-    if any(cause[0] == "FieldValueTypeInvalid" for cause in errors):
+    if any(cause[0] in _BLOCKING for cause in errors):
         if _has_rules(schema):
             errors.append(_NOT_CHECKED)
     else:
@@ -582,6 +582,17 @@ def validate(
     return errors
 
 
+# Errors after which CEL rules are not run (apiextensions-apiserver pkg/apiserver/schema/cel
+# hasBlockingErr): the value may not even have the shape the rules were compiled for.
+_BLOCKING = frozenset(
+    [
+        "FieldValueNotSupported",
+        "FieldValueRequired",
+        "FieldValueTooLong",
+        "FieldValueTooMany",
+        "FieldValueTypeInvalid",
+    ]
+)
 _NOT_CHECKED: Cause = (
     "FieldValueInvalid",
     "<nil>",

@@ -276,6 +276,8 @@ def validate(
             )
     raw_spec = new.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    if info.key == ("", "services"):  # ValidateService: the selector's keys and values
+        causes.extend(_labels(spec.get("selector"), "spec.selector"))
     if info.key in (("apps", "daemonsets"), ("batch", "jobs")):
         causes.extend(_template_meta(spec.get("template"), "spec.template"))
     elif info.key == ("batch", "cronjobs"):
@@ -302,6 +304,13 @@ def validate(
             )
     if info.key == ("batch", "jobs") and old is not None:
         causes.extend(_job_update(new, old))
+    binding = info.key[1] in ("rolebindings", "clusterrolebindings")
+    # ValidateRoleBindingUpdate: the role a binding grants cannot change
+    if binding and old is not None and not _go_equal(new.get("roleRef"), old.get("roleRef")):
+        shown = json.dumps(new.get("roleRef"), sort_keys=True)
+        causes.append(
+            ("FieldValueInvalid", "roleRef", f"Invalid value: {shown}: cannot change roleRef")
+        )
     if info.key == ("", "pods") and old is not None:
         causes.extend(_pod_update(new, old))
     if info.key == ("", "persistentvolumeclaims") and old is not None:
