@@ -76,6 +76,7 @@ def demo(session: nox.Session) -> None:
 BENCHMARKS = [
     "benchmarks/bench_import.py",
     "benchmarks/bench_models.py",
+    "benchmarks/bench_sharding.py",
     "benchmarks/bench_typed.py",
     "benchmarks/bench_workqueue.py",
 ]
