@@ -132,3 +132,69 @@ async def test_an_image_reference_that_does_not_parse_is_pulled_if_not_present(
     created = await c.create(pod, dry_run=True)
     policies = [x["imagePullPolicy"] for x in created["spec"]["containers"]]
     assert policies == ["IfNotPresent", "Always"]
+
+
+async def test_a_job_with_a_null_spec_still_gets_its_selector(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("job")
+    body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": ns}}
+    with pytest.raises(InvalidError) as caught:
+        await c.create(body | {"spec": None})
+    # the generated selector matches the generated labels: only the pod spec is wrong
+    assert sorted(cause.field for cause in caught.value.causes) == [
+        "spec.template.spec.containers",
+        "spec.template.spec.restartPolicy",
+    ]
+
+
+async def test_a_services_empty_target_port_is_its_port(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("svc")
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"app": "x"}, "ports": [{"port": 80, "targetPort": ""}]},
+    }
+    created = await c.create(service, dry_run=True)
+    assert created["spec"]["ports"][0]["targetPort"] == 80
+    service["spec"]["ports"][0]["targetPort"] = "Bad_Name"
+    service["spec"]["selector"] = {"app": "a/b/c"}
+    with pytest.raises(InvalidError) as caught:
+        await c.create(service, dry_run=True)
+    fields = {cause.field for cause in caught.value.causes}
+    assert fields == {"spec.selector", "spec.ports[0].targetPort"}
+
+
+async def test_a_role_bindings_role_ref_is_defaulted_and_immutable(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("rb")
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": ns},
+        "roleRef": {"apiGroup": None, "kind": "Role", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": ns}],
+    }
+    created = await c.create(binding)
+    assert created["roleRef"]["apiGroup"] == "rbac.authorization.k8s.io"
+    created["roleRef"]["name"] = "other"
+    with pytest.raises(InvalidError) as caught:
+        await c.update(created)
+    assert [cause.field for cause in caught.value.causes] == ["roleRef"]
+    created["roleRef"]["name"] = "r"
+    created["subjects"][0]["name"] = "Bad_Name"
+    with pytest.raises(InvalidError) as caught:
+        await c.update(created)
+    assert [cause.field for cause in caught.value.causes] == ["subjects[0].name"]
+
+
+async def test_an_ingress_backend_names_a_service_by_a_dns_label(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("ing")
+    backend = {"service": {"name": "a.b", "port": {"number": 80}}}
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"defaultBackend": backend},
+    }
+    with pytest.raises(InvalidError) as caught:
+        await c.create(ingress, dry_run=True)
+    assert [cause.field for cause in caught.value.causes] == ["spec.defaultBackend.service.name"]

@@ -27,12 +27,6 @@ Cause = tuple[str, str, str]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
-    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_MSG = (
@@ -335,9 +329,9 @@ def _backend(out: _Causes, backend: Any, path: str) -> None:
         name = str(service.get("name") or "")
         if not name:
             out.required(f"{path}.service.name")
-        elif len(name) > 63 or not _DNS1035.match(name):  # ValidateServiceName
-            detail = "must be no more than 63 characters" if len(name) > 63 else _DNS1035_MSG
-            out.invalid(f"{path}.service.name", name, detail)
+        else:  # ValidateServiceName: an RFC 1123 label (since v1.34), dots named apart
+            for detail in _service_name_errors(name):
+                out.invalid(f"{path}.service.name", name, detail)
         port = _map(service.get("port"))
         port_name, number = str(port.get("name") or ""), port.get("number") or 0
         if port_name and number:
@@ -421,6 +415,14 @@ def _role(obj: Mapping[str, Any], out: _Causes) -> None:
 def _cluster_role(obj: Mapping[str, Any], out: _Causes) -> None:
     if obj.get("aggregationRule") is None:
         _rules(obj, out, cluster=True)
+
+
+def _service_name_errors(name: str) -> list[str]:
+    if "." in name:
+        return ["must not contain dots"]
+    if len(name) > 63:
+        return ["must be no more than 63 characters"]
+    return [] if _DNS_LABEL.match(name) else [_LABEL_MSG]
 
 
 def _path_segment_errors(name: str) -> list[str]:
