@@ -91,3 +91,20 @@ async def test_a_default_failing_its_not_is_refused_at_the_default(target: Targe
     assert [cause.field for cause in caught.value.causes] == [
         "spec.validation.openAPIV3Schema.properties[spec].default"
     ]
+
+
+async def test_rules_are_not_run_after_a_blocking_error(target: Target) -> None:
+    # a required field missing blocks CEL (hasBlockingErr): the rule's own cause is not there
+    schema = {
+        "type": "object",
+        "required": ["p0"],
+        "properties": {"p0": {"type": "string"}},
+        "x-kubernetes-validations": [{"rule": "has(self.p0)", "message": "p0 is required"}],
+    }
+    kind = await thing_kind(target, {"type": "object", "properties": {"v": schema}})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"v": {}}), dry_run=True)
+    assert fields(caught.value) == [
+        ("FieldValueInvalid", "<nil>"),
+        ("FieldValueRequired", "spec.v.p0"),
+    ]
