@@ -108,3 +108,13 @@ async def test_rules_are_not_run_after_a_blocking_error(target: Target) -> None:
         ("FieldValueInvalid", "<nil>"),
         ("FieldValueRequired", "spec.v.p0"),
     ]
+
+
+async def test_a_default_with_unknown_fields_is_refused(target: Target) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    crd = schema_crd(group, {"type": "string", "default": {"x": 1}})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(crd)
+    messages = [cause.message for cause in caught.value.causes]
+    assert len(messages) == 2
+    assert messages[0].endswith("must not have unknown fields")

@@ -13,6 +13,7 @@ rules compile. Anything else is accepted as it is.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -222,6 +223,12 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
     bare = {k: v for k, v in s.items() if k != "default"}
     causes: list[Cause] = []
     where = f"{path}.default"
+    pruned = _schema.prune(bare, copy.deepcopy(value))
+    if pruned != value:  # a default must be pruned already (what pruning drops is unknown)
+        shown = json.dumps(value, separators=(",", ":"), sort_keys=True)
+        causes.append(
+            ("FieldValueInvalid", where, f"Invalid value: {shown}: must not have unknown fields")
+        )
     for kind, field, message in _schema.validate(bare, value):
         # kube-openapi's errors without a field name are at the validated root: the default's
         # path here, nil (shown <nil>) in an object
