@@ -113,7 +113,9 @@ class Informer:
     Memory use: one dict per object (after ``transform``), plus index sets; handler buffers hold
     references only. ``metadata.managedFields`` is dropped before an object is stored (it is
     often half of a small object, and controllers rarely read it; client-go users get the same
-    with ``TransformStripManagedFields``); pass ``keep_managed_fields=True`` to keep it.
+    with ``TransformStripManagedFields``); pass ``keep_managed_fields=True`` to keep it. A
+    relist keeps the cached object of every object whose resourceVersion did not change (its
+    listed copy is dropped, not transformed again), so the cache never holds two copies.
 
     Example::
 
