@@ -191,3 +191,53 @@ async def test_namespace_sharding_caches_owner_and_owned_per_shard() -> None:
             # Owner and owned kinds are both cached per shard, none in the manager's cache.
             kinds = {key.resource for key in manager.informer_factory.informers}
             assert not any("configmap" in k or "secret" in k for k in kinds), kinds
+
+
+async def test_a_mapped_watch_reaches_only_the_shard_holding_the_target() -> None:
+    api = FakeAPI()
+    log: list[tuple[str, str, int]] = []
+    async with AsyncClient(api.config()) as admin:
+        for i in range(OBJECTS):
+            await admin.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"cm-{i}", "namespace": "default"},
+                }
+            )
+            await admin.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": f"cm-{i}", "namespace": "default"},
+                }
+            )
+
+        def make(identity: str) -> Manager:
+            sharding = ShardingOptions(
+                name="mapped", namespace="default", shards=SHARDS, identity=identity, **FAST
+            )
+            manager = Manager(api.config(), options=ManagerOptions(sharding=sharding))
+
+            async def reconcile(request: Request) -> None:
+                shard = current_shard()
+                assert shard is not None
+                log.append((identity, request.name, shard.index))
+
+            def same_name(obj: dict[str, Any]) -> list[Request]:
+                return [Request("default", obj["metadata"]["name"])]
+
+            Builder(manager).for_(CM).watches(SECRET, same_name).complete(reconcile)
+            return manager
+
+        managers = [make("m0"), make("m1")]
+        async with managers[0], managers[1]:
+            await until(lambda: len({name for _, name, _ in log}) == OBJECTS)
+            owners: dict[str, set[str]] = {}
+            for who, name, _ in log:
+                owners.setdefault(name, set()).add(who)
+            assert all(len(o) == 1 for o in owners.values()), owners
+            before = len(log)
+            await admin.patch(SECRET, "cm-7", {"data": {"x": "eA=="}}, namespace="default")
+            await until(lambda: any(name == "cm-7" for _, name, _ in log[before:]))
+            assert {who for who, name, _ in log[before:] if name == "cm-7"} == owners["cm-7"]
