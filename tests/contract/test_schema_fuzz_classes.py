@@ -118,3 +118,17 @@ async def test_a_default_with_unknown_fields_is_refused(target: Target) -> None:
     messages = [cause.message for cause in caught.value.causes]
     assert len(messages) == 2
     assert messages[0].endswith("must not have unknown fields")
+
+
+async def test_a_defaults_rules_run_only_when_its_schema_found_nothing(target: Target) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    schema = {
+        "type": "object",
+        "properties": {"p0": {"type": "string"}},
+        "x-kubernetes-validations": [{"rule": "has(self.p0)", "message": "p0 is required"}],
+        "default": "",
+    }
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(schema_crd(group, schema))
+    # the type error alone: no note that rules were not checked
+    assert [cause.type for cause in caught.value.causes] == ["FieldValueTypeInvalid"]

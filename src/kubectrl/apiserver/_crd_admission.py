@@ -229,7 +229,7 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
         causes.append(
             ("FieldValueInvalid", where, f"Invalid value: {shown}: must not have unknown fields")
         )
-    for kind, field, message in _schema.validate(bare, value):
+    for kind, field, message in _schema.validate(bare, value, default=True):
         # kube-openapi's errors without a field name are at the validated root: the default's
         # path here, nil (shown <nil>) in an object
         shown = where if field in ("<root>", "<nil>") else f"{where}.{field}"

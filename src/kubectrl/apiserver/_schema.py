@@ -349,7 +349,8 @@ class _Validator:
                 (
                     "FieldValueTooLong",
                     where,
-                    f"Too long: may not be more than {s['maxLength']} bytes",
+                    f"Too long: may not be more than {s['maxLength']} "
+                    f"byte{'' if s['maxLength'] == 1 else 's'}",
                 )
             ]
         if "minLength" in s and len(v) < s["minLength"]:
@@ -563,17 +564,26 @@ def _invalid(where: str, value: Any, message: str) -> Cause:
 
 
 def validate(
-    schema: Mapping[str, Any] | None, value: Any, old: Any = MISSING, path: str = ""
+    schema: Mapping[str, Any] | None,
+    value: Any,
+    old: Any = MISSING,
+    path: str = "",
+    *,
+    default: bool = False,
 ) -> list[Cause]:
     """``(cause type, field, message)`` for each violation, worded like the apiserver's.
 
     ``old`` (an update): values equal to the old ones at the same place are not checked again
-    (validation ratcheting); CEL transition rules see it as ``oldSelf``.
+    (validation ratcheting); CEL transition rules see it as ``oldSelf``. ``default``: a CRD's
+    default value, whose rules run only when the schema found nothing, without a note when they
+    did not (``pkg/apis/apiextensions/validation/validation.go``).
     """
     if not schema:
         return []
     validator = _Validator(ratchet=old is not MISSING)
     errors = validator.node(schema, value, path, old)
+    if default:
+        return errors or validator.cel
     if any(cause[0] in _BLOCKING for cause in errors):
         if _has_rules(schema):
             errors.append(_NOT_CHECKED)
