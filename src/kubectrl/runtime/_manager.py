@@ -592,7 +592,8 @@ class Manager:
         self._names.add(controller.name)
         self._shard_templates.append(controller)
         sharding = self._options.sharding
-        assert sharding is not None  # only called when sharding
+        if sharding is None:  # pragma: no cover - only called when sharding is configured
+            raise RuntimeError(f"controller {controller.name}: the manager is not sharded")
         for index, source in enumerate(sources):
             if index == 0 or sharding.field == "namespace":
                 self._shard_kinds.add(source.kind)
