@@ -24,7 +24,7 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["canonical_quantity", "parse_quantity"]
+__all__ = ["canonical_quantity", "int64_amount", "parse_quantity"]
 
 _QUANTITY = re.compile(
     r"^(?P<sign>[+-])?(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
@@ -125,6 +125,42 @@ def canonical_quantity(text: str, *, milli: bool = False) -> str | None:
         return f"{mantissa}e{exponent}" if exponent else str(mantissa)
     # Beyond E there is no suffix, and the apiserver writes the mantissa alone (1000E is "1").
     return f"{mantissa}{_DECIMAL_SUFFIX.get(exponent, '')}"
+
+
+def int64_amount(text: str) -> tuple[int, int] | None:
+    """``(value, scale)`` when ``ParseQuantity``'s fast path holds ``text`` as an ``int64Amount``
+    (``value * 10**scale``), ``None`` when it needs an arbitrary-precision decimal. What
+    ``Quantity.AsInt64`` (so CEL's ``isInteger()``) reads: ``1000m`` is not an integer there.
+
+    Example::
+
+        >>> int64_amount("1000m"), int64_amount("1Ki"), int64_amount("1.5")
+        ((1000, -3), (1024, 0), (15, -1))
+    """
+    found = _QUANTITY.match(text)
+    if found is None:
+        return None
+    whole, _, fraction = found["number"].partition(".")
+    num = whole.lstrip("0") or "0"
+    suffix = found["suffix"] or ""
+    negative = found["sign"] == "-"
+    if suffix in _BINARY:
+        exponent = _BINARY[suffix]
+        if fraction or 15 - len(num) - int(exponent * 3 / 10) - 1 < 0:
+            return None
+        value = int(num) << exponent
+        return None if value > _MAX_INT64 else ((-value if negative else value), 0)
+    if suffix[:1] in ("e", "E") and suffix not in _DECIMAL:
+        scale = int(suffix[1:])
+    else:
+        scale = _DECIMAL[suffix]
+    if 18 - len(num) - len(fraction) < 0:
+        return None
+    scale -= len(fraction)
+    value = int(num + fraction)
+    if scale < -9 or value > _MAX_INT64:
+        return None
+    return (-value if negative else value), scale
 
 
 def _kept(text: str) -> bool:

@@ -2,16 +2,16 @@
 
 The expressions run on ``cel-python`` (``celpy``, the ``testing`` extra: a maintained, pure
 Python CEL implementation that installs on every Python kubectrl supports) with the Kubernetes
-CEL libraries rules use most (``k8s.io/apiserver/pkg/cel/library``: lists, regex, the strings
-extension) and ``matches()`` on RE2. What each rule gets is as in apiextensions-apiserver
+CEL libraries rules use most (``k8s.io/apiserver/pkg/cel/library``: lists, regex, quantities, the
+strings extension) and ``matches()`` on RE2. What each rule gets is as in apiextensions-apiserver
 ``pkg/apiserver/schema/cel/validation.go``: ``self``, ``oldSelf`` for transition rules (skipped
 when there is no old value, unless ``optionalOldSelf``: then an optional), ``message``,
 ``messageExpression``, ``reason`` and ``fieldPath``.
 
 Not done as the server does: type checking against the schema (a rule that does not parse or
 calls an unknown function is refused; one that names an undefined field fails when it runs) and
-cost limits. A function of the Kubernetes libraries this module lacks (``url``, ``quantity``,
-``ip``, ``cidr``, ``semver``, ``format``, ...) raises
+cost limits. A function of the Kubernetes libraries this module lacks (``url``, ``ip``,
+``cidr``, ``semver``, ``format``, ...) raises
 :class:`~kubectrl.apiserver._status.FeatureNotImplementedError` naming it when its rule runs.
 """
 
@@ -22,9 +22,11 @@ import importlib
 import itertools
 import json
 from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
 from kubectrl.apiserver import _re2
+from kubectrl.apiserver._builtin_quantity import int64_amount, parse_quantity
 from kubectrl.apiserver._status import FeatureNotImplementedError
 
 __all__ = ["CompileError", "check_rules", "compile_rule"]
@@ -36,8 +38,7 @@ _MACROS = frozenset(["all", "exists", "exists_one", "map", "filter", "has", "dyn
 _LACKING = frozenset(
     [
         "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath",
-        "getQuery", "quantity", "isQuantity", "sign", "isInteger", "asInteger",
-        "asApproximateFloat", "add", "sub", "compareTo", "isGreaterThan", "isLessThan", "ip",
+        "getQuery", "sign", "ip",
         "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback",
         "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP",
         "containsCIDR", "masked", "prefixLength", "semver", "isSemver", "major", "minor",
@@ -139,6 +140,7 @@ def _library() -> dict[str, Callable[..., Any]]:
         return opt.value if isinstance(opt, _Optional) and opt.present else other
 
     return {
+        **_quantity_library(types, err),
         "matches": lambda text, pattern: types.BoolType(_re2.search(str(pattern), str(text))),
         "isSorted": is_sorted,
         "sum": total,
@@ -169,6 +171,68 @@ def _library() -> dict[str, Callable[..., Any]]:
         "hasValue": has_value,
         "value": value,
         "orValue": or_value,
+    }
+
+
+class _Quantity:
+    """A ``resource.Quantity`` in a CEL rule (``k8s.io/apiserver/pkg/cel/library/quantity.go``):
+    compared by value, ``quantity("1") == quantity("1000m")``."""
+
+    def __init__(self, value: Fraction, text: str = "") -> None:
+        self.value = value
+        self.text = text  # as parsed: what AsInt64 reads (empty after arithmetic)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Quantity) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _quantity_library(types: Any, err: Any) -> dict[str, Callable[..., Any]]:
+    """The Kubernetes quantity library: ``quantity()``, ``isQuantity()``, ``isInteger()``,
+    ``asInteger()``, ``asApproximateFloat()``, ``add()``, ``sub()``, ``compareTo()``,
+    ``isGreaterThan()``, ``isLessThan()`` (``sign()`` is not in v1.36's environment)."""
+    low, high = -(2**63), 2**63 - 1
+
+    def quantity(text: Any) -> Any:
+        value = parse_quantity(str(text))
+        if value is None:
+            return err(
+                "quantities must match the regular expression "
+                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+            )
+        return _Quantity(value, str(text))
+
+    def number(other: Any) -> Fraction:
+        return other.value if isinstance(other, _Quantity) else Fraction(int(other))
+
+    def is_integer(q: _Quantity) -> bool:
+        # Quantity.AsInt64: an int64Amount of a non-negative scale (1000m is not, 1k is)
+        amount = int64_amount(q.text) if q.text else None
+        if q.text and (amount is None or amount[1] < 0):
+            return False
+        return q.value.denominator == 1 and low <= q.value <= high
+
+    def as_integer(q: _Quantity) -> Any:
+        if not is_integer(q):
+            return err("cannot convert value to integer")
+        return types.IntType(int(q.value))
+
+    def compare(a: _Quantity, b: _Quantity) -> int:
+        return (a.value > b.value) - (a.value < b.value)
+
+    return {
+        "quantity": quantity,
+        "isQuantity": lambda text: types.BoolType(parse_quantity(str(text)) is not None),
+        "isInteger": lambda q: types.BoolType(is_integer(q)),
+        "asInteger": as_integer,
+        "asApproximateFloat": lambda q: types.DoubleType(float(q.value)),
+        "add": lambda q, other: _Quantity(q.value + number(other)),
+        "sub": lambda q, other: _Quantity(q.value - number(other)),
+        "compareTo": lambda a, b: types.IntType(compare(a, b)),
+        "isGreaterThan": lambda a, b: types.BoolType(compare(a, b) > 0),
+        "isLessThan": lambda a, b: types.BoolType(compare(a, b) < 0),
     }
 
 
