@@ -14,6 +14,10 @@ Workloads:
   config loading, before the informer starts).
 - ``events``: CPU per watch event: ``--events`` updates written while the informer runs, each
   going informer -> handler -> rate-limited queue -> worker (kubectrl vs client-go).
+- ``replay``: CPU per replayed watch event: ``--replay-events`` updates written once per round, then
+  each peer, a fresh process, watches from the resourceVersion before them, which the apiserver
+  answers from its watch cache, and decodes them (kubectrl's dicts, client-go's typed
+  ConfigMaps), each event's key read (kubectrl vs client-go).
 - ``foo``: the Foo controller converging ``--foos`` Foos (Deployment created, status written)
   at equal client limits (QPS/burst ``--qps``, 2 workers): wall, time until every Foo has a
   ``Synced`` Event, CPU and peak RSS of the controller process (kubectrl's
@@ -115,7 +119,7 @@ class Peer:
         self.skipped: str | None = None
 
     def start(
-        self, kubeconfig: str, namespace: str, expect: int, events: int
+        self, kubeconfig: str, namespace: str, expect: int, events: int, *, replay_from: str = ""
     ) -> subprocess.Popen[str]:
         argv = [
             *self.argv,
@@ -128,6 +132,8 @@ class Peer:
             "--events",
             str(events),
         ]
+        if replay_from:
+            argv += ["--replay-from", replay_from]
         return subprocess.Popen(
             argv,
             cwd=PEERS,
@@ -436,6 +442,44 @@ def run_events(
     return results
 
 
+async def current_rv(kubeconfig: str, namespace: str) -> str:
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    async with AsyncClient(config) as client:
+        listed = await client.list(CONFIGMAP, namespace=namespace, limit=1)
+    rv: str = listed["metadata"]["resourceVersion"]
+    return rv
+
+
+def run_replay(
+    peers: list[Peer], kubeconfig: str, args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
+    chosen = [p for p in peers if p.events and not p.skipped]
+    results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in chosen}
+    for round_ in range(args.rounds):
+        # One history per round, replayed by every peer (well inside the watch cache's window).
+        from_rv = asyncio.run(current_rv(kubeconfig, EVENTS_NS))
+        asyncio.run(
+            write_updates(
+                kubeconfig, EVENTS_NS, args.event_objects, args.replay_events, f"replay{round_}"
+            )
+        )
+        for peer in rotate(chosen, round_):
+            proc = peer.start(
+                kubeconfig, EVENTS_NS, args.event_objects, args.replay_events, replay_from=from_rv
+            )
+            try:
+                data = read_phase(proc, "replayed", f"replay {peer.name}")
+            finally:
+                finish(proc, f"replay {peer.name}")
+            data["cpu_per_event_us"] = data["cpu_s"] / args.replay_events * 1e6
+            results[peer.name].append(data)
+            log(
+                f"bench: round {round_ + 1} replay {peer.name}: "
+                f"{data['cpu_per_event_us']:.1f} us/event"
+            )
+    return results
+
+
 def run_foo(
     controllers: dict[str, tuple[list[str], dict[str, str] | None]],
     kubeconfig: str,
@@ -602,11 +646,12 @@ def main() -> int:
     parser.add_argument("--configmaps", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=5_000)
     parser.add_argument("--event-objects", type=int, default=500)
+    parser.add_argument("--replay-events", type=int, default=20_000)
     parser.add_argument("--foos", type=int, default=500)
     parser.add_argument("--qps", type=float, default=1000)
     parser.add_argument(
         "--workloads",
-        default="sync,events,foo,import,sweep",
+        default="sync,events,replay,foo,import,sweep",
         help="comma-separated subset to run",
     )
     parser.add_argument(
@@ -681,7 +726,7 @@ def main() -> int:
         if "sync" in workloads:
             log(f"bench: seeding {args.configmaps} ConfigMaps")
             asyncio.run(seed(kubeconfig, SYNC_NS, args.configmaps))
-        if "events" in workloads:
+        if workloads & {"events", "replay"}:
             asyncio.run(seed(kubeconfig, EVENTS_NS, args.event_objects))
         if "foo" in workloads:
             asyncio.run(seed(kubeconfig, FOO_NS, 0))
@@ -709,6 +754,16 @@ def main() -> int:
                 "kubectrl",
             )
             report["events_runs"] = runs
+        if "replay" in workloads:
+            runs = run_replay(peers, kubeconfig, args)
+            report["replay"] = table(
+                f"CPU per replayed watch event ({args.replay_events} events from the watch cache, "
+                "decoded, key read)",
+                [("cpu_per_event_us", "CPU per event", "us", 1, 1)],
+                runs,
+                "kubectrl",
+            )
+            report["replay_runs"] = runs
         if "foo" in workloads:
             limits = ["--qps", str(args.qps), "--burst", str(int(args.qps))]
             kubectrl_foo = [PY, str(PEERS / "foo_kubectrl.py"), "--kubeconfig", kubeconfig, *limits]

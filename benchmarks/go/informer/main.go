@@ -8,10 +8,15 @@
 //	{"phase":"synced", ...}   after the initial list is in the cache
 //	{"phase":"events", ...}   after -events update notifications went through
 //
-// and reads nothing from stdin; the driver writes the updates.
+// and reads nothing from stdin; the driver writes the updates. With -replay-from RV it runs
+// no informer: it watches the namespace's ConfigMaps from resourceVersion RV, which the
+// apiserver answers from its watch cache, and prints
+//
+//	{"phase":"replayed", ...} after -events replayed events were decoded (CPU of that alone)
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -23,7 +28,10 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -65,6 +73,7 @@ func main() {
 	expect := flag.Int("expect", 0, "objects the initial list holds")
 	events := flag.Int("events", 0, "update notifications to wait for after the sync (0: exit)")
 	qps := flag.Float64("qps", 1000, "client QPS")
+	replayFrom := flag.String("replay-from", "", "watch from this resourceVersion and time -events replayed events (no informer)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -75,6 +84,10 @@ func main() {
 	cfg.QPS = float32(*qps)
 	cfg.Burst = int(*qps)
 	client := kubernetes.NewForConfigOrDie(cfg)
+	if *replayFrom != "" {
+		replay(client, *namespace, *replayFrom, *events)
+		return
+	}
 
 	runtime.GC()
 	baseline := rssKiB()
@@ -146,4 +159,44 @@ func main() {
 	emit(map[string]any{"phase": "events", "events": target, "cpu_s": cpu})
 	close(stop)
 	queue.ShutDown()
+}
+
+// replay watches from resourceVersion from and times the decoding of events replayed events:
+// the clientset decodes each into a typed ConfigMap, whose key is read as a handler would.
+func replay(client kubernetes.Interface, namespace, from string, events int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	runtime.GC()
+	cpu0 := cpuSeconds()
+	started := time.Now()
+	w, err := client.CoreV1().ConfigMaps(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: from})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	seen := 0
+	keys := 0
+	for event := range w.ResultChan() {
+		if event.Type == watch.Error {
+			fmt.Fprintf(os.Stderr, "watch error: %v\n", event.Object)
+			os.Exit(1)
+		}
+		cm, ok := event.Object.(*corev1.ConfigMap)
+		if !ok {
+			continue
+		}
+		keys += len(cm.Namespace) + len(cm.Name)
+		seen++
+		if seen == events {
+			break
+		}
+	}
+	cpu := cpuSeconds() - cpu0
+	wall := time.Since(started).Seconds()
+	w.Stop()
+	if seen < events {
+		fmt.Fprintf(os.Stderr, "watch ended after %d of %d events\n", seen, events)
+		os.Exit(1)
+	}
+	emit(map[string]any{"phase": "replayed", "events": seen, "cpu_s": cpu, "wall_s": wall, "key_bytes": keys})
 }
