@@ -132,3 +132,20 @@ async def test_a_defaults_rules_run_only_when_its_schema_found_nothing(target: T
         await target.client.create(schema_crd(group, schema))
     # the type error alone: no note that rules were not checked
     assert [cause.type for cause in caught.value.causes] == ["FieldValueTypeInvalid"]
+
+
+async def test_identical_errors_are_reported_once(target: Target) -> None:
+    schema = {
+        "type": "object",
+        "required": ["p0"],
+        "properties": {"p0": {"type": "string"}},
+        "allOf": [{"required": ["p0"]}],
+    }
+    kind = await thing_kind(target, {"type": "object", "properties": {"v": schema}})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"v": {}}), dry_run=True)
+    assert fields(caught.value) == [
+        ("FieldValueInvalid", "<nil>"),
+        ("FieldValueRequired", "spec.v.p0"),
+    ]
+    assert caught.value.causes[1].message.endswith("(allOf). None validated")

@@ -312,10 +312,12 @@ class _Validator:
     def _compose(self, s: Mapping[str, Any], v: Any, path: str, old: Any) -> list[Cause]:
         errors: list[Cause] = []
         quoted = json.dumps(path)
-        for sub in s.get("allOf") or ():
-            errors += self.node(sub, v, path, old)
-        if s.get("allOf") and errors:
-            errors.append(_nil(f"{quoted} must validate all the schemas (allOf)"))
+        results = [self.node(sub, v, path, old) for sub in s.get("allOf") or ()]
+        for result in results:
+            errors += result
+        if any(results):
+            none = "" if any(not r for r in results) else ". None validated"
+            errors.append(_nil(f"{quoted} must validate all the schemas (allOf){none}"))
         if s.get("anyOf"):
             results = [self.node(sub, v, path, old) for sub in s["anyOf"]]
             if all(results):
@@ -581,7 +583,8 @@ def validate(
     if not schema:
         return []
     validator = _Validator(ratchet=old is not MISSING)
-    errors = validator.node(schema, value, path, old)
+    # kube-openapi's Result keeps one of identical errors (AddErrors compares their texts)
+    errors = list(dict.fromkeys(validator.node(schema, value, path, old)))
     if default:
         return errors or validator.cel
     if any(cause[0] in _BLOCKING for cause in errors):
