@@ -488,33 +488,106 @@ def _wire_time(moment: _dt.datetime, wire: str | None) -> _dt.datetime:
 _MAX_DEPTH = 64
 
 
+#: Types whose values never hold a datetime: the walk of :func:`_keep_wire_times` skips them.
+_TIMELESS: frozenset[Any] = frozenset({str, int, float, bool, bytes, type(None)})
+#: Per model class, the ``(field name, wire name)`` of the fields that may hold a datetime.
+_TIME_FIELDS: dict[type, tuple[tuple[str, str], ...] | None] = {}
+
+
+def _may_hold_time(annotation: Any, visiting: set[type]) -> bool:
+    """Whether a value of ``annotation`` can hold a datetime (anything unrecognized can)."""
+    if annotation in _TIMELESS:
+        return False
+    origin = _typing.get_origin(annotation)
+    if origin is _typing.Literal:
+        return False
+    if origin is _typing.Annotated:
+        return _may_hold_time(_typing.get_args(annotation)[0], visiting)
+    if origin is not None:
+        if origin not in (list, dict, tuple, set, frozenset, _typing.Union, _types.UnionType):
+            return True
+        return any(
+            arg is not Ellipsis and _may_hold_time(arg, visiting)
+            for arg in _typing.get_args(annotation)
+        )
+    if not isinstance(annotation, type):
+        return True  # Any, a TypeVar, a forward reference
+    if issubclass(annotation, (str, int, float, bytes, _enum.Enum)):
+        return False
+    fields = getattr(annotation, "model_fields", None)
+    if not isinstance(fields, dict):
+        return True
+    if annotation in visiting:
+        return False  # decided by the other fields of the cycle
+    visiting.add(annotation)
+    try:
+        return any(
+            _may_hold_time(getattr(info, "annotation", Any), visiting) for info in fields.values()
+        )
+    finally:
+        visiting.discard(annotation)
+
+
+def _time_fields(cls: type) -> tuple[tuple[str, str], ...] | None:
+    """The fields of model class ``cls`` that may hold datetimes, with their wire names."""
+    try:
+        return _TIME_FIELDS[cls]
+    except KeyError:
+        pass
+    fields = getattr(cls, "model_fields", None)
+    plan: tuple[tuple[str, str], ...] | None = None
+    if isinstance(fields, dict):
+        plan = tuple(
+            (
+                name,
+                getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name,
+            )
+            for name, info in fields.items()
+            if _may_hold_time(getattr(info, "annotation", Any), {cls})
+        )
+    _TIME_FIELDS[cls] = plan
+    return plan
+
+
 def _keep_wire_times(node: Any, raw: Any, depth: int) -> None:
-    """Give the datetimes of a freshly validated ``node`` the text they were read from."""
-    if depth > _MAX_DEPTH or not isinstance(raw, _Mapping):
+    """Give the datetimes of a freshly validated ``node`` the text they were read from.
+
+    Only the fields whose type may hold a datetime are visited (:func:`_time_fields`, computed
+    once per model class), and scalar values are not descended into.
+    """
+    if depth > _MAX_DEPTH or (type(raw) is not dict and not isinstance(raw, _Mapping)):
         return
-    fields = getattr(type(node), "model_fields", None)
     values = getattr(node, "__dict__", None)
-    if not isinstance(fields, dict) or not isinstance(values, dict):
+    if not isinstance(values, dict):
         return
-    for name, info in fields.items():
+    plan = _time_fields(type(node))
+    if plan is None:
+        return
+    timeless = _TIMELESS
+    for name, alias in plan:
         value = values.get(name)
-        if value is None:
+        if value is None or type(value) in timeless:
             continue
-        alias = getattr(info, "serialization_alias", None) or getattr(info, "alias", None) or name
         text = raw.get(alias, raw.get(name))
         if isinstance(value, _dt.datetime):
             if isinstance(text, str):
                 values[name] = _wire_time(value, text)
         elif isinstance(value, list) and isinstance(text, list):
             for index, (item, item_raw) in enumerate(zip(value, text, strict=False)):
-                if isinstance(item, _dt.datetime) and isinstance(item_raw, str):
-                    value[index] = _wire_time(item, item_raw)
+                if type(item) in timeless:
+                    continue
+                if isinstance(item, _dt.datetime):
+                    if isinstance(item_raw, str):
+                        value[index] = _wire_time(item, item_raw)
                 else:
                     _keep_wire_times(item, item_raw, depth + 1)
         elif isinstance(value, dict) and isinstance(text, _Mapping):
             for key, item in value.items():
-                if isinstance(item, _dt.datetime) and isinstance(text.get(key), str):
-                    value[key] = _wire_time(item, text[key])
+                if type(item) in timeless:
+                    continue
+                if isinstance(item, _dt.datetime):
+                    if isinstance(text.get(key), str):
+                        value[key] = _wire_time(item, text[key])
                 else:
                     _keep_wire_times(item, text.get(key), depth + 1)
         else:
@@ -534,7 +607,22 @@ def _rfc3339(value: _dt.datetime) -> str:
     return text + "Z"
 
 
+_PLAIN: frozenset[Any] = frozenset({str, int, float, bool, type(None)})
+
+
 def _jsonable(value: Any) -> Any:
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:  # the common containers first, without isinstance's subclass checks
+        plain = _PLAIN
+        return {
+            k if type(k) is str else str(k): v if type(v) in plain else _jsonable(v)
+            for k, v in value.items()
+        }
+    if kind is list:
+        plain = _PLAIN
+        return [v if type(v) in plain else _jsonable(v) for v in value]
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, dict):
