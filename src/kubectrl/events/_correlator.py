@@ -18,6 +18,7 @@ The correlator is not thread-safe: the broadcaster's single writer task owns it.
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
@@ -41,7 +42,20 @@ COMBINED_PREFIX = "(combined from similar events): "
 
 
 def format_time(value: Any) -> str:
-    """Kubernetes ``Time`` (RFC 3339, whole seconds, UTC): ``2026-01-01T00:00:00Z``."""
+    """Kubernetes ``Time`` (RFC 3339, whole seconds, UTC): ``2026-01-01T00:00:00Z``.
+
+    Example::
+
+        >>> import datetime
+        >>> format_time(datetime.datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=datetime.timezone.utc))
+        '2026-01-02T03:04:05Z'
+    """
+    if isinstance(value, _dt.datetime) and value.year >= 1000:
+        # Once per recorded event: formatting the fields is a third of strftime's cost.
+        return (
+            f"{value.year}-{value.month:02d}-{value.day:02d}T"
+            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}Z"
+        )
     return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
