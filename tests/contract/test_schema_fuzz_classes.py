@@ -149,3 +149,39 @@ async def test_identical_errors_are_reported_once(target: Target) -> None:
         ("FieldValueRequired", "spec.v.p0"),
     ]
     assert caught.value.causes[1].message.endswith("(allOf). None validated")
+
+
+async def test_a_rule_under_a_map_names_the_entry_by_its_key(target: Target) -> None:
+    entry = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 10"}]}
+        },
+    }
+    schema = {"type": "object", "additionalProperties": entry}
+    kind = await thing_kind(target, {"type": "object", "properties": {"v": schema}})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(
+            thing(kind, target.namespace, {"v": {"a": {"n": 12}}}), dry_run=True
+        )
+    assert fields(caught.value) == [("FieldValueInvalid", "spec.v[a].n")]
+
+
+async def test_an_embedded_defaults_kind_and_api_version_are_checked_first(
+    target: Target,
+) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    schema = {
+        "type": "object",
+        "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True,
+        "anyOf": [{"required": ["p1"]}],
+        "default": {"zz": 1},
+    }
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(schema_crd(group, schema))
+    prefix = "spec.validation.openAPIV3Schema.properties[spec].default"
+    assert [cause.field for cause in caught.value.causes] == [
+        f"{prefix}.apiVersion",
+        f"{prefix}.kind",
+    ]

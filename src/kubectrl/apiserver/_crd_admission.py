@@ -229,7 +229,9 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
         causes.append(
             ("FieldValueInvalid", where, f"Invalid value: {shown}: must not have unknown fields")
         )
-    for kind, field, message in _schema.validate(bare, value, default=True):
+    # objectmeta.Validate comes first; the schema is not checked when it fails
+    found = _schema.embedded_errors(bare, value) or _schema.validate(bare, value, default=True)
+    for kind, field, message in found:
         # kube-openapi's errors without a field name are at the validated root: the default's
         # path here, nil (shown <nil>) in an object
         shown = where if field in ("<root>", "<nil>") else f"{where}.{field}"

@@ -31,7 +31,16 @@ from typing import Any
 from kubectrl.apiserver import _cel, _re2
 from kubectrl.apiserver._schema_formats import SUPPORTED, check_format
 
-__all__ = ["MISSING", "Cause", "apply_defaults", "normalize", "process", "prune", "validate"]
+__all__ = [
+    "MISSING",
+    "Cause",
+    "apply_defaults",
+    "embedded_errors",
+    "normalize",
+    "process",
+    "prune",
+    "validate",
+]
 
 Cause = tuple[str, str, str]
 #: "No old value here" (a create, or a field the old object did not have).
@@ -231,7 +240,11 @@ class _Validator:
         self.cel: list[Cause] = []
         self.nested = 0  # inside allOf/anyOf/oneOf/not: no CEL there
 
-    def node(self, s: Mapping[str, Any], v: Any, path: str, old: Any) -> list[Cause]:
+    def node(
+        self, s: Mapping[str, Any], v: Any, path: str, old: Any, cel: str | None = None
+    ) -> list[Cause]:
+        """The causes of value ``v`` at ``path`` (``cel``: the path CEL rules report, where
+        a map's entries are ``[key]``; ``path`` as kube-openapi names it otherwise)."""
         if self.ratchet and old is not MISSING and _same(old, v):
             return []
         where = path or "<root>"
@@ -242,7 +255,7 @@ class _Validator:
         # its own kind checked (CEL rules are not run then).
         typed = self._type(s, v, where)
         if typed is None and s.get("x-kubernetes-validations") and not self.nested:
-            self.cel += _cel.check_rules(s, v, old, path, MISSING)
+            self.cel += _cel.check_rules(s, v, old, path if cel is None else cel, MISSING)
         errors: list[Cause] = list(typed or ())
         errors += self._composition(s, v, path, old)
         if isinstance(v, str):
@@ -250,10 +263,10 @@ class _Validator:
         if json_type(v) in ("integer", "number"):
             errors += self._number(s, v, where)
         if isinstance(v, list):
-            errors += self._array(s, v, path, where, old)
+            errors += self._array(s, v, path, where, old, where if cel is None else cel)
         errors += self._enum(s, v, where)
         if isinstance(v, dict):
-            errors += self._object(s, v, path, where, old)
+            errors += self._object(s, v, path, where, old, path if cel is None else cel)
         return errors
 
     @staticmethod
@@ -409,7 +422,7 @@ class _Validator:
         return errors
 
     def _array(
-        self, s: Mapping[str, Any], v: list[Any], path: str, where: str, old: Any
+        self, s: Mapping[str, Any], v: list[Any], path: str, where: str, old: Any, cel: str
     ) -> list[Cause]:
         errors: list[Cause] = []
         if "minItems" in s and len(v) < s["minItems"]:
@@ -430,12 +443,12 @@ class _Validator:
         if isinstance(items, Mapping):
             olds = _correlate_items(s, v, old)
             for i, item in enumerate(v):
-                errors += self.node(items, item, f"{where}[{i}]", olds[i])
+                errors += self.node(items, item, f"{where}[{i}]", olds[i], f"{cel}[{i}]")
         errors += _list_type(s, v, where)
         return errors
 
     def _object(
-        self, s: Mapping[str, Any], v: dict[str, Any], path: str, where: str, old: Any
+        self, s: Mapping[str, Any], v: dict[str, Any], path: str, where: str, old: Any, cel: str
     ) -> list[Cause]:
         errors: list[Cause] = []
         if "maxProperties" in s and len(v) > s["maxProperties"]:
@@ -468,12 +481,34 @@ class _Validator:
         for name, item in v.items():
             if resource and name in _RESOURCE_FIELDS:
                 continue
-            sub = props.get(name)
+            sub, child = props.get(name), _child(cel, name)
             if sub is None and isinstance(extra, Mapping):
-                sub = extra
+                sub, child = extra, f"{cel}[{name}]"  # CEL names a map entry by its key
             if sub is not None:
-                errors += self.node(sub, item, _child(path, name), old_map.get(name, MISSING))
+                was = old_map.get(name, MISSING)
+                errors += self.node(sub, item, _child(path, name), was, child)
         return errors
+
+
+def embedded_errors(s: Mapping[str, Any], v: Any, path: str = "") -> list[Cause]:
+    """The ``apiVersion``/``kind`` an embedded resource lacks, anywhere in ``v``
+    (``schema/objectmeta/validation.go`` ``Validate``, which a CRD's default passes first)."""
+    errors: list[Cause] = []
+    if isinstance(v, dict):
+        if s.get("x-kubernetes-embedded-resource"):
+            for name in ("apiVersion", "kind"):
+                if not v.get(name):
+                    errors.append(("FieldValueRequired", _child(path, name), "Required value"))
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for name, item in v.items():
+            sub = props.get(name, extra if isinstance(extra, Mapping) else None)
+            if isinstance(sub, Mapping):
+                errors += embedded_errors(sub, item, _child(path, name))
+    elif isinstance(v, list) and isinstance(s.get("items"), Mapping):
+        for i, item in enumerate(v):
+            errors += embedded_errors(s["items"], item, f"{path}[{i}]")
+    return errors
 
 
 def _enum_match(value: Any, allowed: Any) -> bool:
