@@ -185,3 +185,17 @@ async def test_an_embedded_defaults_kind_and_api_version_are_checked_first(
         f"{prefix}.apiVersion",
         f"{prefix}.kind",
     ]
+
+
+async def test_an_int_or_string_default_is_not_type_checked(target: Target) -> None:
+    # accepted with the CRD; the object it defaults is what fails
+    kind = await thing_kind(
+        target,
+        {
+            "type": "object",
+            "properties": {"v": {"x-kubernetes-int-or-string": True, "default": 2.5}},
+        },
+    )
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {}), dry_run=True)
+    assert fields(caught.value) == [("FieldValueTypeInvalid", "spec.v")]

@@ -235,8 +235,9 @@ def _child(path: str, name: str) -> str:
 class _Validator:
     """One validation pass over an object (``old``: the stored one, for ratcheting and CEL)."""
 
-    def __init__(self, ratchet: bool) -> None:
+    def __init__(self, ratchet: bool, default: bool = False) -> None:
         self.ratchet = ratchet
+        self.default = default  # a CRD's default: int-or-string is not type-checked there
         self.cel: list[Cause] = []
         self.nested = 0  # inside allOf/anyOf/oneOf/not: no CEL there
 
@@ -285,7 +286,7 @@ class _Validator:
     def _type(self, s: Mapping[str, Any], v: Any, where: str) -> list[Cause] | None:
         actual = json_type(v)
         if s.get("x-kubernetes-int-or-string"):
-            if actual in ("integer", "string"):
+            if actual in ("integer", "string") or self.default:
                 return None
             return [_type_error(where, actual, "integer,string", actual)]
         typ = s.get("type")
@@ -613,11 +614,12 @@ def validate(
     ``old`` (an update): values equal to the old ones at the same place are not checked again
     (validation ratcheting); CEL transition rules see it as ``oldSelf``. ``default``: a CRD's
     default value, whose rules run only when the schema found nothing, without a note when they
-    did not (``pkg/apis/apiextensions/validation/validation.go``).
+    did not, and whose int-or-string nodes take any type
+    (``pkg/apis/apiextensions/validation/validation.go``).
     """
     if not schema:
         return []
-    validator = _Validator(ratchet=old is not MISSING)
+    validator = _Validator(ratchet=old is not MISSING, default=default)
     # kube-openapi's Result keeps one of identical errors (AddErrors compares their texts)
     errors = list(dict.fromkeys(validator.node(schema, value, path, old)))
     if default:
