@@ -199,3 +199,52 @@ async def test_an_int_or_string_default_is_not_type_checked(target: Target) -> N
     with pytest.raises(InvalidError) as caught:
         await target.client.create(thing(kind, target.namespace, {}), dry_run=True)
     assert fields(caught.value) == [("FieldValueTypeInvalid", "spec.v")]
+
+
+async def test_a_string_with_a_format_takes_an_array(target: Target) -> None:
+    # kube-openapi's typeValidator leaves strings and slices to the format validator
+    schema = {"type": "string", "format": "hostname"}
+    kind = await thing_kind(target, {"type": "object", "properties": {"v": schema}})
+    created = await target.client.create(thing(kind, target.namespace, {"v": ["a"]}), dry_run=True)
+    assert created["spec"] == {"v": ["a"]}
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"v": True}), dry_run=True)
+    assert caught.value.causes[0].message.endswith('must be of type hostname: ""')
+
+
+async def test_every_default_of_a_structural_schema_is_validated(target: Target) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    schema = {
+        "type": "object",
+        "properties": {
+            "p0": {
+                "type": "object",
+                "required": ["p1"],
+                "properties": {"p1": {"type": "string"}},
+                "default": {},
+            },
+        },
+        "default": {"p0": {}},
+    }
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(schema_crd(group, schema))
+    prefix = "spec.validation.openAPIV3Schema.properties[spec]"
+    assert sorted(cause.field for cause in caught.value.causes) == [
+        f"{prefix}.default.p0.p1",
+        f"{prefix}.properties[p0].default.p1",
+    ]
+
+
+async def test_old_self_cannot_be_used_inside_a_list_that_is_not_a_map(target: Target) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    item = {
+        "type": "string",
+        "maxLength": 10,
+        "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "immutable"}],
+    }
+    schema = {"type": "array", "x-kubernetes-list-type": "set", "maxItems": 1, "items": item}
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(schema_crd(group, schema))
+    assert [cause.field for cause in caught.value.causes] == [
+        "spec.validation.openAPIV3Schema.properties[spec].items.x-kubernetes-validations[0].rule"
+    ]

@@ -79,13 +79,26 @@ def admit(crd: Mapping[str, Any]) -> list[Cause]:
                     "must be object at the root",
                 )
             )
-        causes.extend(_node(schema, path, structural=True, root=True))
+        found = _node(schema, path, structural=True, root=True)
+        causes.extend(found)
+        if not any(".x-kubernetes-validations[" not in cause[1] for cause in found):
+            # a structural schema: every default in it is validated (and pruned)
+            causes.extend(_defaults(schema, path, structural=True))
         if shared:
             break
     return causes
 
 
-def _node(s: Mapping[str, Any], path: str, *, structural: bool, root: bool = False) -> list[Cause]:
+def _node(
+    s: Mapping[str, Any],
+    path: str,
+    *,
+    structural: bool,
+    root: bool = False,
+    uncorrelatable: str | None = None,
+) -> list[Cause]:
+    """``uncorrelatable``: the path of the list (not ``x-kubernetes-list-type: map``) this node
+    is inside, where an update's old value cannot be found, so ``oldSelf`` cannot be used."""
     causes: list[Cause] = []
     if "$ref" in s:
         causes.append(("FieldValueForbidden", f"{path}.$ref", "Forbidden: $ref is not supported"))
@@ -152,7 +165,7 @@ def _node(s: Mapping[str, Any], path: str, *, structural: bool, root: bool = Fal
                 "Required value: must not be empty if x-kubernetes-list-type is map",
             )
         )
-    causes.extend(_rules(s, path))
+    causes.extend(_rules(s, path, uncorrelatable))
     if root:
         meta = (s.get("properties") or {}).get("metadata")
         if isinstance(meta, Mapping) and set(meta.get("properties") or {}) - {
@@ -169,26 +182,65 @@ def _node(s: Mapping[str, Any], path: str, *, structural: bool, root: bool = Fal
             )
     for key, sub in (s.get("properties") or {}).items():
         if isinstance(sub, Mapping):
-            causes.extend(_node(sub, f"{path}.properties[{key}]", structural=structural))
+            causes.extend(
+                _node(
+                    sub,
+                    f"{path}.properties[{key}]",
+                    structural=structural,
+                    uncorrelatable=uncorrelatable,
+                )
+            )
     for key in ("items", "additionalProperties"):
         if isinstance(s.get(key), Mapping):
-            causes.extend(_node(s[key], f"{path}.{key}", structural=structural))
+            inside = uncorrelatable
+            if key == "items" and s.get("x-kubernetes-list-type") != "map":
+                inside = inside or path
+            causes.extend(
+                _node(s[key], f"{path}.{key}", structural=structural, uncorrelatable=inside)
+            )
     for key in _COMBINERS:
         for i, sub in enumerate(s.get(key) or ()):
             if isinstance(sub, Mapping):
                 causes.extend(_node(sub, f"{path}.{key}[{i}]", structural=False))
     if isinstance(s.get("not"), Mapping):
         causes.extend(_node(s["not"], f"{path}.not", structural=False))
-    if "default" in s and s["default"] is not None and structural and not causes:
-        causes.extend(_default(s, path))
     return causes
 
 
-def _rules(s: Mapping[str, Any], path: str) -> list[Cause]:
+def _defaults(s: Mapping[str, Any], path: str, *, structural: bool) -> list[Cause]:
+    """The causes of every default in schema ``s`` (outside allOf/anyOf/oneOf/not)."""
+    causes: list[Cause] = []
+    if "default" in s and s["default"] is not None and structural:
+        causes.extend(_default(s, path))
+    for key, sub in (s.get("properties") or {}).items():
+        if isinstance(sub, Mapping):
+            causes.extend(_defaults(sub, f"{path}.properties[{key}]", structural=structural))
+    for key in ("items", "additionalProperties"):
+        if isinstance(s.get(key), Mapping):
+            causes.extend(_defaults(s[key], f"{path}.{key}", structural=structural))
+    return causes
+
+
+def _rules(s: Mapping[str, Any], path: str, uncorrelatable: str | None) -> list[Cause]:
     causes: list[Cause] = []
     for i, rule in enumerate(s.get("x-kubernetes-validations") or ()):
         if not isinstance(rule, Mapping):
             continue
+        text = rule.get("rule")
+        if uncorrelatable and isinstance(text, str) and text:
+            try:
+                uses_old = _cel.compile_rule(text).uses_old
+            except _cel.CompileError:
+                uses_old = False  # reported below
+            if uses_old:
+                causes.append(
+                    (
+                        "FieldValueInvalid",
+                        f"{path}.x-kubernetes-validations[{i}].rule",
+                        f"Invalid value: {json.dumps(text)}: oldSelf cannot be used on the "
+                        f"uncorrelatable portion of the schema within {uncorrelatable}",
+                    )
+                )
         for key in ("rule", "messageExpression"):
             text = rule.get(key)
             if not isinstance(text, str) or not text:

@@ -293,6 +293,15 @@ class _Validator:
         if not typ:
             return None
         fmt = s.get("format")
+        if fmt in SUPPORTED and typ not in ("integer", "number"):
+            # kube-openapi's typeValidator with a format: a string or an array passes it (the
+            # format is the string validator's), any other kind must carry the format
+            if actual in ("string", "array"):
+                return None
+            if actual != typ:
+                shown = {"integer": "int64", "number": "float64"}.get(actual, "")
+                return [_type_error(where, shown, str(fmt), shown)]
+            return None
         if typ == "integer":
             if actual == "integer":
                 bounds = _INT32 if fmt == "int32" else _INT64
