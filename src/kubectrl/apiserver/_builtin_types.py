@@ -92,12 +92,11 @@ def _definition_name(group: str, version: str, kind: str) -> str | None:
 def definition_of(info: ResourceInfo, version: str) -> str | None:
     """The OpenAPI definition name of a built-in resource's kind at ``version``, or ``None``.
 
-        Example::
+    Example::
 
-            >>> from kubectrl.apiserver._builtin_quantity import canonical_quantity
-    from kubectrl.apiserver._resources import ResourceInfo
-            >>> definition_of(ResourceInfo("batch", ["v1"], "jobs", "Job", True), "v1")
-            'io.k8s.api.batch.v1.Job'
+        >>> from kubectrl.apiserver._resources import ResourceInfo
+        >>> definition_of(ResourceInfo("batch", ["v1"], "jobs", "Job", True), "v1")
+        'io.k8s.api.batch.v1.Job'
     """
     if info.crd or info.group in _SKIPPED_GROUPS:
         return None
