@@ -248,3 +248,25 @@ async def test_old_self_cannot_be_used_inside_a_list_that_is_not_a_map(target: T
     assert [cause.field for cause in caught.value.causes] == [
         "spec.validation.openAPIV3Schema.properties[spec].items.x-kubernetes-validations[0].rule"
     ]
+
+
+async def test_a_float_for_a_stored_integer_moves_the_generation(target: Target) -> None:
+    # the strategy compares the decoded float 3.0 with the stored 3; 3 is what is stored
+    kind = await thing_kind(target, {"type": "object", "properties": {"n": {"type": "number"}}})
+    created = await target.client.create(thing(kind, target.namespace, {"n": 3}))
+    created["spec"]["n"] = 3.0
+    updated = await target.client.update(created)
+    assert updated["spec"] == {"n": 3}
+    assert updated["metadata"]["generation"] == created["metadata"]["generation"] + 1
+
+
+async def test_the_paths_of_a_list_defaults_errors(target: Target) -> None:
+    group = f"{unique('d')}.schema.kubectrl.test"
+    items = {"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}
+    crd = schema_crd(group, {"type": "array", "items": items, "default": [{"n": 1}]})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(crd)
+    assert [cause.field for cause in caught.value.causes] == [
+        "spec.validation.openAPIV3Schema.properties[spec].default.[0].n"
+    ]
+    assert "<root>" not in caught.value.causes[0].message

@@ -281,13 +281,22 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
         causes.append(
             ("FieldValueInvalid", where, f"Invalid value: {shown}: must not have unknown fields")
         )
-    # objectmeta.Validate comes first; the schema is not checked when it fails
-    found = _schema.embedded_errors(bare, value) or _schema.validate(bare, value, default=True)
-    for kind, field, message in found:
+    # objectmeta.Validate comes first (field paths: default[0].kind); the schema is not checked
+    # when it fails
+    embedded = _schema.embedded_errors(bare, value)
+    for kind, field, message in embedded:
+        causes.append((kind, where + ("" if field.startswith("[") else ".") + field, message))
+    if embedded:
+        return causes
+    for kind, field, message in _schema.validate(bare, value, default=True):
         # kube-openapi's errors without a field name are at the validated root: the default's
-        # path here, nil (shown <nil>) in an object
-        shown = where if field in ("<root>", "<nil>") else f"{where}.{field}"
-        causes.append((kind, shown, message.replace("<root> in body", " in body")))
+        # path here, nil (shown <nil>) in an object; its names below the root are joined with a
+        # dot (default.[0].x)
+        below = field.removeprefix("<root>")
+        shown = where if field in ("<root>", "<nil>") else f"{where}.{below}"
+        causes.append(
+            (kind, shown, message.replace("<root> in body", " in body").replace("<root>", ""))
+        )
     return causes
 
 

@@ -671,9 +671,16 @@ def _has_rules(schema: Any) -> bool:
 
 
 def process(
-    schema: Mapping[str, Any] | None, obj: dict[str, Any], old: Mapping[str, Any] | None
+    schema: Mapping[str, Any] | None,
+    obj: dict[str, Any],
+    old: Mapping[str, Any] | None,
+    decoded: list[Any] | None = None,
 ) -> list[Cause]:
-    """Prune, default and validate a custom object in place; the causes of its rejection."""
+    """Prune, default and validate a custom object in place; the causes of its rejection.
+
+    ``decoded``: given, gets a copy of the object as the apiserver holds it before its JSON
+    round trip (``3.0`` still a float), what its update strategy compares with the old object.
+    """
     if isinstance(obj.get("metadata"), dict):
         _prune_meta(obj["metadata"])
     if not schema:
@@ -681,5 +688,7 @@ def process(
     prune(schema, obj, root=True)
     _drop_nulls(schema, obj)
     apply_defaults(schema, obj)
+    if decoded is not None:
+        decoded.append(copy.deepcopy(obj))
     normalize(obj)
     return validate(schema, obj, MISSING if old is None else old)

@@ -514,7 +514,23 @@ def validate_custom(
     old: dict[str, Any] | None = None,
 ) -> None:
     """Prune, default and validate a custom object with its CRD's schema at ``version``
-    (``old``: the stored object of an update, for ratcheting and CEL transition rules)."""
-    errors = _schema.process(info.schemas.get(version), obj, old)
+    (``old``: the stored object of an update, for ratcheting and CEL transition rules).
+
+    On an update whose content differs from the stored one only as Go's types see it (``3.0``
+    sent for a stored ``3``), the generation moves: the custom resource strategy compares the
+    decoded object, a float, with the stored integer (``PrepareForUpdate``).
+    """
+    decoded: list[Any] = []
+    errors = _schema.process(info.schemas.get(version), obj, old, decoded)
     if errors:
         raise invalid(info.kind, info.group, name, errors)
+    if old is None or not decoded or not info.generation:
+        return
+
+    def content(value: Mapping[str, Any]) -> str:
+        skipped = {"metadata", "status"} if info.status else {"metadata"}
+        return json.dumps({k: v for k, v in value.items() if k not in skipped}, sort_keys=True)
+
+    if content(decoded[0]) != content(old) and content(obj) == content(old):
+        meta = obj.setdefault("metadata", {})
+        meta["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
