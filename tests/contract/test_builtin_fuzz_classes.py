@@ -198,3 +198,65 @@ async def test_an_ingress_backend_names_a_service_by_a_dns_label(target: Target)
     with pytest.raises(InvalidError) as caught:
         await c.create(ingress, dry_run=True)
     assert [cause.field for cause in caught.value.causes] == ["spec.defaultBackend.service.name"]
+
+
+async def test_an_empty_optional_string_is_left_out_but_a_pointers_is_kept(
+    target: Target,
+) -> None:
+    c, ns, name = target.client, target.namespace, unique("rb")
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": ""}],
+    }
+    created = await c.create(binding, dry_run=True)
+    assert created["subjects"] == [{"kind": "ServiceAccount", "name": "sa"}]
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"holderIdentity": ""},
+    }
+    assert (await c.create(lease, dry_run=True))["spec"] == {"holderIdentity": ""}
+
+
+async def test_an_ingress_path_without_path_type_is_not_checked_further(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("ing")
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/"}]}}]},
+    }
+    with pytest.raises(InvalidError) as caught:
+        await c.create(ingress, dry_run=True)
+    assert [cause.field for cause in caught.value.causes] == [
+        "spec.rules[0].http.paths[0].pathType"
+    ]
+
+
+async def test_a_jobs_generated_labels_must_stay_on_its_template(target: Target) -> None:
+    c, ns, name = target.client, target.namespace, unique("job")
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox:1"}],
+                }
+            },
+        },
+    }
+    created = await c.create(body)
+    created["spec"]["template"]["metadata"]["labels"] = {}
+    with pytest.raises(InvalidError) as caught:
+        await c.update(created)
+    fields = {cause.field for cause in caught.value.causes}
+    assert "spec.template.metadata.labels[batch.kubernetes.io/controller-uid]" in fields
+    assert "spec.template.metadata.labels[job-name]" in fields

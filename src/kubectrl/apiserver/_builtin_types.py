@@ -68,6 +68,20 @@ _NOT_OMITEMPTY = {
     ("PodSpec", "containers"),
     ("HTTPIngressRuleValue", "paths"),
 }
+# Optional strings that are pointers (*string): an empty one is written, not left out.
+_STRING_POINTERS = {
+    ("PersistentVolumeClaimSpec", "storageClassName"),
+    ("PersistentVolumeClaimSpec", "volumeAttributesClassName"),
+    ("IngressSpec", "ingressClassName"),
+    ("ServiceSpec", "loadBalancerClass"),
+    ("JobSpec", "managedBy"),
+    ("PodSpec", "hostnameOverride"),
+    ("SecurityContext", "procMount"),
+    ("CronJobSpec", "timeZone"),
+    ("LeaseSpec", "holderIdentity"),
+    ("LeaseSpec", "strategy"),
+    ("LeaseSpec", "preferredHolder"),
+}
 # Time fields without omitempty: encoding/json writes a zero metav1.Time as null.
 _NULL_TIMES = {("", "events"): ("firstTimestamp", "lastTimestamp", "eventTime")}
 
@@ -267,6 +281,13 @@ class _Decoder:
                 continue
             if decoded in ({}, []) and _collection(sub) and key not in required and not written:
                 continue  # an empty slice or map of an omitempty field is not written
+            if (
+                decoded == ""
+                and sub.get("type") == "string"
+                and "default" not in sub
+                and (self.struct, key) not in _STRING_POINTERS
+            ):
+                continue  # nor an empty string of one (the definitions default the others)
             out[key] = decoded
         for struct, key in _NOT_OMITEMPTY:
             if struct == self.struct and key not in out and key in properties:

@@ -195,9 +195,27 @@ def _job_spec(out: _Causes, spec: Mapping[str, Any], path: str) -> None:
     _template(out, spec, path, ("OnFailure", "Never"))
 
 
+_JOB_LABELS = (
+    ("controller-uid", "uid"),
+    ("job-name", "name"),
+    ("batch.kubernetes.io/controller-uid", "uid"),
+    ("batch.kubernetes.io/job-name", "name"),
+)
+
+
 def _job(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
-    if spec.get("manualSelector") is not True:
+    if spec.get("manualSelector") is not True and spec.get("selector") is not None:
+        # validateGeneratedSelector: the generated labels are on the pod template
+        meta = _map(obj.get("metadata"))
+        labels = _map(_map(_map(spec.get("template")).get("metadata")).get("labels"))
+        for key, source in _JOB_LABELS:
+            expected = str(meta.get(source) or "")
+            where = f"spec.template.metadata.labels[{key}]"
+            if key not in labels:
+                out.required(where, expected)
+            elif labels[key] != expected:
+                out.invalid(where, labels[key], f"must be '{expected}'")
         match = _map(_map(spec.get("selector")).get("matchLabels"))
         if set(match) - {"batch.kubernetes.io/controller-uid"}:
             out.invalid("spec.selector", spec.get("selector"), "`selector` not auto-generated")
@@ -370,14 +388,12 @@ def _ingress(obj: Mapping[str, Any], out: _Causes) -> None:
             item = _map(item)
             at = f"{where}.http.paths[{number}]"
             path_type = item.get("pathType")
-            if not path_type:
+            if path_type is None:  # validateHTTPIngressPath stops there
                 out.required(f"{at}.pathType", "pathType must be specified")
-            else:
-                out.enum(f"{at}.pathType", path_type, ("Exact", "ImplementationSpecific", "Prefix"))
-                if path_type in ("Exact", "Prefix") and not str(item.get("path", "")).startswith(
-                    "/"
-                ):
-                    out.invalid(f"{at}.path", item.get("path", ""), "must be an absolute path")
+                continue
+            out.enum(f"{at}.pathType", path_type, ("Exact", "ImplementationSpecific", "Prefix"))
+            if path_type in ("Exact", "Prefix") and not str(item.get("path", "")).startswith("/"):
+                out.invalid(f"{at}.path", item.get("path", ""), "must be an absolute path")
             _backend(out, item.get("backend"), f"{at}.backend")
 
 

@@ -461,7 +461,11 @@ def _job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     """``ValidateJobUpdate`` (``pkg/apis/batch/validation``): the spec is validated again
     (``ValidateJobSpecUpdate`` runs ``ValidateJobSpec``), and the template and completion mode are
     immutable (a suspended Job's scheduling directives excepted, not modelled here)."""
-    causes = [c for c in validate_kind(("batch", "jobs"), new) if c[1].startswith("spec.")]
+    causes = [
+        c
+        for c in validate_kind(("batch", "jobs"), new)
+        if c[1].startswith("spec.") and not c[1].startswith("spec.template.metadata.labels[")
+    ]
     raw_spec, raw_old = new.get("spec"), old.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
     old_spec: Mapping[str, Any] = raw_old if isinstance(raw_old, Mapping) else {}
