@@ -167,7 +167,8 @@ def _kept(text: str) -> bool:
     """Whether ``ParseQuantity``'s fast path keeps ``text`` as the quantity's string: a value it
     deems canonical already is written back as it came (``+1``, ``1.``, ``3e0``, ``007``)."""
     found = _QUANTITY.match(text)
-    assert found is not None
+    if found is None:
+        return False
     whole, _, fraction = found["number"].partition(".")
     num = whole.lstrip("0") or "0"
     suffix = found["suffix"] or ""
