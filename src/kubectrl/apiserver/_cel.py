@@ -27,6 +27,7 @@ from typing import Any
 
 from kubectrl.apiserver import _re2
 from kubectrl.apiserver._builtin_quantity import int64_amount, parse_quantity
+from kubectrl.apiserver._schema_values import show
 from kubectrl.apiserver._status import FeatureNotImplementedError
 
 __all__ = ["CompileError", "check_rules", "compile_rule"]
@@ -292,8 +293,6 @@ def _field(path: str, field_path: str) -> str:
 
 
 def _cause(reason: str, path: str, value: Any, message: str) -> Cause:
-    from kubectrl.apiserver._schema import show  # the schema module imports this one
-
     if reason == "FieldValueForbidden":
         return (reason, path, f"Forbidden: {message}")
     if reason == "FieldValueRequired":

@@ -30,6 +30,8 @@ from typing import Any
 
 from kubectrl.apiserver import _cel, _re2
 from kubectrl.apiserver._schema_formats import SUPPORTED, check_format
+from kubectrl.apiserver._schema_values import json_type, show
+from kubectrl.apiserver._schema_values import number_text as _num
 
 __all__ = [
     "MISSING",
@@ -186,42 +188,6 @@ def normalize(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------ validation
-
-
-def json_type(value: Any) -> str:
-    """The JSON type of a value as the apiserver names it (beyond int64 is a ``number``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer" if _INT64[0] <= value <= _INT64[1] else "number"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _num(value: float) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def show(value: Any) -> str:
-    """A value in a cause's message, as Go's ``%#v`` of the field error shows it."""
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return _num(value)
-    return '"' + json_type(value) + '"'
 
 
 def _same(a: Any, b: Any) -> bool:
