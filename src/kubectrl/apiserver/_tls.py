@@ -47,6 +47,11 @@ def self_signed(hosts: Sequence[str]) -> tuple[bytes, bytes]:
         .not_valid_after(now + datetime.timedelta(days=365))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        # Key identifiers: Python 3.13's default verification (VERIFY_X509_STRICT) needs them.
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(key.public_key()), critical=False
+        )
         .sign(key, hashes.SHA256())
     )
     return (

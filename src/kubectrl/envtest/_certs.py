@@ -84,6 +84,15 @@ class CertificateAuthority:
                 ),
                 critical=True,
             )
+            # Key identifiers: Python 3.13's default verification (VERIFY_X509_STRICT) refuses
+            # a chain whose certificates lack them (RFC 5280 4.2.1.1/4.2.1.2).
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(self._key.public_key()), critical=False
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
+                critical=False,
+            )
             .sign(self._key, hashes.SHA256())
         )
 
@@ -126,6 +135,11 @@ class CertificateAuthority:
                 x509.ExtendedKeyUsage(
                     [ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]
                 ),
+                critical=False,
+            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
                 critical=False,
             )
         )

@@ -599,8 +599,9 @@ def _python_name(wire: str, used: set[str], wires: set[str]) -> tuple[str, str |
     if name.startswith("model_"):
         name = f"x_{name}"
     while (
+        # Hard keywords only: soft keywords (match, case, type, _) are valid attribute names, and
+        # 3.12 made `type` one, so checking them made the output depend on the Python version.
         keyword.iskeyword(name)
-        or keyword.issoftkeyword(name)
         or name in _RESERVED
         or name in _MODEL_ATTRIBUTES
         or name in used
