@@ -359,29 +359,6 @@ async def _run(
     return out
 
 
-def _known_difference(schema: dict[str, Any], got: list[Any]) -> list[Any]:
-    """The one documented difference the fuzzer tolerates (docs/testing.md, known differences):
-    for an embedded resource with CEL rules whose ``apiVersion`` or ``kind`` is missing or empty,
-    the path of the rule's cause is ``<nil>`` or the node itself depending on which of
-    objectmeta's checks failed first; the fake does not reproduce that order. Only that cause's
-    path is left out; the codes and every other path are still compared."""
-    if not (
-        schema.get("x-kubernetes-embedded-resource") and schema.get("x-kubernetes-validations")
-    ):
-        return got
-    out: list[Any] = []
-    for item in got:
-        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], list):
-            code, paths = item
-            meta = [p for p in paths if p.endswith((".apiVersion", ".kind"))]
-            if meta:
-                nodes = {p.rsplit(".", 1)[0] for p in meta}
-                paths = [p for p in paths if p != "<nil>" and p not in nodes]
-            item = (code, paths)
-        out.append(item)
-    return out
-
-
 def test_schema_near_misses_agree(kubectrl_control_plane: Any, real_module_namespace: str) -> None:
     """CRDs of drawn schemas and objects for them: the two servers agree."""
     config = load_kubeconfig(kubectrl_control_plane.kubeconfig.path).with_options(rate_limit=None)
@@ -419,8 +396,6 @@ def test_schema_near_misses_agree(kubectrl_control_plane: Any, real_module_names
             return got_real, got_fake
 
         got_real, got_fake = loop.run_until_complete(both())
-        got_real = _known_difference(schema, got_real)
-        got_fake = _known_difference(schema, got_fake)
         assert got_fake == got_real, (
             f"schema: {json.dumps(schema)}\nvalues: {json.dumps(vals)}\n"
             f"real: {got_real}\nfake: {got_fake}"

@@ -17,7 +17,7 @@ import pytest
 from contract_helpers import Target, unique
 from schema_helpers import fields, schema_crd, thing, thing_kind
 
-from kubectrl.errors import InvalidError
+from kubectrl.errors import BadRequestError, InvalidError
 
 SPEC: dict[str, Any] = {
     "type": "object",
@@ -270,3 +270,178 @@ async def test_the_paths_of_a_list_defaults_errors(target: Target) -> None:
         "spec.validation.openAPIV3Schema.properties[spec].default.[0].n"
     ]
     assert "<root>" not in caught.value.causes[0].message
+
+
+# ------------------------------------------------------------- embedded resources and list maps
+#
+# Upstream: apiextensions-apiserver pkg/registry/customresource/strategy.go (schema errors, then
+# objectmeta's, then the list types'; CEL rules run unless one of them is a "blocking" type:
+# Required among them), pkg/apiserver/schema/objectmeta/validation.go (validateEmbeddedResource:
+# a missing apiVersion/kind is Required, an empty one Invalid, and the metadata is validated as
+# an object's) and algorithm.go (Coerce, in the request's decoder: a non-string apiVersion/kind
+# or a metadata that is not an ObjectMeta is a 400), pkg/apiserver/schema/listtype/validation.go.
+
+EMBEDDED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "e": {
+            "type": "object",
+            "x-kubernetes-embedded-resource": True,
+            "properties": {"x": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.x > 0"}],
+        }
+    },
+}
+RESOURCE = {"apiVersion": "v1", "kind": "A", "x": 1}
+
+
+async def _embedded_causes(target: Target, e: Any) -> list[tuple[str, str]]:
+    kind = await thing_kind(target, EMBEDDED)
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"e": e}), dry_run=True)
+    return fields(caught.value)
+
+
+async def test_a_missing_api_version_keeps_an_embedded_resources_rules_from_running(
+    target: Target,
+) -> None:
+    assert await _embedded_causes(target, {"kind": "A", "x": -1}) == [
+        ("FieldValueInvalid", "<nil>"),
+        ("FieldValueRequired", "spec.e.apiVersion"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("apiVersion", ""), ("kind", ""), ("apiVersion", "a/b/c"), ("kind", "A_b")],
+)
+async def test_an_empty_or_malformed_type_meta_is_invalid_and_the_rules_still_run(
+    target: Target, field: str, value: str
+) -> None:
+    assert await _embedded_causes(target, {**RESOURCE, field: value, "x": -1}) == [
+        ("FieldValueInvalid", "spec.e"),
+        ("FieldValueInvalid", f"spec.e.{field}"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"name": "a/b"}, "name"),
+        ({"name": ".."}, "name"),
+        ({"generateName": "b%"}, "generateName"),
+        ({"namespace": "Bad"}, "namespace"),
+        ({"labels": {"a": "b c"}}, "labels"),
+        ({"annotations": {"a b": "c"}}, "annotations"),
+        ({"finalizers": ["a b"]}, "finalizers"),
+        ({"generation": -1}, "generation"),
+    ],
+)
+async def test_an_embedded_resources_metadata_is_validated(
+    target: Target, metadata: dict[str, Any], field: str
+) -> None:
+    assert await _embedded_causes(target, {**RESOURCE, "metadata": metadata}) == [
+        ("FieldValueInvalid", f"spec.e.metadata.{field}")
+    ]
+
+
+async def test_an_embedded_resources_metadata_keeps_only_object_meta_and_allows_what_it_may(
+    target: Target,
+) -> None:
+    kind = await thing_kind(target, EMBEDDED)
+    metadata = {"name": "ok", "generateName": "A_", "finalizers": ["abc"], "extra": 1}
+    created = await target.client.create(
+        thing(kind, target.namespace, {"e": {**RESOURCE, "metadata": metadata}}), dry_run=True
+    )
+    assert created["spec"]["e"]["metadata"] == {
+        "name": "ok",
+        "generateName": "A_",
+        "finalizers": ["abc"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("e", "detail"),
+    [
+        ({**RESOURCE, "apiVersion": 5}, "spec.e.apiVersion: Invalid value: 5: must be a string"),
+        ({**RESOURCE, "kind": ["A"]}, 'spec.e.kind: Invalid value: ["A"]: must be a string'),
+        (
+            {**RESOURCE, "metadata": 5},
+            "spec.e.metadata: Invalid value: 5: json: cannot unmarshal number into Go value of "
+            "type v1.ObjectMeta",
+        ),
+        (
+            {**RESOURCE, "metadata": {"uid": 5}},
+            'spec.e.metadata: Invalid value: {"uid":5}: json: cannot unmarshal number into Go '
+            "struct field ObjectMeta.uid of type types.UID",
+        ),
+    ],
+)
+async def test_an_embedded_resource_that_does_not_decode_is_a_bad_request(
+    target: Target, e: Any, detail: str
+) -> None:
+    kind = await thing_kind(target, EMBEDDED)
+    with pytest.raises(BadRequestError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"e": e}), dry_run=True)
+    assert caught.value.server_message == (
+        f'Thing in version "v1" cannot be handled as a Thing: {detail}'
+    )
+
+
+async def test_a_list_map_item_that_is_not_an_object_is_reported_by_the_list_type_too(
+    target: Target,
+) -> None:
+    items = {"type": "object", "properties": {"k": {"type": "string"}}, "required": ["k"]}
+    schema = {
+        "type": "array",
+        "items": items,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["k"],
+    }
+    kind = await thing_kind(target, {"type": "object", "properties": {"v": schema}})
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"v": ["a", 1]}), dry_run=True)
+    # the schema's type error for each item, the list type's for the first only
+    assert fields(caught.value) == [
+        ("FieldValueInvalid", "spec.v[0]"),
+        ("FieldValueTypeInvalid", "spec.v[0]"),
+        ("FieldValueTypeInvalid", "spec.v[1]"),
+    ]
+
+
+async def test_a_list_maps_duplicate_is_reported_once_at_its_second_appearance(
+    target: Target,
+) -> None:
+    key = {"type": "string", "default": "d"}  # a map list's key is required or defaulted
+    schema = {
+        "type": "array",
+        "items": {"type": "object", "properties": {"k": key}},
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["k"],
+    }
+    kind = await thing_kind(target, {"type": "object", "properties": {"v": schema}})
+    value = [{"k": "a"}, {"k": "a"}, {"k": "a"}, {}, {}]
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(thing(kind, target.namespace, {"v": value}), dry_run=True)
+    assert fields(caught.value) == [
+        ("FieldValueDuplicate", "spec.v[1]"),
+        ("FieldValueDuplicate", "spec.v[4]"),
+    ]
+
+
+async def test_an_embedded_defaults_metadata_is_not_pruned_before_its_checks(
+    target: Target,
+) -> None:
+    # defaulting/validation.go: the pruning check leaves a resource's metadata to objectmeta
+    # (which drops unknown fields), so only the missing apiVersion is reported
+    group = f"{unique('d')}.schema.kubectrl.test"
+    schema = {
+        "type": "object",
+        "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True,
+        "default": {"kind": "Thing", "metadata": {"name": "n", "junk": 1}},
+    }
+    with pytest.raises(InvalidError) as caught:
+        await target.client.create(schema_crd(group, schema))
+    prefix = "spec.validation.openAPIV3Schema.properties[spec].default"
+    assert [cause.field for cause in caught.value.causes] == [f"{prefix}.apiVersion"]

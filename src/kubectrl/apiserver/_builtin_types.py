@@ -37,7 +37,7 @@ from kubectrl.apiserver._builtin_quantity import canonical_quantity
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
-__all__ = ["decode", "decode_patched", "definition_of", "encode"]
+__all__ = ["decode", "decode_patched", "definition_of", "encode", "object_meta_problem"]
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _TIME = _META + "Time"
@@ -160,9 +160,12 @@ class _Decoder:
         self.struct = struct  # the Go struct the current field belongs to
 
     def fail(self, value: Any, path: str, schema: Mapping[str, Any]) -> _DecodeError:
+        go_type = _go_type(schema)
+        if path.rsplit(".", 1)[-1] == "uid" and go_type == "string":
+            go_type = "types.UID"  # a named string type the OpenAPI schema does not show
         return _DecodeError(
             f"json: cannot unmarshal {_json_type(value)} into Go struct field "
-            f"{self.struct}.{path} of type {_go_type(schema)}"
+            f"{self.struct}.{path} of type {go_type}"
         )
 
     def value(self, schema: Mapping[str, Any], value: Any, path: str) -> Any:
@@ -383,6 +386,31 @@ def decode(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, A
     if obj.get("spec") is None and "spec" in definition.get("properties", {}):
         decoded["spec"] = {}  # every kind's spec is a struct, not a pointer: its zero value
     return decoded
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def object_meta_problem(value: Any) -> str | None:
+    """Why ``value`` does not decode as Go's ``ObjectMeta`` (``encoding/json``'s message), or
+    ``None`` when it does: what the apiserver says of an embedded resource's ``metadata``.
+
+    Example::
+
+        >>> object_meta_problem({"name": 5})
+        'json: cannot unmarshal number into Go struct field ObjectMeta.name of type string'
+        >>> object_meta_problem({"name": "ok"}) is None
+        True
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return f"json: cannot unmarshal {_json_type(value)} into Go value of type v1.ObjectMeta"
+    try:
+        _Decoder("ObjectMeta").fields(_definitions()[_OBJECT_META], value, "")
+    except _DecodeError as err:
+        return err.detail
+    return None
 
 
 def decode_patched(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, Any]:

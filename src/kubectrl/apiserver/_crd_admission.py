@@ -89,6 +89,106 @@ def admit(crd: Mapping[str, Any]) -> list[Cause]:
     return causes
 
 
+def _list_type(s: Mapping[str, Any], path: str) -> list[Cause]:
+    """``x-kubernetes-list-type`` and ``-list-map-keys`` as ``ValidateCustomResourceDefinition
+    OpenAPISchema`` and ``validateMapListKeysMapSet`` check them (a map list's items are objects
+    whose key properties are scalars, required or defaulted, and not nullable)."""
+    causes: list[Cause] = []
+    kind, keys = s.get("x-kubernetes-list-type"), s.get("x-kubernetes-list-map-keys") or []
+    items, typ, map_type = s.get("items"), s.get("type") or "", s.get("x-kubernetes-map-type")
+    for marker, value, wanted, allowed in (
+        ("x-kubernetes-map-type", map_type, "object", ("atomic", "granular")),
+        ("x-kubernetes-list-type", kind, "array", ("atomic", "set", "map")),
+    ):
+        if value is None:
+            continue
+        if typ != wanted:
+            message = f"must be {wanted} if {marker} is specified"
+            if typ:
+                causes.append(_invalid_cause(f"{path}.type", typ, message))
+            else:
+                causes.append(("FieldValueRequired", f"{path}.type", f"Required value: {message}"))
+        if value not in allowed:
+            shown = ", ".join(json.dumps(a) for a in allowed)
+            message = f"Unsupported value: {json.dumps(value)}: supported values: {shown}"
+            causes.append(("FieldValueNotSupported", f"{path}.{marker}", message))
+    if kind == "set" and typ == "array" and isinstance(items, Mapping):
+        message = "must be atomic as item of a list with x-kubernetes-list-type=set"
+        inner = items.get("x-kubernetes-list-type")
+        if items.get("type") == "array" and inner is not None and inner != "atomic":
+            causes.append(_invalid_cause(f"{path}.items.x-kubernetes-list-type", inner, message))
+        if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
+            # Go shows the item's list type here (null when it has none)
+            causes.append(_invalid_cause(f"{path}.items.x-kubernetes-map-type", inner, message))
+    if keys and kind is None:
+        message = "Required value: must be map if x-kubernetes-list-map-keys is non-empty"
+        causes.append(("FieldValueRequired", f"{path}.x-kubernetes-list-type", message))
+    elif keys and kind != "map":
+        message = "must be map if x-kubernetes-list-map-keys is non-empty"
+        causes.append(_invalid_cause(f"{path}.x-kubernetes-list-type", kind, message))
+    if kind == "map":
+        if not keys:
+            message = "Required value: must not be empty if x-kubernetes-list-type is map"
+            causes.append(("FieldValueRequired", f"{path}.x-kubernetes-list-map-keys", message))
+        if items is None:
+            message = "Required value: must have a schema if x-kubernetes-list-type is map"
+            causes.append(("FieldValueRequired", f"{path}.items", message))
+        elif isinstance(items, Mapping) and items.get("type") != "object":
+            message = "must be object if parent array's x-kubernetes-list-type is map"
+            causes.append(_invalid_cause(f"{path}.items.type", items.get("type", ""), message))
+        elif isinstance(items, Mapping):
+            props = items.get("properties") or {}
+            seen: set[str] = set()
+            for key in keys:
+                if key in props:
+                    if (props[key] or {}).get("type") in ("array", "object"):
+                        message = (
+                            "must be a scalar type if parent array's x-kubernetes-list-type is map"
+                        )
+                        where = f"{path}.items.properties[{key}].type"
+                        causes.append(_invalid_cause(where, "object", message))
+                else:
+                    message = "entries must all be names of item properties"
+                    causes.append(
+                        _invalid_cause(f"{path}.x-kubernetes-list-map-keys", keys, message)
+                    )
+                if key in seen:
+                    message = "must not contain duplicate entries"
+                    causes.append(
+                        _invalid_cause(f"{path}.x-kubernetes-list-map-keys", keys, message)
+                    )
+                seen.add(key)
+    if kind in ("set", "map") and isinstance(items, Mapping):
+        if items.get("nullable"):
+            message = f"Forbidden: cannot be nullable when x-kubernetes-list-type is {kind}"
+            causes.append(("FieldValueForbidden", f"{path}.items.nullable", message))
+        if kind == "map":
+            props, required = items.get("properties") or {}, set(items.get("required") or ())
+            for key in keys:
+                sub = props.get(key)
+                if not isinstance(sub, Mapping):
+                    continue
+                where = f"{path}.items.properties[{key}]"
+                if key not in required and sub.get("default") is None:
+                    message = (
+                        "Required value: this property is in x-kubernetes-list-map-keys, so it "
+                        "must have a default or be a required property"
+                    )
+                    causes.append(("FieldValueRequired", f"{where}.default", message))
+                if sub.get("nullable"):
+                    message = (
+                        "Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot "
+                        "be nullable"
+                    )
+                    causes.append(("FieldValueForbidden", f"{where}.nullable", message))
+    return causes
+
+
+def _invalid_cause(field: str, value: Any, message: str) -> Cause:
+    shown = json.dumps(value, separators=(",", ":"))
+    return ("FieldValueInvalid", field, f"Invalid value: {shown}: {message}")
+
+
 def _node(
     s: Mapping[str, Any],
     path: str,
@@ -157,14 +257,7 @@ def _node(
                     f"expression, but isn't: error parsing regexp: {err}",
                 )
             )
-    if s.get("x-kubernetes-list-type") == "map" and not s.get("x-kubernetes-list-map-keys"):
-        causes.append(
-            (
-                "FieldValueRequired",
-                f"{path}.x-kubernetes-list-map-keys",
-                "Required value: must not be empty if x-kubernetes-list-type is map",
-            )
-        )
+    causes.extend(_list_type(s, path))
     causes.extend(_rules(s, path, uncorrelatable))
     if root:
         meta = (s.get("properties") or {}).get("metadata")
@@ -275,7 +368,7 @@ def _default(s: Mapping[str, Any], path: str) -> list[Cause]:
     bare = {k: v for k, v in s.items() if k != "default"}
     causes: list[Cause] = []
     where = f"{path}.default"
-    pruned = _schema.prune(bare, copy.deepcopy(value))
+    pruned = _schema.prune(bare, copy.deepcopy(value), meta=False)
     if pruned != value:  # a default must be pruned already (what pruning drops is unknown)
         shown = json.dumps(value, separators=(",", ":"), sort_keys=True)
         causes.append(

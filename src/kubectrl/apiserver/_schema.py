@@ -25,7 +25,8 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectrl.apiserver import _cel, _re2
@@ -82,13 +83,17 @@ def _prune_meta(meta: Any) -> None:
             del meta[key]
 
 
-def prune(schema: Mapping[str, Any] | None, value: Any, *, root: bool = False) -> Any:
-    """Drop, in place, what ``schema`` does not know (``root``: the custom object itself)."""
-    _prune(schema, value, root)
+def prune(
+    schema: Mapping[str, Any] | None, value: Any, *, root: bool = False, meta: bool = True
+) -> Any:
+    """Drop, in place, what ``schema`` does not know (``root``: the custom object itself;
+    ``meta=False``: leave the ``metadata`` of resources alone, as ``pruning.Prune`` does, whose
+    caller has ``objectmeta`` coerce it)."""
+    _prune(schema, value, root, meta)
     return value
 
 
-def _prune(s: Mapping[str, Any] | None, x: Any, resource: bool) -> None:
+def _prune(s: Mapping[str, Any] | None, x: Any, resource: bool, meta: bool = True) -> None:
     preserve = s is not None and bool(s.get("x-kubernetes-preserve-unknown-fields"))
     if isinstance(x, dict):
         if s is None:
@@ -101,14 +106,15 @@ def _prune(s: Mapping[str, Any] | None, x: Any, resource: bool) -> None:
             if resource and key in ("apiVersion", "kind"):
                 continue
             if resource and key == "metadata":
-                _prune_meta(x[key])
+                if meta:
+                    _prune_meta(x[key])
                 continue
             if key in props:
-                _prune(props[key], x[key], False)
+                _prune(props[key], x[key], False, meta)
             elif isinstance(extra, Mapping):
-                _prune(extra, x[key], False)
+                _prune(extra, x[key], False, meta)
             elif extra is True:
-                _prune(None, x[key], False)
+                _prune(None, x[key], False, meta)
             elif not preserve:
                 del x[key]
     elif isinstance(x, list):
@@ -116,7 +122,7 @@ def _prune(s: Mapping[str, Any] | None, x: Any, resource: bool) -> None:
         for item in x:
             if s is not None and preserve and not isinstance(items, Mapping):
                 continue
-            _prune(items if isinstance(items, Mapping) else None, item, False)
+            _prune(items if isinstance(items, Mapping) else None, item, False, meta)
 
 
 # ------------------------------------------------------------------------------ defaulting
@@ -448,9 +454,7 @@ class _Validator:
             if name not in v:
                 errors.append(("FieldValueRequired", _child(path, name), "Required value"))
         if s.get("x-kubernetes-embedded-resource"):
-            for name in ("apiVersion", "kind"):
-                if not v.get(name) and name not in (s.get("required") or ()):
-                    errors.append(("FieldValueRequired", _child(path, name), "Required value"))
+            errors += _embedded_resource(v, path, s.get("required") or ())
         props = s.get("properties") or {}
         extra = s.get("additionalProperties")
         old_map = old if isinstance(old, dict) else {}
@@ -466,15 +470,55 @@ class _Validator:
         return errors
 
 
+# ``IsDNS1035Label`` (k8s.io/apimachinery/pkg/util/validation/validation.go).
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def _embedded_resource(v: Mapping[str, Any], path: str, required: Any) -> list[Cause]:
+    """The type meta of an embedded resource as ``schema/objectmeta/validation.go``
+    (``validateEmbeddedResource``) checks it: a missing ``apiVersion`` or ``kind`` is required
+    (an error that keeps CEL rules from running), an empty one, a non-string, an apiVersion with
+    more than one ``/`` (``schema.ParseGroupVersion``) or a kind that is not a DNS-1035 label
+    once lower-cased is invalid (CEL rules still run)."""
+    errors: list[Cause] = []
+    for name in ("apiVersion", "kind"):
+        where = _child(path, name)
+        if name not in v:
+            if name not in required:  # the schema's own ``required`` already said it
+                errors.append(("FieldValueRequired", where, "Required value"))
+            continue
+        value = v[name]
+        if not isinstance(value, str):
+            errors.append(_invalid(where, value, "must be a string"))
+        elif not value:
+            errors.append(_invalid(where, value, "must not be empty"))
+        elif name == "apiVersion":
+            if value != "/" and value.count("/") > 1:
+                errors.append(_invalid(where, value, f"unexpected GroupVersion string: {value}"))
+        else:
+            lower, problems = value.lower(), []
+            if len(lower) > 63:
+                problems.append("must be no more than 63 characters")
+            if not _DNS1035_LABEL.fullmatch(lower):
+                problems.append(_DNS1035_MSG)
+            if problems:
+                message = "may have mixed case, but should otherwise match: " + ",".join(problems)
+                errors.append(_invalid(where, value, message))
+    return errors
+
+
 def embedded_errors(s: Mapping[str, Any], v: Any, path: str = "") -> list[Cause]:
     """The ``apiVersion``/``kind`` an embedded resource lacks, anywhere in ``v``
     (``schema/objectmeta/validation.go`` ``Validate``, which a CRD's default passes first)."""
     errors: list[Cause] = []
     if isinstance(v, dict):
         if s.get("x-kubernetes-embedded-resource"):
-            for name in ("apiVersion", "kind"):
-                if not v.get(name):
-                    errors.append(("FieldValueRequired", _child(path, name), "Required value"))
+            errors += _embedded_resource(v, path, ())
         props = s.get("properties") or {}
         extra = s.get("additionalProperties")
         for name, item in v.items():
@@ -530,26 +574,35 @@ def _correlate_items(s: Mapping[str, Any], v: list[Any], old: Any) -> list[Any]:
 
 
 def _list_type(s: Mapping[str, Any], v: list[Any], where: str) -> list[Cause]:
+    """``schema/listtype/validation.go``: a ``set`` or ``map`` list's duplicates, each value
+    reported once, at its second appearance; a ``map`` list's items are objects (or null, an
+    item without keys), else only the first other item is reported."""
     kind = s.get("x-kubernetes-list-type")
-    errors: list[Cause] = []
-    seen: set[str] = set()
     if kind == "set":
-        for i, item in enumerate(v):
-            text = json.dumps(item, sort_keys=True, separators=(",", ":"))
-            if text in seen:
-                errors.append(("FieldValueDuplicate", f"{where}[{i}]", f"Duplicate value: {text}"))
-            seen.add(text)
+        shown = [_compact(item) for item in v]
     elif kind == "map":
-        keys = list(s.get("x-kubernetes-list-map-keys") or ())
         for i, item in enumerate(v):
-            if not isinstance(item, dict):
-                continue
-            shown = {k: item[k] for k in keys if k in item}
-            text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            if text in seen:
-                errors.append(("FieldValueDuplicate", f"{where}[{i}]", f"Duplicate value: {text}"))
-            seen.add(text)
+            if item is not None and not isinstance(item, dict):
+                message = "must be an object for an array of list-type map"
+                return [_invalid(f"{where}[{i}]", item, message)]
+        keys = list(s.get("x-kubernetes-list-map-keys") or ())
+        shown = [
+            _compact({k: item[k] for k in keys if k in item} if isinstance(item, dict) else {})
+            for item in v
+        ]
+    else:
+        return []
+    errors: list[Cause] = []
+    counts: dict[str, int] = {}
+    for i, text in enumerate(shown):
+        counts[text] = counts.get(text, 0) + 1
+        if counts[text] == 2:
+            errors.append(("FieldValueDuplicate", f"{where}[{i}]", f"Duplicate value: {text}"))
     return errors
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _type_error(
@@ -583,6 +636,7 @@ def validate(
     path: str = "",
     *,
     default: bool = False,
+    embedded_meta: MetaCheck | None = None,
 ) -> list[Cause]:
     """``(cause type, field, message)`` for each violation, worded like the apiserver's.
 
@@ -597,6 +651,10 @@ def validate(
     validator = _Validator(ratchet=old is not MISSING, default=default)
     # kube-openapi's Result keeps one of identical errors (AddErrors compares their texts)
     errors = list(dict.fromkeys(validator.node(schema, value, path, old)))
+    if embedded_meta is not None:
+        # ``schema/objectmeta`` Validate, after the schema and before the CEL rules: the
+        # metadata of each embedded resource as ``ValidateObjectMeta`` checks an object's
+        errors += _embedded_metadata(schema, value, path, embedded_meta)
     if default:
         return errors or validator.cel
     if any(cause[0] in _BLOCKING for cause in errors):
@@ -641,20 +699,93 @@ def process(
     obj: dict[str, Any],
     old: Mapping[str, Any] | None,
     decoded: list[Any] | None = None,
+    *,
+    embedded_meta: MetaCheck | None = None,
+    decode_meta: MetaDecode | None = None,
 ) -> list[Cause]:
     """Prune, default and validate a custom object in place; the causes of its rejection.
 
     ``decoded``: given, gets a copy of the object as the apiserver holds it before its JSON
     round trip (``3.0`` still a float), what its update strategy compares with the old object.
+    ``decode_meta`` and ``embedded_meta`` check the ``metadata`` of embedded resources (the
+    caller knows ``ObjectMeta``): the first says why one does not decode as Go's type (the
+    request is then refused with :class:`EmbeddedDecodeError`), the second validates one.
     """
     if isinstance(obj.get("metadata"), dict):
         _prune_meta(obj["metadata"])
     if not schema:
         return []
     prune(schema, obj, root=True)
+    if decode_meta is not None and (problem := _coerce(schema, obj, "", decode_meta)):
+        raise EmbeddedDecodeError(problem)
     _drop_nulls(schema, obj)
     apply_defaults(schema, obj)
     if decoded is not None:
         decoded.append(copy.deepcopy(obj))
     normalize(obj)
-    return validate(schema, obj, MISSING if old is None else old)
+    return validate(schema, obj, MISSING if old is None else old, embedded_meta=embedded_meta)
+
+
+# What the caller checks of an embedded resource's ``metadata``: its causes at ``path``.
+MetaCheck = Callable[[Mapping[str, Any], str], list[Cause]]
+# Why an embedded resource's ``metadata`` does not decode as ``ObjectMeta`` (None when it does).
+MetaDecode = Callable[[Any], "str | None"]
+
+
+class EmbeddedDecodeError(ValueError):
+    """An embedded resource the apiserver's decoder refuses (``schema/objectmeta`` Coerce:
+    a non-string ``apiVersion``/``kind``, or ``metadata`` that is not an ``ObjectMeta``):
+    400, with the detail in the message."""
+
+
+def _go_value(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _coerce(s: Mapping[str, Any], x: Any, path: str, decode_meta: MetaDecode) -> str | None:
+    """The first thing ``objectmeta.Coerce`` refuses below the root (None: nothing)."""
+    if isinstance(x, dict):
+        if s.get("x-kubernetes-embedded-resource"):
+            for key in ("apiVersion", "kind"):
+                if key in x and not isinstance(x[key], str):
+                    return (
+                        f"{_child(path, key)}: Invalid value: {_go_value(x[key])}: must be a string"
+                    )
+            if "metadata" in x and (problem := decode_meta(x["metadata"])):
+                where = _child(path, "metadata")
+                return f"{where}: Invalid value: {_go_value(x['metadata'])}: {problem}"
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for key, item in x.items():
+            sub, child = props.get(key), _child(path, key)
+            if sub is None and isinstance(extra, Mapping):
+                sub, child = extra, f"{path}[{key}]"
+            if isinstance(sub, Mapping) and (problem := _coerce(sub, item, child, decode_meta)):
+                return problem
+    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
+        for i, item in enumerate(x):
+            if problem := _coerce(s["items"], item, f"{path}[{i}]", decode_meta):
+                return problem
+    return None
+
+
+def _embedded_metadata(s: Mapping[str, Any], x: Any, path: str, check: MetaCheck) -> list[Cause]:
+    """``check``'s causes for the ``metadata`` of each embedded resource below the root."""
+    errors: list[Cause] = []
+    if isinstance(x, dict):
+        if path and s.get("x-kubernetes-embedded-resource"):
+            meta = x.get("metadata")
+            if isinstance(meta, Mapping):
+                errors += check(meta, _child(path, "metadata"))
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for key, item in x.items():
+            sub, child = props.get(key), _child(path, key)
+            if sub is None and isinstance(extra, Mapping):
+                sub, child = extra, f"{path}[{key}]"
+            if isinstance(sub, Mapping):
+                errors += _embedded_metadata(sub, item, child, check)
+    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
+        for i, item in enumerate(x):
+            errors += _embedded_metadata(s["items"], item, f"{path}[{i}]", check)
+    return errors

@@ -20,6 +20,7 @@ from typing import Any
 
 from kubectrl.apiserver import _schema
 from kubectrl.apiserver._builtin_quantity import parse_quantity
+from kubectrl.apiserver._builtin_types import object_meta_problem
 from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._defaults import defaults
 from kubectrl.apiserver._metadata import (
@@ -30,7 +31,7 @@ from kubectrl.apiserver._metadata import (
     validate_metadata_update,
 )
 from kubectrl.apiserver._resources import ResourceInfo
-from kubectrl.apiserver._status import invalid
+from kubectrl.apiserver._status import bad_request, invalid
 
 __all__ = ["validate", "validate_custom", "validate_name"]
 
@@ -510,6 +511,51 @@ def validate_name(info: ResourceInfo, name: str, obj: dict[str, Any]) -> None:
         raise invalid(info.kind, info.group, name, [cause, *validate(info, probe, None)])
 
 
+def _path_segment(value: str, *, prefix: bool) -> list[str]:
+    """``ValidatePathSegmentName`` (k8s.io/apimachinery/pkg/api/validation/path/name.go)."""
+    if not prefix and value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
+
+
+def _embedded_object_meta(meta: Mapping[str, Any], path: str) -> list[Cause]:
+    """An embedded resource's ``metadata`` as ``schema/objectmeta`` validates it: apimachinery's
+    ``ValidateObjectMeta`` with path-segment names (an empty name counts as set), a namespace
+    checked only when given, no check of the core API's finalizer names."""
+    causes: list[Cause] = []
+
+    def bad(field: str, value: Any, message: str) -> None:
+        causes.append(
+            (
+                "FieldValueInvalid",
+                f"{path}.{field}",
+                f"Invalid value: {json.dumps(value)}: {message}",
+            )
+        )
+
+    generate = meta.get("generateName")
+    if isinstance(generate, str) and generate:
+        for message in _path_segment(generate, prefix=True):
+            bad("generateName", generate, message)
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        for message in _path_segment(name, prefix=False):
+            bad("name", name, message)
+    namespace = meta.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        if len(namespace) > 63:
+            bad("namespace", namespace, "must be no more than 63 characters")
+        if not _DNS_LABEL.match(namespace):
+            bad("namespace", namespace, _LABEL_MSG)
+    generation = meta.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        bad("generation", generation, "must be greater than or equal to 0")
+    causes += _labels(meta.get("labels"), f"{path}.labels")
+    for kind, field, message in validate_metadata(meta, kube_finalizers=False):
+        causes.append((kind, path + field.removeprefix("metadata"), message))
+    return causes
+
+
 def validate_custom(
     info: ResourceInfo,
     version: str,
@@ -525,7 +571,19 @@ def validate_custom(
     decoded object, a float, with the stored integer (``PrepareForUpdate``).
     """
     decoded: list[Any] = []
-    errors = _schema.process(info.schemas.get(version), obj, old, decoded)
+    try:
+        errors = _schema.process(
+            info.schemas.get(version),
+            obj,
+            old,
+            decoded,
+            embedded_meta=_embedded_object_meta,
+            decode_meta=object_meta_problem,
+        )
+    except _schema.EmbeddedDecodeError as err:
+        raise bad_request(
+            f'{info.kind} in version "{version}" cannot be handled as a {info.kind}: {err}'
+        ) from None
     if errors:
         raise invalid(info.kind, info.group, name, errors)
     if old is None or not decoded or not info.generation:
