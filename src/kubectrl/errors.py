@@ -249,11 +249,11 @@ class UnsupportedFeatureError(KubectrlError, NotImplementedError):
 
     Example::
 
-        >>> err = UnsupportedFeatureError("strategic merge patch directive $retainKeys")
+        >>> err = UnsupportedFeatureError("server-side apply to the scale subresource")
         >>> str(err)
-        'FakeAPI does not implement strategic merge patch directive $retainKeys'
+        'FakeAPI does not implement server-side apply to the scale subresource'
         >>> err.feature, isinstance(err, NotImplementedError)
-        ('strategic merge patch directive $retainKeys', True)
+        ('server-side apply to the scale subresource', True)
     """
 
     def __init__(self, feature: str) -> None:

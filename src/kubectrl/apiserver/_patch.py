@@ -2,17 +2,18 @@
 
 Strategic merge patch covers the built-in list-merge keys the core knows (containers, env,
 ports, volumes, volumeMounts, conditions, ownerReferences... see :data:`MERGE_KEYS`), merged
-primitive lists (``finalizers``) and the ``$patch: replace|delete|merge`` directive; the other
-directives raise :class:`~kubectrl.apiserver._status.FeatureNotImplementedError`.
+primitive lists (``finalizers``), the ``$patch: replace|delete|merge`` directive and the
+``$retainKeys``, ``$deleteFromPrimitiveList/<list>`` and ``$setElementOrder/<list>`` directives.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
-from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, bad_request
+from kubectrl.apiserver._status import StatusError, bad_request
 
 __all__ = ["MERGE_KEYS", "json_patch", "merge_patch", "strategic_merge_patch"]
 
@@ -234,11 +235,30 @@ def _remove(doc: Any, path: str) -> Any:
     return doc
 
 
-_UNSUPPORTED = ("$retainKeys", "$deleteFromPrimitiveList", "$setElementOrder")
+_RETAIN_KEYS = "$retainKeys"
+_DELETE_FROM = "$deleteFromPrimitiveList"
+_SET_ORDER = "$setElementOrder"
+
+
+def _smp_error(message: str) -> StatusError:
+    # apiserver handlers/patch.go interpretStrategicMergePatchError: the directives' format
+    # errors are 400s with mergepatch's text
+    return bad_request(message)
+
+
+def _directive_field(key: str, prefix: str, message: str) -> str:
+    """``extractKey``: the list field a ``$prefix/field`` directive names."""
+    head, _, field = key.partition("/")
+    if head != prefix or not _:
+        raise _smp_error(message)
+    return field
 
 
 def strategic_merge_patch(target: Any, patch: Any, parent: str = "") -> Any:
-    """Strategic merge patch for built-in kinds (see the module docstring for the subset).
+    """Strategic merge patch for built-in kinds, as ``k8s.io/apimachinery/pkg/util/
+    strategicpatch`` applies one (merge keys: :data:`MERGE_KEYS`), with the ``$patch``,
+    ``$retainKeys``, ``$deleteFromPrimitiveList/<list>`` and ``$setElementOrder/<list>``
+    directives.
 
     Example::
 
@@ -246,12 +266,12 @@ def strategic_merge_patch(target: Any, patch: Any, parent: str = "") -> Any:
         ...     {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]},
         ...     {"containers": [{"name": "b", "image": "z"}]})
         {'containers': [{'name': 'a', 'image': 'x'}, {'name': 'b', 'image': 'z'}]}
+        >>> strategic_merge_patch({"finalizers": ["a", "b"]},
+        ...                       {"$deleteFromPrimitiveList/finalizers": ["a"]})
+        {'finalizers': ['b']}
     """
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    for key in patch:
-        if isinstance(key, str) and key.startswith(_UNSUPPORTED):
-            raise FeatureNotImplementedError(f"the strategic merge patch directive {key}")
     directive = patch.get("$patch")
     if directive == "replace":
         return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
@@ -263,8 +283,19 @@ def strategic_merge_patch(target: Any, patch: Any, parent: str = "") -> Any:
             f"in our request: Unknown patch type: {directive}"
         )
     result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    patch = dict(patch)
+    if _RETAIN_KEYS in patch:
+        _retain_keys(result, patch, patch.pop(_RETAIN_KEYS))
+    for key in [k for k in patch if isinstance(k, str) and k.startswith(_SET_ORDER)]:
+        message = "invalid patch format of setElementOrder list"
+        field = _directive_field(key, _SET_ORDER, message)
+        _set_element_order(result, patch, field, patch.pop(key), parent)
     for key, value in patch.items():
         if key == "$patch":
+            continue
+        if isinstance(key, str) and key.startswith(_DELETE_FROM):
+            message = "invalid patch format of primitive list"
+            _delete_from_list(result, _directive_field(key, _DELETE_FROM, message), value, parent)
             continue
         if value is None:
             result.pop(key, None)
@@ -279,6 +310,72 @@ def strategic_merge_patch(target: Any, patch: Any, parent: str = "") -> Any:
         else:
             result[key] = copy.deepcopy(value)
     return result
+
+
+def _retain_keys(result: dict[str, Any], patch: dict[str, Any], keys: Any) -> None:
+    """``applyRetainKeysDirective``: the patch's own fields must be listed; the object's fields
+    not listed are cleared."""
+    if not isinstance(keys, list):
+        raise _smp_error("invalid patch format of retainKeys")
+    listed = {json.dumps(k) for k in keys}
+    for key, value in patch.items():
+        if value is None or key.startswith((_DELETE_FROM, _SET_ORDER)):
+            continue
+        if json.dumps(key) not in listed:
+            raise _smp_error("invalid patch format of retainKeys")
+    for key in [k for k in result if json.dumps(k) not in listed]:
+        del result[key]
+
+
+def _ident(field: str, parent: str) -> Callable[[Any], Any]:
+    key = merge_key(field, parent)
+    if key is None:
+        return lambda v: json.dumps(v, sort_keys=True)
+    return lambda v: v.get(key) if isinstance(v, dict) else None
+
+
+def _set_element_order(
+    result: dict[str, Any], patch: dict[str, Any], field: str, order: Any, parent: str
+) -> None:
+    """``mergePatchIntoOriginal``: the list merged as usual, then its items named by the
+    directive in the directive's order, the others where the server had them."""
+    if not isinstance(order, list):
+        raise _smp_error("invalid patch format of setElementOrder list")
+    original, found_original = result.get(field), field in result
+    found_patch = field in patch
+    patch_list = patch.pop(field, None)
+    if found_original and not isinstance(original, list):
+        raise _smp_error("invalid patch format of setElementOrder list")
+    if found_patch and not isinstance(patch_list, list):
+        raise _smp_error("invalid patch format of setElementOrder list")
+    if found_original and found_patch:
+        merged = _merge_list(original, patch_list, field, parent)
+    elif found_patch:
+        merged = [
+            copy.deepcopy(i) for i in patch_list if not (isinstance(i, dict) and "$patch" in i)
+        ]
+    elif found_original:
+        merged = copy.deepcopy(original)
+    else:
+        return
+    result[field] = _element_order(merged, order, original or [], _ident(field, parent))
+
+
+def _delete_from_list(result: dict[str, Any], field: str, value: Any, parent: str) -> None:
+    """``$deleteFromPrimitiveList/<field>``: the listed values leave a list of scalars (merged
+    or not, as the apiserver does); a null deletes the list; nothing when the object has no
+    such list."""
+    if value is None:
+        result.pop(field, None)
+        return
+    original = result.get(field)
+    if not isinstance(original, list) or not isinstance(value, list):
+        return
+    if merge_key(field, parent) is not None and all(isinstance(v, dict) for v in value):
+        result[field] = _merge_list(original, value, field, parent)
+    else:
+        gone = {json.dumps(v) for v in value}
+        result[field] = [v for v in original if json.dumps(v) not in gone]
 
 
 def _merge_list(original: Any, patch: list[Any], field: str, parent: str) -> list[Any]:

@@ -38,8 +38,8 @@ class FeatureNotImplementedError(NotImplementedError):
 
     Example::
 
-        >>> FeatureNotImplementedError("the strategic merge patch directive $retainKeys").feature
-        'the strategic merge patch directive $retainKeys'
+        >>> FeatureNotImplementedError("server-side apply to the scale subresource").feature
+        'server-side apply to the scale subresource'
     """
 
     def __init__(self, feature: str) -> None:

@@ -170,11 +170,32 @@ async def test_blocking_client_runs_on_the_fake(api: FakeAPI) -> None:
     assert await asyncio.to_thread(work) == "sync"
 
 
-async def test_unsupported_directive_is_a_clear_error(client: AsyncClient) -> None:
-    await client.create(cm("a"))
-    with pytest.raises(UnsupportedFeatureError, match=r"\$retainKeys"):
+async def test_an_unsupported_feature_is_a_clear_error(client: AsyncClient) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "a", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "a"}},
+            "template": {
+                "metadata": {"labels": {"app": "a"}},
+                "spec": {"containers": [{"name": "a", "image": "nginx"}]},
+            },
+        },
+    }
+    await client.create(deployment)
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 3}}
+    scale["metadata"] = {"name": "a", "namespace": "default"}
+    with pytest.raises(UnsupportedFeatureError, match="scale"):
         await client.patch(
-            CM, "a", {"$retainKeys": ["data"]}, namespace="default", patch_type="strategic"
+            ("apps/v1", "Deployment"),
+            "a",
+            scale,
+            namespace="default",
+            subresource="scale",
+            patch_type="apply",
+            field_manager="x",
+            force=True,
         )
 
 

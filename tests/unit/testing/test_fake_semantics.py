@@ -11,7 +11,7 @@ import pytest
 from kubectrl import errors
 from kubectrl._clock import FakeClock
 from kubectrl.client import AsyncClient
-from kubectrl.testing import FakeAPI, UnsupportedFeatureError
+from kubectrl.testing import FakeAPI
 from kubectrl.testing._patch import json_patch, merge_patch, strategic_merge_patch
 
 CM = ("v1", "ConfigMap")
@@ -111,8 +111,9 @@ def test_merge_json_and_strategic_patch_functions() -> None:
     assert strategic_merge_patch({"finalizers": ["a"]}, {"finalizers": ["b"]}) == {
         "finalizers": ["b", "a"]  # patch items first (normalizeElementOrder)
     }
-    with pytest.raises(UnsupportedFeatureError, match="setElementOrder"):
-        strategic_merge_patch({}, {"$setElementOrder/containers": []})
+    assert strategic_merge_patch(
+        {"finalizers": ["a", "b"]}, {"$setElementOrder/finalizers": ["b", "a"]}
+    ) == {"finalizers": ["b", "a"]}
 
 
 async def test_failed_json_patch_test_op_is_invalid(client: AsyncClient) -> None:
