@@ -248,10 +248,6 @@ async def test_repeated_keys_are_duplicate_fields_in_the_servers_order(target: T
     )
 
 
-@pytest.mark.fake_xfail(
-    "a built-in object's key given twice with object values: Go's decoder merges the two "
-    "objects, the fake keeps the last"
-)
 async def test_a_repeated_object_key_of_a_built_in_merges(target: Target) -> None:
     ns = target.namespace
     raw = (
@@ -264,3 +260,26 @@ async def test_a_repeated_object_key_of_a_built_in_merges(target: Target) -> Non
     )
     answer = await _post_raw(target, f"/api/v1/namespaces/{ns}/configmaps", raw)
     assert answer.json()["data"] == {"a": "1", "b": "2"}
+
+
+async def test_a_repeated_key_is_decoded_into_the_same_go_field(target: Target) -> None:
+    """encoding/json decode.go: a struct field given twice decodes into the same struct (fields
+    merge, nested structs too), a map field into the same map (an entry given again replaces
+    its value), a list or a scalar is replaced."""
+    ns = target.namespace
+    raw = (
+        '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"twice","namespace":"NS",'
+        '"labels":{"a":"1","b":"1"}},"metadata":{"labels":{"b":"2"},"annotations":{"x":"y"}},'
+        '"spec":{"containers":[{"name":"a","image":"nginx"}],"nodeName":"n1",'
+        '"securityContext":{"runAsUser":1}},'
+        '"spec":{"containers":[{"name":"b","image":"busybox"}],"nodeName":"n2",'
+        '"securityContext":{"runAsGroup":2}}}'
+    ).replace("NS", ns)
+    answer = await _post_raw(target, f"/api/v1/namespaces/{ns}/pods", raw.encode())
+    pod = answer.json()
+    assert pod["metadata"]["name"] == "twice"
+    assert pod["metadata"]["labels"] == {"a": "1", "b": "2"}
+    assert pod["metadata"]["annotations"] == {"x": "y"}
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["b"]
+    assert pod["spec"]["nodeName"] == "n2"
+    assert pod["spec"]["securityContext"] == {"runAsUser": 1, "runAsGroup": 2}

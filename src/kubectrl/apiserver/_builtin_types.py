@@ -37,7 +37,14 @@ from kubectrl.apiserver._builtin_quantity import canonical_quantity
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
-__all__ = ["decode", "decode_patched", "definition_of", "encode", "object_meta_problem"]
+__all__ = [
+    "decode",
+    "decode_patched",
+    "definition_of",
+    "encode",
+    "object_meta_problem",
+    "with_repeated_keys",
+]
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _TIME = _META + "Time"
@@ -389,6 +396,67 @@ def decode(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, A
 
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its ``(key, value)`` pairs, a repeated key kept."""
+
+
+def with_repeated_keys(info: ResourceInfo, version: str, raw: bytes) -> Any:
+    """The body ``raw`` of a built-in object as Go's ``encoding/json`` reads a key given twice:
+    decoded into the same field, so two objects for a struct field merge (field by field, down
+    to nested structs) and two for a map field add up (an entry given again replaces its
+    value); any other value replaces the earlier one. ``None``: not a built-in kind, or not
+    JSON (the caller keeps its own decoding).
+
+    Example::
+
+        >>> from kubectrl.apiserver._resources import ResourceInfo
+        >>> info = ResourceInfo("", ["v1"], "configmaps", "ConfigMap", True)
+        >>> with_repeated_keys(info, "v1", b'{"data": {"a": "1"}, "data": {"b": "2"}}')
+        {'data': {'a': '1', 'b': '2'}}
+    """
+    name = definition_of(info, version)
+    if name is None:
+        return None
+    try:
+        tree = json.loads(raw, object_pairs_hook=_Pairs)
+    except ValueError:
+        return None
+    return _merged(tree, {"$ref": name})
+
+
+def _resolved(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if ref and str(ref) not in _ANY:
+        return _definitions().get(str(ref)) or {}
+    return schema
+
+
+def _merged(value: Any, schema: Mapping[str, Any]) -> Any:
+    if isinstance(value, list) and not isinstance(value, _Pairs):
+        items = _resolved(schema).get("items") or {}
+        return [_merged(item, items) for item in value]
+    if not isinstance(value, _Pairs):
+        return value
+    s = _resolved(schema)
+    props, extra = s.get("properties"), s.get("additionalProperties")
+    if isinstance(extra, Mapping):  # a map: each entry decoded afresh, the last one stays
+        return {key: _merged(item, extra) for key, item in dict(value).items()}
+    if not isinstance(props, Mapping) or schema.get("$ref") in _ANY:
+        return {key: _merged(item, {}) for key, item in dict(value).items()}
+    joined: dict[str, Any] = {}
+    for key, item in value:
+        earlier = joined.get(key)
+        sub = _resolved(props.get(key) or {})
+        into = isinstance(sub.get("properties"), Mapping) or isinstance(
+            sub.get("additionalProperties"), Mapping
+        )
+        if into and isinstance(earlier, _Pairs) and isinstance(item, _Pairs):
+            joined[key] = _Pairs(earlier + item)  # decoded into the same struct or map
+        else:
+            joined[key] = item
+    return {key: _merged(item, props.get(key) or {}) for key, item in joined.items()}
 
 
 def object_meta_problem(value: Any) -> str | None:

@@ -159,6 +159,12 @@ class APICore:
             return 200, self._list(info, version, ns, params, metadata_only)
         content_type = request.content_type
         body = _decode(request.body, content_type)
+        if found.verb in ("create", "update") and isinstance(body, dict):
+            raw = _json_body(request)
+            # a key given twice is decoded into the same Go field (objects merge)
+            merged = _builtin_types.with_repeated_keys(info, version, raw) if raw else None
+            if isinstance(merged, dict) and merged != body:
+                body = merged
         validation = ""
         if found.verb in ("create", "update", "patch"):
             validation = _field_validation.check_mode(params, found.verb)
