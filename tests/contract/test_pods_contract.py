@@ -107,15 +107,6 @@ async def test_eviction_against_a_budget_that_allows_none(target: Target) -> Non
     await target.client.get(("v1", "Pod"), name, namespace=target.namespace)  # still there
 
 
-@pytest.mark.known_difference("serviceaccounts/token: FakeAPI has no token issuer")
-async def test_token_request(target: Target) -> None:
-    sa = {"apiVersion": "v1", "kind": "ServiceAccount",
-          "metadata": {"name": "sa", "namespace": target.namespace}}  # fmt: skip
-    await target.client.create(sa)
-    token = await target.client.create_token("sa", namespace=target.namespace, audiences=["x"])
-    assert token.audiences == ("x",)
-
-
 @pytest.mark.known_difference("services/proxy: FakeAPI has no network to proxy to")
 async def test_service_proxy_without_endpoints(target: Target) -> None:
     svc = unique("svc")

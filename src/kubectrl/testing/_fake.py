@@ -319,7 +319,9 @@ class FakeAPI:
         core_request = Request(
             request.method, request.url.path, params, dict(request.headers), await request.aread()
         )
-        served = self.pods.serve(request.method, request.url.path, params, core_request.body)
+        served = self.pods.serve(
+            request.method, request.url.path, params, core_request.body, core_request.headers
+        )
         if served is not None:
             code, answer_body = served
             if isinstance(answer_body, (str, bytes)):

@@ -5,8 +5,9 @@ and answers exec with a function of its own (:meth:`FakePods.on_exec`). Eviction
 namespace's PodDisruptionBudgets as the real server does for the common cases
 (``maxUnavailable: 0``, or ``minAvailable`` not below the matching pods' count): a budget that
 allows no disruption answers 429. ``pods/attach``, ``pods/portforward``, ``pods/proxy``,
-``services/proxy``, ``pods/ephemeralcontainers`` and ``serviceaccounts/token`` raise
-:class:`~kubectrl.errors.UnsupportedFeatureError`.
+``services/proxy`` and ``pods/ephemeralcontainers`` raise
+:class:`~kubectrl.errors.UnsupportedFeatureError`; ``serviceaccounts/token`` issues tokens
+(:mod:`kubectrl.testing._fake_tokens`).
 """
 
 from __future__ import annotations
@@ -19,16 +20,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kubectrl.errors import UnsupportedFeatureError
+from kubectrl.testing._fake_tokens import TokenIssuer
 
 __all__ = ["ExecCall", "ExecHandler", "FakePods"]
 
 _SUBRESOURCE = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/([a-z]+)$")
-# Subresources the fake does not serve: no network to proxy to, no token issuer, no kubelet to
-# start an ephemeral container.
+# Subresources the fake does not serve: no network to proxy to, no kubelet to start an
+# ephemeral container.
 _UNSERVED = re.compile(
     r"^/api/v1/namespaces/[^/]+/(?:(pods|services)/[^/]+/(proxy)(?:/.*)?"
-    r"|(pods)/[^/]+/(ephemeralcontainers)|(serviceaccounts)/[^/]+/(token))$"
+    r"|(pods)/[^/]+/(ephemeralcontainers))$"
 )
+_TOKEN = re.compile(r"^/api/v1/namespaces/([^/]+)/serviceaccounts/([^/]+)/token$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +105,7 @@ class _Objects(Protocol):
     imports this module)."""
 
     _core: Any
+    clock: Any
 
     def objects(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]: ...
 
@@ -111,6 +115,7 @@ class FakePods:
 
     def __init__(self, api: _Objects) -> None:
         self._api = api
+        self._tokens = TokenIssuer(api.objects, api.clock.wall)
         self._logs: dict[tuple[str, str, str], bytes] = {}
         self._exec: ExecHandler | None = None
         self._budgets: list[dict[str, Any]] = []
@@ -180,18 +185,28 @@ class FakePods:
         return container, ""
 
     def serve(
-        self, method: str, path: str, params: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str],
+        body: bytes,
+        headers: Mapping[str, str] | None = None,
     ) -> tuple[int, Any] | None:
-        """The answer to a pods subresource request this module serves, else ``None``.
+        """The answer to a pods subresource request this module serves (and to a
+        ``TokenRequest``), else ``None``.
 
         Returns ``(code, body)``: a dict for JSON, ``bytes`` for a log.
         """
+        token = _TOKEN.match(path)
+        if token is not None and method == "POST":
+            agent = (headers or {}).get("user-agent", "unknown").split("/")[0]
+            manager = params.get("fieldManager") or agent
+            return self._tokens.serve(token.group(1), token.group(2), body, manager)
         unserved = _UNSERVED.match(path)
         if unserved is not None:
             kind, sub = [group for group in unserved.groups() if group]
             why = {
                 "proxy": "no network to proxy to",
-                "token": "no token issuer",
                 "ephemeralcontainers": "no kubelet to run them",
             }[sub]
             raise UnsupportedFeatureError(f"{kind}/{sub} (FakeAPI has {why})")

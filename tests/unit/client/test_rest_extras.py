@@ -116,6 +116,16 @@ async def test_add_ephemeral_container_is_a_strategic_patch_of_the_subresource()
     assert SEEN[0].headers["content-type"] == "application/strategic-merge-patch+json"
 
 
+def test_the_fake_issues_tokens() -> None:
+    api = FakeAPI()
+    api.seed({"apiVersion": "v1", "kind": "ServiceAccount",
+              "metadata": {"name": "builder", "namespace": "default"}})  # fmt: skip
+    with BlockingClient(api.config()) as client:
+        token = client.create_token("builder", audiences=["vault"], expiration_seconds=600)
+    assert token.audiences == ("vault",)
+    assert token.token.count(".") == 2  # a JWT
+
+
 def test_the_fake_refuses_what_it_cannot_serve() -> None:
     api = FakeAPI()
     api.seed(
@@ -123,8 +133,6 @@ def test_the_fake_refuses_what_it_cannot_serve() -> None:
          "spec": {"containers": [{"name": "c", "image": "x"}]}}
     )  # fmt: skip
     with BlockingClient(api.config()) as client:
-        with pytest.raises(UnsupportedFeatureError, match="serviceaccounts/token"):
-            client.create_token("default")
         with pytest.raises(UnsupportedFeatureError, match="pods/proxy"):
             client.proxy_pod("p", "/")
         with pytest.raises(UnsupportedFeatureError, match="services/proxy"):
