@@ -123,7 +123,6 @@ async def test_service_proxy_without_endpoints(target: Target) -> None:
         await eventually(unavailable, 120, describe="the service proxy answers 503")
 
 
-@pytest.mark.known_difference("pods/ephemeralcontainers: FakeAPI has no kubelet to run them")
 async def test_ephemeral_container(target: Target) -> None:
     name = await _running_pod(target)
     pod = await target.client.add_ephemeral_container(

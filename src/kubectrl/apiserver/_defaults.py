@@ -215,7 +215,8 @@ def pod_defaults(spec: Any) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    for container in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
+    every = [spec.get(f) or () for f in ("containers", "initContainers", "ephemeralContainers")]
+    for container in [c for group in every if isinstance(group, list) for c in group]:
         if not isinstance(container, dict):
             continue
         container.setdefault("terminationMessagePath", "/dev/termination-log")

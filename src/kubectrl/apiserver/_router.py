@@ -112,7 +112,9 @@ def route(registry: Registry, request: Request) -> Route | Reply:
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else ""
     if sub and not (
-        (sub == "status" and info.status) or (sub == "scale" and info.scale is not None)
+        (sub == "status" and info.status)
+        or (sub == "scale" and info.scale is not None)
+        or (sub == "ephemeralcontainers" and info.key == ("", "pods"))
     ):
         raise _not_found()
     if name is not None and info.namespaced and ns is None:

@@ -286,7 +286,15 @@ class ObjectStore:
             allocate_update(info, new, old)
         if info.crd:
             _validation.validate_custom(info, version, new, name, old)
-        check(info, name, _validation.validate(info, new, old))
+        if sub == "ephemeralcontainers":
+            check(info, name, _validation.ephemeral_containers_update(new, old))
+            rest = copy.deepcopy(new)  # the rest of the pod is the stored one
+            rest["spec"].pop("ephemeralContainers", None)
+            if "ephemeralContainers" in old.get("spec", {}):
+                rest["spec"]["ephemeralContainers"] = old["spec"]["ephemeralContainers"]
+            check(info, name, _validation.validate(info, rest, old))
+        else:
+            check(info, name, _validation.validate(info, new, old))
         _builtin_types.encode(info, version, new)
         if sub != "status":
             prepare_update(info, new, old)
@@ -334,6 +342,15 @@ class ObjectStore:
                 new["status"] = copy.deepcopy(body["status"])
             else:
                 new.pop("status", None)
+            return new
+        if sub == "ephemeralcontainers":  # the pod as stored, with the body's ephemeral containers
+            new = copy.deepcopy(old)
+            spec = new.setdefault("spec", {})
+            given = (body.get("spec") or {}).get("ephemeralContainers")
+            if given:
+                spec["ephemeralContainers"] = copy.deepcopy(given)
+            else:
+                spec.pop("ephemeralContainers", None)
             return new
         new = copy.deepcopy(body)
         new["apiVersion"], new["kind"] = info.api_version(version), info.kind

@@ -13,6 +13,7 @@ RFC 1123 labels for namespaces, subdomains for the rest; custom resources: their
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from kubectrl.apiserver._metadata import (
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import bad_request, invalid
 
-__all__ = ["validate", "validate_custom", "validate_name"]
+__all__ = ["ephemeral_containers_update", "validate", "validate_custom", "validate_name"]
 
 Cause = tuple[str, str, str]
 
@@ -509,6 +510,88 @@ def validate_name(info: ResourceInfo, name: str, obj: dict[str, Any]) -> None:
         probe = copy.deepcopy(obj)  # the other metadata errors come in the same answer
         defaults(info, probe)
         raise invalid(info.kind, info.group, name, [cause, *validate(info, probe, None)])
+
+
+# The Container fields an ephemeral container may not set, in Container's declaration order
+# (pkg/apis/core/validation: validateFieldAllowList over allowedEphemeralContainerFields).
+_NOT_FOR_EPHEMERAL = (
+    "ports",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+)
+
+
+def ephemeral_containers_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """``ValidatePodEphemeralContainersUpdate`` (``pkg/apis/core/validation``): ephemeral
+    containers are added, never changed or removed; each has a DNS-label name new in the pod, an
+    image, none of the fields that would make it part of the pod's service (ports, resources,
+    probes, lifecycle...), and a ``targetContainerName`` naming one of the pod's containers."""
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    ephemeral = [c for c in spec.get("ephemeralContainers") or () if isinstance(c, Mapping)]
+    before = {
+        c.get("name"): c
+        for c in old_spec.get("ephemeralContainers") or ()
+        if isinstance(c, Mapping)
+    }
+    regular = [
+        c.get("name")
+        for field in ("containers", "initContainers")
+        for c in spec.get(field) or ()
+        if isinstance(c, Mapping)
+    ]
+    causes: list[Cause] = []
+    seen = set(regular)
+    for index, container in enumerate(ephemeral):
+        path, name = f"spec.ephemeralContainers[{index}]", container.get("name")
+        if not isinstance(name, str) or not name:
+            causes.append(("FieldValueRequired", f"{path}.name", "Required value"))
+        elif len(name) > 63 or not _DNS_LABEL.match(name):
+            detail = "must be no more than 63 characters" if len(name) > 63 else _LABEL_MSG
+            causes.append(
+                ("FieldValueInvalid", f"{path}.name", f"Invalid value: {_quote(name)}: {detail}")
+            )
+        if isinstance(name, str) and name in seen:
+            causes.append(
+                ("FieldValueDuplicate", f"{path}.name", f"Duplicate value: {_quote(name)}")
+            )
+        seen.add(name)
+        if not container.get("image"):
+            causes.append(("FieldValueRequired", f"{path}.image", "Required value"))
+        for field in _NOT_FOR_EPHEMERAL:
+            if container.get(field):
+                message = "Forbidden: cannot be set for an Ephemeral Container"
+                causes.append(("FieldValueForbidden", f"{path}.{field}", message))
+        target = container.get("targetContainerName")
+        if target and target not in regular:
+            causes.append(
+                (
+                    "FieldValueNotFound",
+                    f"{path}.targetContainerName",
+                    f"Not found: {_quote(str(target))}",
+                )
+            )
+    now = {c.get("name"): c for c in ephemeral}
+    for name, was in before.items():
+        if name not in now:
+            message = f'Forbidden: existing ephemeral containers "{name}" may not be removed\n'
+            causes.append(("FieldValueForbidden", "spec.ephemeralContainers", message))
+        elif not _go_equal(now[name], was):
+            diff = "".join(
+                difflib.unified_diff(
+                    json.dumps(was, indent=1, sort_keys=True).splitlines(keepends=True),
+                    json.dumps(now[name], indent=1, sort_keys=True).splitlines(keepends=True),
+                    n=2,
+                )
+            )
+            message = f'Forbidden: existing ephemeral containers "{name}" may not be changed\n'
+            causes.append(("FieldValueForbidden", "spec.ephemeralContainers", message + diff))
+    return causes
 
 
 def _path_segment(value: str, *, prefix: bool) -> list[str]:

@@ -5,9 +5,9 @@ and answers exec with a function of its own (:meth:`FakePods.on_exec`). Eviction
 namespace's PodDisruptionBudgets as the real server does for the common cases
 (``maxUnavailable: 0``, or ``minAvailable`` not below the matching pods' count): a budget that
 allows no disruption answers 429. ``pods/attach``, ``pods/portforward``, ``pods/proxy``,
-``services/proxy`` and ``pods/ephemeralcontainers`` raise
-:class:`~kubectrl.errors.UnsupportedFeatureError`; ``serviceaccounts/token`` issues tokens
-(:mod:`kubectrl.testing._fake_tokens`).
+``services/proxy`` raise :class:`~kubectrl.errors.UnsupportedFeatureError`;
+``serviceaccounts/token`` issues tokens (:mod:`kubectrl.testing._fake_tokens`) and
+``pods/ephemeralcontainers`` is the API core's (stored and validated; no kubelet runs them).
 """
 
 from __future__ import annotations
@@ -25,12 +25,8 @@ from kubectrl.testing._fake_tokens import TokenIssuer
 __all__ = ["ExecCall", "ExecHandler", "FakePods"]
 
 _SUBRESOURCE = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/([a-z]+)$")
-# Subresources the fake does not serve: no network to proxy to, no kubelet to start an
-# ephemeral container.
-_UNSERVED = re.compile(
-    r"^/api/v1/namespaces/[^/]+/(?:(pods|services)/[^/]+/(proxy)(?:/.*)?"
-    r"|(pods)/[^/]+/(ephemeralcontainers))$"
-)
+# Subresources the fake does not serve: no network to proxy to.
+_UNSERVED = re.compile(r"^/api/v1/namespaces/[^/]+/(?:(pods|services)/[^/]+/(proxy)(?:/.*)?)$")
 _TOKEN = re.compile(r"^/api/v1/namespaces/([^/]+)/serviceaccounts/([^/]+)/token$")
 
 
@@ -205,11 +201,7 @@ class FakePods:
         unserved = _UNSERVED.match(path)
         if unserved is not None:
             kind, sub = [group for group in unserved.groups() if group]
-            why = {
-                "proxy": "no network to proxy to",
-                "ephemeralcontainers": "no kubelet to run them",
-            }[sub]
-            raise UnsupportedFeatureError(f"{kind}/{sub} (FakeAPI has {why})")
+            raise UnsupportedFeatureError(f"{kind}/{sub} (FakeAPI has no network to proxy to)")
         match = _SUBRESOURCE.match(path)
         if match is None:
             return None

@@ -126,7 +126,7 @@ def test_the_fake_issues_tokens() -> None:
     assert token.token.count(".") == 2  # a JWT
 
 
-def test_the_fake_refuses_what_it_cannot_serve() -> None:
+def test_the_fake_refuses_what_it_cannot_serve_and_stores_ephemeral_containers() -> None:
     api = FakeAPI()
     api.seed(
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
@@ -137,5 +137,5 @@ def test_the_fake_refuses_what_it_cannot_serve() -> None:
             client.proxy_pod("p", "/")
         with pytest.raises(UnsupportedFeatureError, match="services/proxy"):
             client.proxy_service("s", "/", port=80)
-        with pytest.raises(UnsupportedFeatureError, match="pods/ephemeralcontainers"):
-            client.add_ephemeral_container("p", {"name": "d", "image": "b"})
+        pod = client.add_ephemeral_container("p", {"name": "d", "image": "b"})
+        assert [c["name"] for c in pod["spec"]["ephemeralContainers"]] == ["d"]
