@@ -348,13 +348,14 @@ def _set_element_order(
         raise _smp_error("invalid patch format of setElementOrder list")
     if found_patch and not isinstance(patch_list, list):
         raise _smp_error("invalid patch format of setElementOrder list")
-    if found_original and found_patch:
+    merged: list[Any]
+    if isinstance(original, list) and isinstance(patch_list, list):
         merged = _merge_list(original, patch_list, field, parent)
-    elif found_patch:
+    elif isinstance(patch_list, list):
         merged = [
             copy.deepcopy(i) for i in patch_list if not (isinstance(i, dict) and "$patch" in i)
         ]
-    elif found_original:
+    elif isinstance(original, list):
         merged = copy.deepcopy(original)
     else:
         return
