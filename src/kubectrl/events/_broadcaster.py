@@ -77,11 +77,15 @@ class EventBroadcaster:
     retry (validation, RBAC, an Event that already exists) are logged and the event dropped, as
     client-go does; transport errors and retryable server errors (429, 5xx) are retried.
 
-    Guarantees: :meth:`action` never blocks and is safe from any thread; events are written in the
-    order they were recorded, one write at a time (events queued together that become the same
-    Event, a create and its count patches, are one write of their last state, placed where the
-    first of them was); the queue's memory is bounded. Caveats: events recorded before
-    :meth:`start` wait in the queue; :meth:`shutdown` writes what is queued, within its timeout.
+    Guarantees: :meth:`action` never blocks and is safe from any thread; the events of one
+    object (its ``involvedObject``) are written in the order they were recorded, one write at a
+    time (events queued together that become the same Event, a create and its count patches, are
+    one write of their last state, placed where the first of them was); the events of different
+    objects are written up to ``max_concurrent_writes`` at a time (default 4; 1 writes every event
+    in recorded order, as client-go's broadcaster does), so that a busy controller's Events do not
+    trail its work by a queue of round trips; the queue's memory is bounded. Caveats: events
+    recorded before :meth:`start` wait in the queue; :meth:`shutdown` writes what is queued,
+    within its timeout.
 
     Example::
 
@@ -102,8 +106,14 @@ class EventBroadcaster:
         retry_interval: float = 10.0,
         correlator_options: CorrelatorOptions | None = None,
         rng: random.Random | None = None,
+        max_concurrent_writes: int = 4,
     ) -> None:
+        if max_concurrent_writes < 1:
+            raise ValueError(
+                f"max_concurrent_writes must be at least 1, not {max_concurrent_writes}"
+            )
         self._sink = sink
+        self._concurrency = max_concurrent_writes
         self._clock: Clock = clock if clock is not None else RealClock()
         self._queue_size = queue_size
         self._max_tries = max_tries
@@ -257,8 +267,30 @@ class EventBroadcaster:
             writes.setdefault(target, []).append(result)
         with self._lock:
             self._unwritten = len(writes)
+        # One queue of writes per object, in recorded order; objects side by side.
+        per_object: dict[tuple[str, ...], list[CorrelationResult]] = {}
         for results in writes.values():
-            await self._record_one(_coalesced(results))
+            write = _coalesced(results)
+            per_object.setdefault(_involved(write.event), []).append(write)
+        queues = list(per_object.values())
+        if self._concurrency == 1 or len(queues) == 1:
+            for queue in queues:
+                await self._record_queue(queue)
+            return
+        slots = asyncio.Semaphore(self._concurrency)
+
+        async def record(queue: list[CorrelationResult]) -> None:
+            async with slots:
+                await self._record_queue(queue)
+
+        outcomes = await asyncio.gather(*(record(q) for q in queues), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _record_queue(self, queue: list[CorrelationResult]) -> None:
+        for write in queue:
+            await self._record_one(write)
             with self._lock:
                 self._unwritten -= 1
 
@@ -315,6 +347,15 @@ def _coalesced(results: list[CorrelationResult]) -> CorrelationResult:
     if results[0].patch is None:
         return CorrelationResult(last.event, None)
     return last
+
+
+def _involved(event: Mapping[str, Any]) -> tuple[str, ...]:
+    """The object an Event is about: the key its writes are ordered by."""
+    ref = event.get("involvedObject") or event.get("regarding") or {}
+    if not isinstance(ref, Mapping):
+        return ()
+    fields = ("apiVersion", "kind", "namespace", "name", "uid")
+    return tuple(str(ref.get(field) or "") for field in fields)
 
 
 def _without_resource_version(event: dict[str, Any]) -> dict[str, Any]:

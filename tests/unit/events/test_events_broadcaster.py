@@ -319,3 +319,67 @@ async def test_names_are_unique_at_one_instant(sink: Sink, clock: FakeClock) -> 
     b = make(sink, clock)
     names = {b.unique_name_suffix() for _ in range(100)}
     assert len(names) == 100
+
+
+class HeldSink(Sink):
+    """Holds every write about the object named ``held`` until ``release`` is set."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__()
+        self.held = held
+        self.release = asyncio.Event()
+        self.order: list[tuple[str, str]] = []
+
+    async def create(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        about = event["involvedObject"]["name"]
+        if about == self.held:
+            await self.release.wait()
+        self.order.append((about, event["reason"]))
+        return await super().create(event)
+
+
+def _cm(name: str) -> dict[str, Any]:
+    return {**CM, "metadata": {**CM["metadata"], "name": name, "uid": f"uid-{name}"}}
+
+
+async def test_one_objects_events_keep_their_order_while_anothers_are_written(
+    clock: FakeClock,
+) -> None:
+    sink = HeldSink("a")
+    b = make(sink, clock)
+    b.start()
+    recorder = b.new_recorder("test")
+    recorder.event(_cm("a"), NORMAL, "First", "1")
+    recorder.event(_cm("b"), NORMAL, "Other", "x")
+    recorder.event(_cm("a"), NORMAL, "Second", "2")
+    for _ in range(100):  # b's event is written while a's first write is held
+        if sink.order:
+            break
+        await asyncio.sleep(0)
+    assert sink.order == [("b", "Other")]
+    sink.release.set()
+    await b.wait_idle()
+    assert sink.order == [("b", "Other"), ("a", "First"), ("a", "Second")]
+    await b.shutdown()
+
+
+async def test_one_write_at_a_time_keeps_the_recorded_order_of_every_event(
+    clock: FakeClock,
+) -> None:
+    sink = HeldSink("a")
+    b = make(sink, clock, max_concurrent_writes=1)
+    b.start()
+    recorder = b.new_recorder("test")
+    recorder.event(_cm("a"), NORMAL, "First", "1")
+    recorder.event(_cm("b"), NORMAL, "Other", "x")
+    await settle()
+    assert sink.order == []  # b waits for a, as with client-go's broadcaster
+    sink.release.set()
+    await b.wait_idle()
+    assert sink.order == [("a", "First"), ("b", "Other")]
+    await b.shutdown()
+
+
+def test_max_concurrent_writes_is_at_least_one(sink: Sink, clock: FakeClock) -> None:
+    with pytest.raises(ValueError, match="max_concurrent_writes"):
+        make(sink, clock, max_concurrent_writes=0)
