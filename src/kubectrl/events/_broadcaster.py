@@ -81,7 +81,7 @@ class EventBroadcaster:
     object (its ``involvedObject``) are written in the order they were recorded, one write at a
     time (events queued together that become the same Event, a create and its count patches, are
     one write of their last state, placed where the first of them was); the events of different
-    objects are written up to ``max_concurrent_writes`` at a time (default 4; 1 writes every event
+    objects are written up to ``max_concurrent_writes`` at a time (default 8; 1 writes every event
     in recorded order, as client-go's broadcaster does), so that a busy controller's Events do not
     trail its work by a queue of round trips; the queue's memory is bounded. Caveats: events
     recorded before :meth:`start` wait in the queue; :meth:`shutdown` writes what is queued,
@@ -106,7 +106,7 @@ class EventBroadcaster:
         retry_interval: float = 10.0,
         correlator_options: CorrelatorOptions | None = None,
         rng: random.Random | None = None,
-        max_concurrent_writes: int = 4,
+        max_concurrent_writes: int = 8,
     ) -> None:
         if max_concurrent_writes < 1:
             raise ValueError(
