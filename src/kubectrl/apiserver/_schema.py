@@ -26,7 +26,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubectrl.apiserver import _cel, _re2
@@ -716,7 +716,7 @@ def process(
     if not schema:
         return []
     prune(schema, obj, root=True)
-    if decode_meta is not None and (problem := _coerce(schema, obj, "", decode_meta)):
+    if decode_meta is not None and (problem := _coerce(schema, obj, decode_meta)):
         raise EmbeddedDecodeError(problem)
     _drop_nulls(schema, obj)
     apply_defaults(schema, obj)
@@ -742,41 +742,12 @@ def _go_value(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _coerce(s: Mapping[str, Any], x: Any, path: str, decode_meta: MetaDecode) -> str | None:
-    """The first thing ``objectmeta.Coerce`` refuses below the root (None: nothing)."""
-    if isinstance(x, dict):
-        if s.get("x-kubernetes-embedded-resource"):
-            for key in ("apiVersion", "kind"):
-                if key in x and not isinstance(x[key], str):
-                    return (
-                        f"{_child(path, key)}: Invalid value: {_go_value(x[key])}: must be a string"
-                    )
-            if "metadata" in x and (problem := decode_meta(x["metadata"])):
-                where = _child(path, "metadata")
-                return f"{where}: Invalid value: {_go_value(x['metadata'])}: {problem}"
-        props = s.get("properties") or {}
-        extra = s.get("additionalProperties")
-        for key, item in x.items():
-            sub, child = props.get(key), _child(path, key)
-            if sub is None and isinstance(extra, Mapping):
-                sub, child = extra, f"{path}[{key}]"
-            if isinstance(sub, Mapping) and (problem := _coerce(sub, item, child, decode_meta)):
-                return problem
-    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
-        for i, item in enumerate(x):
-            if problem := _coerce(s["items"], item, f"{path}[{i}]", decode_meta):
-                return problem
-    return None
-
-
-def _embedded_metadata(s: Mapping[str, Any], x: Any, path: str, check: MetaCheck) -> list[Cause]:
-    """``check``'s causes for the ``metadata`` of each embedded resource below the root."""
-    errors: list[Cause] = []
+def _resources(s: Mapping[str, Any], x: Any, path: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each embedded resource in ``x`` below the root and its path (``objectmeta``'s walk: a map
+    entry is ``path[key]``), outer ones first."""
     if isinstance(x, dict):
         if path and s.get("x-kubernetes-embedded-resource"):
-            meta = x.get("metadata")
-            if isinstance(meta, Mapping):
-                errors += check(meta, _child(path, "metadata"))
+            yield x, path
         props = s.get("properties") or {}
         extra = s.get("additionalProperties")
         for key, item in x.items():
@@ -784,8 +755,30 @@ def _embedded_metadata(s: Mapping[str, Any], x: Any, path: str, check: MetaCheck
             if sub is None and isinstance(extra, Mapping):
                 sub, child = extra, f"{path}[{key}]"
             if isinstance(sub, Mapping):
-                errors += _embedded_metadata(sub, item, child, check)
+                yield from _resources(sub, item, child)
     elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
         for i, item in enumerate(x):
-            errors += _embedded_metadata(s["items"], item, f"{path}[{i}]", check)
+            yield from _resources(s["items"], item, f"{path}[{i}]")
+
+
+def _coerce(s: Mapping[str, Any], x: Any, decode_meta: MetaDecode) -> str | None:
+    """The first thing ``objectmeta.Coerce`` refuses below the root (None: nothing)."""
+    for resource, path in _resources(s, x, ""):
+        for key in ("apiVersion", "kind"):
+            if key in resource and not isinstance(resource[key], str):
+                shown = _go_value(resource[key])
+                return f"{_child(path, key)}: Invalid value: {shown}: must be a string"
+        if "metadata" in resource and (problem := decode_meta(resource["metadata"])):
+            where = _child(path, "metadata")
+            return f"{where}: Invalid value: {_go_value(resource['metadata'])}: {problem}"
+    return None
+
+
+def _embedded_metadata(s: Mapping[str, Any], x: Any, path: str, check: MetaCheck) -> list[Cause]:
+    """``check``'s causes for the ``metadata`` of each embedded resource below the root."""
+    errors: list[Cause] = []
+    for resource, where in _resources(s, x, path):
+        meta = resource.get("metadata")
+        if isinstance(meta, Mapping):
+            errors += check(meta, _child(where, "metadata"))
     return errors

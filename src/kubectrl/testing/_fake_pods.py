@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kubectrl.errors import UnsupportedFeatureError
-from kubectrl.testing._fake_tokens import TokenIssuer
+from kubectrl.testing._fake_tokens import TokenIssuer, failure
 
 __all__ = ["ExecCall", "ExecHandler", "FakePods"]
 
@@ -42,20 +42,6 @@ class ExecCall:
 
 #: A test's exec handler: ``(stdout, stderr, exit_code)`` for an :class:`ExecCall`.
 ExecHandler = Callable[[ExecCall], "tuple[bytes, bytes, int]"]
-
-
-def _status(code: int, reason: str, message: str, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    body.update(extra)
-    return body
 
 
 class _MemorySocket:
@@ -212,7 +198,7 @@ class FakePods:
             raise UnsupportedFeatureError(f"pods/{sub} (FakeAPI has no containers to reach)")
         pod = self._pod(namespace, name)
         if pod is None:
-            return 404, _status(
+            return 404, failure(
                 404,
                 "NotFound",
                 f'pods "{name}" not found',
@@ -222,7 +208,7 @@ class FakePods:
         if sub in ("log", "exec"):
             container, problem = self._container(pod, params.get("container"))
             if container is None:
-                return 400, _status(400, "BadRequest", problem)
+                return 400, failure(400, "BadRequest", problem)
         if sub == "log" and method == "GET":
             for option in ("sinceSeconds", "sinceTime", "timestamps", "previous"):
                 if params.get(option):
@@ -243,8 +229,8 @@ class FakePods:
         if sub == "eviction" and method == "POST":
             return self._evict(namespace, name, pod, body, params)
         if sub == "exec":
-            return 400, _status(400, "BadRequest", "Upgrade request required")
-        return 405, _status(405, "MethodNotAllowed", f"{method} is not allowed on pods/{sub}")
+            return 400, failure(400, "BadRequest", "Upgrade request required")
+        return 405, failure(405, "MethodNotAllowed", f"{method} is not allowed on pods/{sub}")
 
     def _evict(
         self,
@@ -279,7 +265,7 @@ class FakePods:
                 "minAvailable" in spec and len(matching) - 1 < int(spec["minAvailable"])
             )
             if blocked:
-                return 429, _status(
+                return 429, failure(
                     429,
                     "TooManyRequests",
                     "Cannot evict pod as it would violate the pod's disruption budget.",

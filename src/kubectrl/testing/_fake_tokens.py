@@ -24,9 +24,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from kubectrl.apiserver._status import status_body
 from kubectrl.errors import UnsupportedFeatureError
 
-__all__ = ["ISSUER", "TokenIssuer"]
+__all__ = ["ISSUER", "TokenIssuer", "failure"]
 
 #: The issuer (and default audience) of the fake's tokens: what clusters made by kubeadm, and
 #: kubectrl's envtest, use.
@@ -34,18 +35,9 @@ ISSUER = "https://kubernetes.default.svc.cluster.local"
 _GROUP = "authentication.k8s.io"
 
 
-def _status(code: int, reason: str, message: str, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    body.update(extra)
-    return body
+def failure(code: int, reason: str, message: str, **extra: Any) -> dict[str, Any]:
+    """A failure ``Status`` body (``details=`` its details), as the pods subresources answer."""
+    return status_body(code, message, reason=reason, details=extra.get("details"))
 
 
 def _invalid(name: str, field: str, value: Any, detail: str) -> tuple[int, dict[str, Any]]:
@@ -58,12 +50,12 @@ def _invalid(name: str, field: str, value: Any, detail: str) -> tuple[int, dict[
     if name:
         details = {"name": name, **details}
     text = f'TokenRequest.{_GROUP} "{name}" is invalid: {field}: {message}'
-    return 422, _status(422, "Invalid", text, details=details)
+    return 422, failure(422, "Invalid", text, details=details)
 
 
 def _not_found(resource: str, name: str) -> tuple[int, dict[str, Any]]:
     message = f'{resource} "{name}" not found'
-    return 404, _status(404, "NotFound", message, details={"name": name, "kind": resource})
+    return 404, failure(404, "NotFound", message, details={"name": name, "kind": resource})
 
 
 def _segment(value: Mapping[str, Any] | bytes) -> str:
@@ -107,14 +99,14 @@ class TokenIssuer:
         try:
             request = json.loads(body) if body else {}
         except ValueError as err:
-            return 400, _status(400, "BadRequest", f"the body could not be decoded: {err}")
+            return 400, failure(400, "BadRequest", f"the body could not be decoded: {err}")
         if not isinstance(request, dict):
-            return 400, _status(400, "BadRequest", "the body of the request must be a JSON object")
+            return 400, failure(400, "BadRequest", "the body of the request must be a JSON object")
         spec = dict(request.get("spec") or {})
         expiration = spec.get("expirationSeconds")
         expiration = 3600 if expiration is None else expiration
         if not isinstance(expiration, int) or isinstance(expiration, bool):
-            return 400, _status(400, "BadRequest", "spec.expirationSeconds must be an integer")
+            return 400, failure(400, "BadRequest", "spec.expirationSeconds must be an integer")
         if expiration < 600:
             detail = "may not specify a duration less than 10 minutes"
             return _invalid("", "spec.expirationSeconds", expiration, detail)
@@ -195,7 +187,7 @@ class TokenIssuer:
             raise UnsupportedFeatureError("a TokenRequest bound to a Node")
         if group != "" or kind not in ("Pod", "Secret"):
             message = f"cannot bind token to object of type {group}/{version}, Kind={kind}"
-            return 400, _status(400, "BadRequest", message)
+            return 400, failure(400, "BadRequest", message)
         resource = "pods" if kind == "Pod" else "secrets"
         target = self._find(kind, namespace, name)
         if target is None:
@@ -205,7 +197,7 @@ class TokenIssuer:
                 f'cannot bind token for serviceaccount "{account}" to pod running with '
                 "different serviceaccount name."
             )
-            return 400, _status(400, "BadRequest", message)
+            return 400, failure(400, "BadRequest", message)
         uid = target["metadata"].get("uid", "")
         if ref.get("uid") and ref["uid"] != uid:
             message = (
@@ -213,7 +205,7 @@ class TokenIssuer:
                 f"reference ({ref['uid']}) does not match the UID in record. The object might "
                 "have been deleted and then recreated"
             )
-            return 409, _status(409, "Conflict", message, details={"name": name, "kind": kind})
+            return 409, failure(409, "Conflict", message, details={"name": name, "kind": kind})
         claims[kind.lower()] = {"name": name, "uid": uid}
         node = (target.get("spec") or {}).get("nodeName") if kind == "Pod" else None
         if node:
