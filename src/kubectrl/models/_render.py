@@ -8,6 +8,7 @@ one element per line with a trailing comma (which keeps ruff from joining it bac
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -149,11 +150,22 @@ def _splittable(expr: Item) -> bool:
     return False
 
 
+# What a docstring cannot hold as itself: control characters (a NUL is not even allowed in
+# Python source; the others would be invisible or end a line for str.splitlines). Newlines and
+# tabs were handled before; the rest are written as escapes of the same text.
+_UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
 def docstring(text: str, indent: int) -> list[str]:
     """A docstring as ruff formats it: trailing spaces and the common indentation of the
     continuation lines removed, closing quotes on their own line when there are several lines."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(8)
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    text = _UNWRITABLE.sub(_escaped, text)
     raw = [line.rstrip() for line in text.split("\n")]
     while raw and not raw[0].strip():
         raw.pop(0)

@@ -228,3 +228,21 @@ def test_cli_errors_name_the_problem(tmp_path: Path) -> None:
     status, _, err = _run("models", "--from-crd", certificates, "--version", "v9")
     assert status == 2
     assert "no version 'v9'" in err
+
+
+def test_control_characters_in_a_description_are_written_as_escapes(tmp_path: Path) -> None:
+    """A description is any JSON string; a NUL in a docstring made the module invalid Python
+    (found by test_random_schemas_round_trip). Control characters are written as escapes, so
+    the docstring holds the description's text as it was."""
+    text = "a\x00b\x1bc\x7fd\x85e \\x00 f"
+    definition = _crd(
+        {
+            "type": "object",
+            "description": text,
+            "properties": {"x": {"type": "string", "description": text}},
+        }
+    )
+    source = models.from_crd(definition)
+    assert "\x00" not in source and "\x1b" not in source
+    module = _module(definition, tmp_path)
+    assert module.ThingSpec.__doc__ == text
