@@ -22,6 +22,10 @@ Workloads:
   at equal client limits (QPS/burst ``--qps``, 2 workers): wall, time until every Foo has a
   ``Synced`` Event, CPU and peak RSS of the controller process (kubectrl's
   examples/sample_controller vs the Go sample-controller).
+- ``recorder``: the event recorder's CPU per event, its writes to the API server included:
+  ``--recorder-objects`` objects each get an event (a create) and then the same event again (a
+  count patch), as a controller's recorder does for an object it reconciles twice (kubectrl,
+  and the ``--baseline-src`` checkout beside it).
 - ``import``: ``import kubectrl`` + ``load_config()`` vs ``import kopf`` (wall, RSS).
 - ``sweep``: the ``sync`` workload at each count of ``--sweep`` (10k, 25k, 50k and 100k
   ConfigMaps by default; ``--sweep 10000,25000`` for a short run), ``--sweep-rounds`` rounds
@@ -64,6 +68,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 SYNC_NS = "bench-sync"
 SWEEP_NS = "bench-sweep"
 EVENTS_NS = "bench-events"
+RECORDER_NS = "bench-recorder"
 FOO_NS = "bench-foo"
 FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
 DEPLOYMENT = ("apps/v1", "Deployment")
@@ -523,6 +528,43 @@ def run_foo(
     return results
 
 
+def run_recorder(
+    peers: list[Peer], kubeconfig: str, args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
+    chosen = [p for p in peers if p.name.startswith("kubectrl") and not p.skipped]
+    results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in chosen}
+    for round_ in range(args.rounds):
+        for peer in rotate(chosen, round_):
+            argv = [PY, str(PEERS / "recorder_kubectrl.py"), "--kubeconfig", kubeconfig]
+            argv += ["--namespace", RECORDER_NS, "--objects", str(args.recorder_objects)]
+            proc = subprocess.Popen(
+                argv,
+                cwd=PEERS,
+                env=peer.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                data = read_phase(proc, "recorded", f"recorder {peer.name}")
+            finally:
+                finish(proc, f"recorder {peer.name}")
+            data["cpu_per_event_us"] = data["cpu_s"] / data["events"] * 1e6
+            results[peer.name].append(data)
+            log(
+                f"bench: round {round_ + 1} recorder {peer.name}: "
+                f"{data['cpu_per_event_us']:.0f} us/event"
+            )
+            asyncio.run(clean_events(kubeconfig, RECORDER_NS))
+    return results
+
+
+async def clean_events(kubeconfig: str, namespace: str) -> None:
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    async with AsyncClient(config) as client:
+        await client.delete_collection(EVENT, namespace=namespace)
+
+
 def run_import(
     kubeconfig: str, args: argparse.Namespace, kopf_skipped: str | None
 ) -> dict[str, list[dict[str, Any]]]:
@@ -648,10 +690,11 @@ def main() -> int:
     parser.add_argument("--event-objects", type=int, default=500)
     parser.add_argument("--replay-events", type=int, default=20_000)
     parser.add_argument("--foos", type=int, default=500)
+    parser.add_argument("--recorder-objects", type=int, default=300)
     parser.add_argument("--qps", type=float, default=1000)
     parser.add_argument(
         "--workloads",
-        default="sync,events,replay,foo,import,sweep",
+        default="sync,events,replay,foo,recorder,import,sweep",
         help="comma-separated subset to run",
     )
     parser.add_argument(
@@ -730,6 +773,8 @@ def main() -> int:
             asyncio.run(seed(kubeconfig, EVENTS_NS, args.event_objects))
         if "foo" in workloads:
             asyncio.run(seed(kubeconfig, FOO_NS, 0))
+        if "recorder" in workloads:
+            asyncio.run(seed(kubeconfig, RECORDER_NS, 0))
 
         if "sync" in workloads:
             runs = run_sync(peers, kubeconfig, args.rounds, args.configmaps)
@@ -796,6 +841,16 @@ def main() -> int:
                 "kubectrl",
             )
             report["foo_runs"] = runs
+        if "recorder" in workloads:
+            runs = run_recorder(peers, kubeconfig, args)
+            report["recorder"] = table(
+                f"Event recorder: CPU per event, writes included ({args.recorder_objects} objects, "
+                "an event and its repeat each)",
+                [("cpu_per_event_us", "CPU per event", "us", 1, 0)],
+                runs,
+                "kubectrl",
+            )
+            report["recorder_runs"] = runs
         if "import" in workloads:
             runs = run_import(kubeconfig, args, kopf_skipped)
             report["import"] = table(

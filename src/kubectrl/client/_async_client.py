@@ -55,6 +55,8 @@ from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of, met
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from kubectrl.client._direct import DirectRequests
+
 __all__ = ["AsyncClient", "KindRef", "ModelList", "PatchType", "Preconditions", "ResourceRef"]
 
 log = logging.getLogger("kubectrl.client")
@@ -215,6 +217,11 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         self.config = config if config is not None else load_config()
         self._clock = clock or RealClock()
         self._http = self.config.async_httpx_client()
+        self._direct: DirectRequests | None = None
+        if self.config.transport is None and not self.config.proxy:
+            from kubectrl.client._direct import DirectRequests  # its transport's module, lazily
+
+            self._direct = DirectRequests.of(self._http, self.config.tls_server_name)
         self._watch_http: httpx.AsyncClient | None = None
         rate = self.config.rate_limit
         self._limiter = (
@@ -294,7 +301,9 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
-        url = self._url(path, _clean(params) if params else {})
+        query = _clean(params) if params else {}
+        direct = self._direct
+        target = direct.target(path, query) if direct is not None else None
         if idempotent is None:
             idempotent = method == "GET"
 
@@ -302,13 +311,17 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             await self._throttle()
             started = time.monotonic()
             try:
-                response = await self._http.request(
-                    method,
-                    url,
-                    content=content,
-                    headers=headers,
-                    extensions=self._extensions,
-                )
+                response = None
+                if direct is not None and target is not None:
+                    response = await direct.send(method, target, content, headers)
+                if response is None:
+                    response = await self._http.request(
+                        method,
+                        self._url(path, query),
+                        content=content,
+                        headers=headers,
+                        extensions=self._extensions,
+                    )
             except httpx.ConnectError as err:
                 raise APIConnectionError(
                     f"cannot connect to {self.config.server}: {err}",

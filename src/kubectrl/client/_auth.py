@@ -201,22 +201,23 @@ class KubeAuth(httpx.Auth):
     async def async_auth_flow(
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        _apply(request, await self._get())
+        _apply(request, await self.authorization())
         response = yield request
-        if response.status_code == 401:
-            retry = (
-                await asyncio.to_thread(self._source.invalidate)
-                if self._source.blocking
-                else self._source.invalidate()
-            )
-            if retry:
-                _apply(request, await self._get())
-                yield request
+        if response.status_code == 401 and await self.invalidate():
+            _apply(request, await self.authorization())
+            yield request
 
-    async def _get(self) -> str | None:
+    async def authorization(self) -> str | None:
+        """The header value to send now (a blocking source asked from a worker thread)."""
         if self._source.blocking:
             return await asyncio.to_thread(self._source.authorization)
         return self._source.authorization()
+
+    async def invalidate(self) -> bool:
+        """After a 401: whether sending the request once more could use new credentials."""
+        if self._source.blocking:
+            return await asyncio.to_thread(self._source.invalidate)
+        return self._source.invalidate()
 
 
 def _apply(request: httpx.Request, header: str | None) -> None:

@@ -398,6 +398,24 @@ class FastTransport(httpx.AsyncBaseTransport):
         timeouts = _timeouts(request)
         sni = request.extensions.get("sni_hostname")
         key = (scheme, url.raw_host, url.port or _DEFAULT_PORTS[scheme], sni)
+        connection = await self._open(key, data, timeouts)
+        read_timeout = timeouts.get("read")
+        body = _Body(self, connection, read_timeout)
+        return httpx.Response(
+            status_code=connection.status,
+            headers=connection.headers,
+            stream=body,
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": b"", RAW_BODY: body},
+        )
+
+    async def _open(
+        self,
+        key: tuple[bytes, bytes, int, str | None],
+        data: bytes,
+        timeouts: dict[str, float | None],
+    ) -> _Connection:
+        """A connection to ``key`` (idle or new) that sent ``data`` and received a response's
+        head; it counts against ``max_connections`` until it is released."""
         await self._slot(timeouts.get("pool"))
         try:
             connection = self._idle_connection(key) or await self._connect(
@@ -416,13 +434,40 @@ class FastTransport(httpx.AsyncBaseTransport):
         except BaseException:
             self._release(connection, reuse=False)
             raise
-        body = _Body(self, connection, read_timeout)
-        return httpx.Response(
-            status_code=connection.status,
-            headers=connection.headers,
-            stream=body,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": b"", RAW_BODY: body},
-        )
+        return connection
+
+    async def exchange(
+        self,
+        key: tuple[bytes, bytes, int, str | None],
+        data: bytes,
+        timeouts: dict[str, float | None],
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One whole request without httpx's objects: ``data`` (a complete HTTP/1.1 request,
+        head and body, whose head the caller checked) sent to ``key`` (scheme, host, port, SNI
+        name); the response's status, headers and whole body as received (not decoded).
+
+        Timeouts and errors are :meth:`handle_async_request`'s (httpx's exception types)."""
+        if self._closed:
+            raise RuntimeError(f"{type(self).__name__} is closed")
+        connection = await self._open(key, data, timeouts)
+        read_timeout = timeouts.get("read")
+        chunks: list[bytes] = []
+        try:
+            while not connection.complete:
+                if connection.chunks:
+                    chunks.append(connection.take())
+                elif connection.error is not None:
+                    raise connection.error
+                else:
+                    await connection.wait(read_timeout)
+            if connection.chunks:
+                chunks.append(connection.take())
+        except BaseException:
+            self._release(connection, reuse=False)
+            raise
+        status, headers = connection.status, connection.headers
+        self._release(connection, reuse=connection.keep_alive)
+        return status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _encode(self, request: httpx.Request, method: bytes) -> bytes:
         body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
