@@ -10,6 +10,7 @@ server in the integration suite, whose requests take this path too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import ssl
@@ -67,10 +68,8 @@ async def serve() -> AsyncIterator[Callable[..., Awaitable[str]]]:
 
     async def start(handler: Handler, ssl_context: ssl.SSLContext | None = None) -> str:
         async def guarded(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                await handler(reader, writer)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                pass  # the client closed the connection
+            with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+                await handler(reader, writer)  # the client may close the connection first
 
         server = await asyncio.start_server(guarded, "127.0.0.1", 0, ssl=ssl_context)
         servers.append(server)
@@ -208,7 +207,7 @@ async def test_compressed_and_chunked_answers_are_read_whole(
     document = {"kind": "ConfigMap", "data": {f"k{i}": "v" * 100 for i in range(300)}}
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        line, headers = await read_head(reader)
+        _line, headers = await read_head(reader)
         assert "gzip" in headers["accept-encoding"]
         packed = gzip.compress(json.dumps(document).encode())
         writer.write(

@@ -243,6 +243,7 @@ def test_control_characters_in_a_description_are_written_as_escapes(tmp_path: Pa
         }
     )
     source = models.from_crd(definition)
-    assert "\x00" not in source and "\x1b" not in source
+    assert "\x00" not in source
+    assert "\x1b" not in source
     module = _module(definition, tmp_path)
     assert module.ThingSpec.__doc__ == text
