@@ -344,6 +344,9 @@ def run_sync(
             data["above_baseline_kib"] = data["rss_kib"] - data["baseline_rss_kib"]
             data["wall_us_per_object"] = data["wall_s"] / count * 1e6
             data["cpu_us_per_object"] = data["cpu_s"] / count * 1e6
+            if "sys_s" in data:  # the kernel's part varies between identical runs (page faults)
+                data["user_us_per_object"] = (data["cpu_s"] - data["sys_s"]) / count * 1e6
+                data["sys_us_per_object"] = data["sys_s"] / count * 1e6
             data["kb_per_object"] = data["above_baseline_kib"] * 1.024 / count
             results[peer.name].append(data)
             log(
@@ -371,6 +374,8 @@ def run_sweep(
 SWEEP_METRICS = [
     ("wall_us_per_object", "start -> synced, per object", "us", 1.0, 1),
     ("cpu_us_per_object", "CPU per object", "us", 1.0, 1),
+    ("user_us_per_object", "user CPU per object", "us", 1.0, 1),
+    ("sys_us_per_object", "system CPU per object", "us", 1.0, 1),
     ("kb_per_object", "RSS above baseline per object", "KB", 1.0, 2),
 ]
 
@@ -402,6 +407,7 @@ def sweep_report(runs: dict[int, dict[str, list[dict[str, Any]]]], charts: Path)
     for name, key, title, unit in (
         ("sweep-time.svg", "wall_us_per_object", "Initial sync: time per object", "µs"),
         ("sweep-cpu.svg", "cpu_us_per_object", "Initial sync: CPU per object", "µs"),
+        ("sweep-user.svg", "user_us_per_object", "Initial sync: user CPU per object", "µs"),
         ("sweep-memory.svg", "kb_per_object", "RSS above baseline per object", "KB"),
     ):
         series: dict[str, list[tuple[float, float]]] = {}
@@ -614,7 +620,7 @@ def table(
     for key, label, unit, scale, digits in metrics:
         cells = []
         for name in names:
-            values = [r[key] for r in runs[name]]
+            values = [r[key] for r in runs[name] if key in r]
             if not values:
                 cells.append("-")
                 continue

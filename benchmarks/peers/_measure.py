@@ -33,6 +33,12 @@ def cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def sys_s() -> float:
+    """System CPU seconds of the process, all threads: the kernel's share of :func:`cpu_s`
+    (page faults, mostly, in a sync: the memory the cache and its transient buffers touch)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
 def emit(**fields: object) -> None:
     """One JSON line on stdout: the driver reads phases from them."""
     sys.stdout.write(json.dumps(fields) + "\n")

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 
-from _measure import cpu_s, emit, rss_kib, sync_args
+from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
 
 args = sync_args()
 # kopf's login goes through the `kubernetes` package, which reads $KUBECONFIG when imported.
@@ -46,7 +46,7 @@ def main() -> None:
     async def run() -> None:
         gc.collect()
         baseline = rss_kib()
-        cpu0, started = cpu_s(), time.perf_counter()
+        cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
         operator = asyncio.create_task(
             kopf.operator(
                 registry=registry,
@@ -63,6 +63,7 @@ def main() -> None:
             )
         wall = time.perf_counter() - started
         cpu = cpu_s() - cpu0
+        system = sys_s() - sys0
         gc.collect()
         emit(
             phase="synced",
@@ -70,6 +71,7 @@ def main() -> None:
             expected=args.expect,
             wall_s=wall,
             cpu_s=cpu,
+            sys_s=system,
             rss_kib=rss_kib(),
             baseline_rss_kib=baseline,
         )

@@ -12,7 +12,7 @@ import asyncio
 import gc
 import time
 
-from _measure import cpu_s, emit, rss_kib, sync_args
+from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
 
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, RateLimit, load_kubeconfig
@@ -87,17 +87,19 @@ async def main() -> None:
                 queue.done(key)
 
         drain = asyncio.create_task(worker())
-        cpu0, started = cpu_s(), time.perf_counter()
+        cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
         factory.start()
         await factory.wait_for_cache_sync(timeout=600)
         wall = time.perf_counter() - started
         cpu = cpu_s() - cpu0
+        system = sys_s() - sys0
         emit(
             phase="synced",
             objects=len(informer.indexer),
             expected=args.expect,
             wall_s=wall,
             cpu_s=cpu,
+            sys_s=system,
             rss_kib=rss_kib(),
             baseline_rss_kib=baseline,
         )

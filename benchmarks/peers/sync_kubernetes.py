@@ -9,7 +9,7 @@ import gc
 import threading
 import time
 
-from _measure import cpu_s, emit, rss_kib, sync_args
+from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
 from kubernetes import client, config, watch
 
 
@@ -20,7 +20,7 @@ def main() -> None:
     gc.collect()
     baseline = rss_kib()
     store: dict[str, object] = {}
-    cpu0, started = cpu_s(), time.perf_counter()
+    cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
     listed = core.list_namespaced_config_map(args.namespace)
     for item in listed.items:
         store[f"{item.metadata.namespace}/{item.metadata.name}"] = item
@@ -44,6 +44,7 @@ def main() -> None:
     opened.wait()
     wall = time.perf_counter() - started
     cpu = cpu_s() - cpu0
+    system = sys_s() - sys0
     gc.collect()
     emit(
         phase="synced",
@@ -51,6 +52,7 @@ def main() -> None:
         expected=args.expect,
         wall_s=wall,
         cpu_s=cpu,
+        sys_s=system,
         rss_kib=rss_kib(),
         baseline_rss_kib=baseline,
     )
