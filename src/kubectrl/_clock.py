@@ -22,7 +22,8 @@ import heapq
 import itertools
 import threading
 import time
-from typing import Protocol, runtime_checkable
+from collections.abc import Coroutine
+from typing import Any, Protocol, runtime_checkable
 
 from kubectrl._aio import call_in_loop
 
@@ -130,13 +131,27 @@ class FakeClock:
             elapsed = self._now - self._start
         return self._wall_start + datetime.timedelta(seconds=elapsed)
 
-    async def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
+        """Wait until the clock reaches ``now() + seconds``, ``now()`` read at this call.
+
+        The deadline is fixed when ``sleep`` is called, not when the returned coroutine first
+        runs: a task made with ``asyncio.ensure_future(clock.sleep(5))`` and a clock advanced
+        before that task was scheduled still wakes (as a timer made by Go's fake clock does).
+        """
+        with self._lock:
+            due = self._now + seconds
+        return self._sleep_until(due, seconds)
+
+    async def _sleep_until(self, due: float, seconds: float) -> None:
         if seconds <= 0:
             await asyncio.sleep(0)
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
-            heapq.heappush(self._sleepers, (self._now + seconds, next(self._counter), fut))
+            if due <= self._now:
+                fut.set_result(None)  # the clock passed the deadline before this task first ran
+            else:
+                heapq.heappush(self._sleepers, (due, next(self._counter), fut))
         try:
             await fut
         finally:

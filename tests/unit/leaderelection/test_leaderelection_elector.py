@@ -416,3 +416,35 @@ async def test_renew_loop_waking_late_declares_lost_without_renewing(
     with pytest.raises(LeaderElectionLostError, match=r"12\.0 s ago"):
         await task
     assert len(store.writes) == writes  # no renewal on a lease that may be someone else's
+
+
+@pytest.mark.parametrize("polls_before", [0, 1, 2])
+async def test_a_jump_the_moment_leadership_shows_is_still_seen_by_the_renew_loop(
+    clock: FakeClock, store: Store, polls_before: int
+) -> None:
+    """The renew loop's timer counts from when it was asked for, not from when its task ran.
+
+    A synchronous ``on_started_leading`` (the Manager's) makes leadership visible in the same
+    step that starts the renew loop's sleep; a test that saw it and moved the clock before that
+    sleep's task first ran used to leave the timer due ``retry_period`` after the *new* time: the
+    loop never woke, the jump went unnoticed, and the Manager's FakeClock-jump trap was reported
+    as an unrelated wait timing out (once in a loaded CI run). client-go's fake clock registers
+    a timer when it is created (k8s.io/utils/clock/testing/fake_clock.go, ``After``).
+    """
+    leading = asyncio.Event()
+    elector = LeaderElector(
+        FakeLock(store, "a"),
+        CONFIG,
+        on_started_leading=leading.set,
+        clock=clock,
+        rng=random.Random(0),
+    )
+    task = asyncio.create_task(elector.run())
+    await leading.wait()  # resumed before the renew loop's sleep task has run once
+    for _ in range(polls_before):
+        await asyncio.sleep(0)
+    clock.advance(60)
+    await settle()
+    assert task.done()
+    with pytest.raises(LeaderElectionLostError, match=r"60\.0 s ago"):
+        await task

@@ -77,3 +77,22 @@ def test_real_clock_and_fallback_wait() -> None:
 
     assert wait_event_blocking(MinimalClock(), event, 1.0) is True
     assert wait_event_blocking(MinimalClock(), threading.Event(), 0.0) is False
+
+
+async def test_fake_clock_sleep_counts_from_the_call_not_from_the_first_step() -> None:
+    """A sleep's task scheduled after the clock moved still wakes at the deadline of its call.
+
+    As a timer from Go's fake clock (k8s.io/utils/clock/testing/fake_clock.go: ``After`` registers
+    its waiter when called). The example in FakeClock's docstring does exactly this.
+    """
+    clock = FakeClock()
+    late = asyncio.ensure_future(clock.sleep(5))
+    short = asyncio.ensure_future(clock.sleep(3))
+    longer = asyncio.ensure_future(clock.sleep(8))
+    clock.advance(5)  # before any of the three tasks has run once
+    await asyncio.wait_for(asyncio.gather(late, short), 5)
+    assert not longer.done()
+    assert clock.next_deadline() == clock.now() + 3
+    clock.advance(3)
+    await asyncio.wait_for(longer, 5)
+    assert clock.sleepers() == 0
