@@ -11,7 +11,9 @@ Workloads:
 
 - ``sync``: initial sync of ``--configmaps`` ConfigMaps (about 1 KiB each) into an informer:
   wall time, and RSS after the sync above the process's own baseline (taken after imports and
-  config loading, before the informer starts).
+  config loading, before the informer starts). Each run starts once the machine is quiet
+  (under a quarter of a core busy over half a second, waited for at most a minute): the control
+  plane's own work after the seeding writes or a peer's large list is nobody's sync cost.
 - ``events``: CPU per watch event: ``--events`` updates written while the informer runs, each
   going informer -> handler -> rate-limited queue -> worker (kubectrl vs client-go).
 - ``replay``: CPU per replayed watch event: ``--replay-events`` updates written once per round, then
@@ -74,6 +76,10 @@ FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
 DEPLOYMENT = ("apps/v1", "Deployment")
 EVENT = ("v1", "Event")
 CONFIGMAP = ("v1", "ConfigMap")
+#: Before each sync run the machine must be this quiet (cores busy over half a second) ...
+QUIET_CORES = 0.25
+#: ... or have been waited for this long (the run then goes on, and says so).
+QUIET_DEADLINE_S = 60.0
 
 
 def log(message: str) -> None:
@@ -314,6 +320,43 @@ async def converge(kubeconfig: str, names: list[str], timeout: float) -> tuple[f
 # ----------------------------------------------------------------------------- workloads
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU time so far from ``/proc/stat``: (all ticks, idle and iowait ticks)."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return sum(fields), fields[3] + fields[4]
+
+
+def busy_cores(before: tuple[int, int], after: tuple[int, int], cores: int) -> float:
+    """How many cores were busy on average between two :func:`cpu_ticks` readings."""
+    total = after[0] - before[0]
+    if total <= 0:
+        return 0.0
+    return (total - (after[1] - before[1])) / total * cores
+
+
+def wait_quiet(limit: float = QUIET_CORES, deadline: float = QUIET_DEADLINE_S) -> float:
+    """Wait until the machine is quiet: under ``limit`` cores busy over half a second.
+
+    The control plane goes on working after a burst of writes (the API server's garbage
+    collector, etcd's snapshot), and after a peer's list of 100k objects; a peer started
+    meanwhile pays for it in wall time and in page faults that cost more. Every peer's run waits
+    the same way. Returns the busy cores last measured (logged when still above ``limit`` at
+    ``deadline`` seconds: the run goes on, on a busy machine).
+    """
+    cores = os.cpu_count() or 1
+    end = time.monotonic() + deadline
+    while True:
+        before = cpu_ticks()
+        time.sleep(0.5)  # a measuring window, not a wait for something to settle
+        busy = busy_cores(before, cpu_ticks(), cores)
+        if busy < limit:
+            return busy
+        if time.monotonic() >= end:
+            log(f"bench: the machine is still busy ({busy:.2f} cores) after {deadline:g} s")
+            return busy
+
+
 def rotate(items: list[Any], round_: int) -> list[Any]:
     shift = round_ % len(items) if items else 0
     return items[shift:] + items[:shift]
@@ -329,6 +372,7 @@ def run_sync(
     results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in peers if not p.skipped}
     for round_ in range(rounds):
         for peer in rotate([p for p in peers if not p.skipped], round_):
+            busy = wait_quiet()
             proc = peer.start(kubeconfig, namespace, count, 0)
             try:
                 data = read_phase(proc, "synced", f"sync {peer.name}")
@@ -341,6 +385,7 @@ def run_sync(
                 finish(proc, f"sync {peer.name}")
             if data["objects"] != count:
                 raise RuntimeError(f"{peer.name} synced {data['objects']} of {count}")
+            data["busy_cores_before"] = busy
             data["above_baseline_kib"] = data["rss_kib"] - data["baseline_rss_kib"]
             data["wall_us_per_object"] = data["wall_s"] / count * 1e6
             data["cpu_us_per_object"] = data["cpu_s"] / count * 1e6
@@ -708,7 +753,7 @@ def main() -> int:
         default="10000,25000,50000,100000",
         help="ConfigMap counts of the scaling sweep (e.g. 10000,25000 to skip the long ones)",
     )
-    parser.add_argument("--sweep-rounds", type=int, default=3)
+    parser.add_argument("--sweep-rounds", type=int, default=5)
     parser.add_argument(
         "--sweep-peers",
         default="kubectrl,client-go,kubernetes,lightkube",

@@ -72,3 +72,16 @@ def test_line_chart_draws_one_line_per_series_and_a_legend() -> None:
 def test_line_chart_without_points_names_the_chart() -> None:
     with pytest.raises(ValueError, match="'empty': no points"):
         load("_svg").line_chart("empty", "x", "y", {"kubectrl": []})
+
+
+def test_busy_cores_reads_the_share_of_non_idle_ticks() -> None:
+    """``/proc/stat``'s first line: user nice system idle iowait ... (proc(5)); idle and iowait
+    ticks are the machine waiting, everything else is work."""
+    load("_gobuild")
+    load("_svg")
+    compare = load("compare")
+    before = compare.cpu_ticks()
+    assert before[0] >= before[1] > 0
+    assert compare.busy_cores((1000, 600), (1200, 700), 2) == 1.0  # 100 busy of 200 ticks
+    assert compare.busy_cores((1000, 600), (1200, 800), 2) == 0.0
+    assert compare.busy_cores((1000, 600), (1000, 600), 2) == 0.0  # no tick between readings
