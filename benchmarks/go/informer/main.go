@@ -139,9 +139,16 @@ func main() {
 	cpu0, sys0 := cpuSeconds(), sysSeconds()
 	started := time.Now()
 	factory.Start(stop)
-	if !cache.WaitForCacheSync(stop, informer.HasSynced) {
-		fmt.Fprintln(os.Stderr, "cache did not sync")
-		os.Exit(1)
+	// Not cache.WaitForCacheSync: it looks at HasSynced every 100 ms (syncedPollPeriod in
+	// client-go's tools/cache/shared_informer.go), which would add up to 100 ms to the wall
+	// time measured here. Every millisecond instead (the Python peers are told at once).
+	for !informer.HasSynced() {
+		select {
+		case <-stop:
+			fmt.Fprintln(os.Stderr, "cache did not sync")
+			os.Exit(1)
+		case <-time.After(time.Millisecond):
+		}
 	}
 	wall := time.Since(started).Seconds()
 	count := len(informer.GetStore().ListKeys())
