@@ -362,20 +362,6 @@ async def test_no_free_connection_within_the_pool_timeout_is_a_pool_timeout(
         assert (await holder).text == "ok"
 
 
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """A CA, and a serving certificate for 127.0.0.1 and `api.test` it signed."""
-    from kubectrl.envtest._certs import CertificateAuthority
-
-    folder = tmp_path_factory.mktemp("tls")
-    ca = CertificateAuthority()
-    pair = ca.issue("server", dns_names=["api.test"], ip_addresses=["127.0.0.1"], server=True)
-    paths = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
-    for path, pem in zip(paths, (ca.cert_pem, pair.cert_pem, pair.key_pem), strict=True):
-        path.write_bytes(pem)
-    return paths
-
-
 async def test_tls_verifies_the_server_and_sends_the_sni_name(
     tls_files: tuple[Path, Path, Path],
 ) -> None:

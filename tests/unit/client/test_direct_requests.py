@@ -430,20 +430,6 @@ async def test_tls_with_the_sni_name_of_the_config(
             await client.get(CM, "a", namespace="n")
 
 
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """A CA, and a serving certificate for 127.0.0.1 and `api.test` it signed."""
-    from kubectrl.envtest._certs import CertificateAuthority
-
-    folder = tmp_path_factory.mktemp("tls")
-    ca = CertificateAuthority()
-    pair = ca.issue("server", dns_names=["api.test"], ip_addresses=["127.0.0.1"], server=True)
-    paths = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
-    for path, pem in zip(paths, (ca.cert_pem, pair.cert_pem, pair.key_pem), strict=True):
-        path.write_bytes(pem)
-    return paths
-
-
 def test_no_direct_path_behind_a_proxy_or_with_a_transport_of_ones_own() -> None:
     base = ClientConfig(server="http://127.0.0.1:1", rate_limit=None)
     assert AsyncClient(base)._direct is not None
