@@ -140,18 +140,20 @@ class FakeClock:
         """
         with self._lock:
             due = self._now + seconds
-        return self._sleep_until(due, seconds)
+        return self._sleep_until(due)
 
-    async def _sleep_until(self, due: float, seconds: float) -> None:
-        if seconds <= 0:
+    async def _sleep_until(self, due: float) -> None:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] | None = None
+        with self._lock:
+            if due > self._now:
+                fut = loop.create_future()
+                heapq.heappush(self._sleepers, (due, next(self._counter), fut))
+        if fut is None:
+            # Due already: no time asked for, or the clock passed the deadline before this
+            # coroutine first ran. One step for the other tasks, as a zero sleep takes.
             await asyncio.sleep(0)
             return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        with self._lock:
-            if due <= self._now:
-                fut.set_result(None)  # the clock passed the deadline before this task first ran
-            else:
-                heapq.heappush(self._sleepers, (due, next(self._counter), fut))
         try:
             await fut
         finally:
