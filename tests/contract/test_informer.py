@@ -38,7 +38,7 @@ async def test_informer_syncs_and_follows_changes(target: Target) -> None:
     informer.add_handler(on_add=on_add, on_update=on_update, on_delete=on_delete)
     factory.start()
     try:
-        await factory.wait_for_cache_sync(timeout=30)
+        await factory.wait_for_cache_sync(timeout=30, raise_on_failure=True)
         assert [o["metadata"]["name"] for o in informer.lister.list()] == ["existing"]
         await c.create(configmap("new", ns, {"v": "1"}))
         await c.patch(CM, "new", {"data": {"v": "2"}}, namespace=ns)

@@ -199,6 +199,36 @@ def foo_available(admin: BlockingClient, namespace: str, name: str) -> int | Non
     return available
 
 
+def wait_for_available(
+    admin: BlockingClient,
+    controller: ControllerProcess,
+    namespace: str,
+    foo: str,
+    deployment: str,
+    replicas: int,
+) -> None:
+    """Wait for the Foo's ``status.availableReplicas`` to be ``replicas``; at the deadline, say
+    where the chain stopped: the Deployment's status (kube-controller-manager and kwok), the
+    Pods, or the controller (its log tail)."""
+    try:
+        wait_for(
+            f"Foo {foo} status.availableReplicas {replicas}",
+            lambda: foo_available(admin, namespace, foo) == replicas,
+        )
+    except AssertionError as err:
+        status = admin.get(DEPLOYMENT, deployment, namespace=namespace).get("status")
+        pods = admin.list(("v1", "Pod"), namespace=namespace)["items"]
+        phases = [
+            (pod["metadata"]["name"], pod.get("spec", {}).get("nodeName"), pod.get("status"))
+            for pod in pods
+        ]
+        raise AssertionError(
+            f"{err}; Foo status: {admin.get(FOO, foo, namespace=namespace).get('status')}; "
+            f"Deployment status: {status}; Pods: {phases}; controller log tail:\n"
+            + "\n".join(controller.log().splitlines()[-20:])
+        ) from None
+
+
 def test_example_foo_gets_its_deployment_and_a_synced_event(
     admin: BlockingClient, controller: ControllerProcess, kubectrl_namespace: str
 ) -> None:
@@ -248,10 +278,7 @@ def test_example_foo_gets_its_deployment_and_a_synced_event(
     assert synced["source"]["component"] == "sample-controller"
     # The Pod the Deployment controller made becomes Ready on a kwok node; the Deployment
     # counts it and the controller copies the count.
-    wait_for(
-        "Foo status.availableReplicas 1",
-        lambda: foo_available(admin, namespace, "example-foo") == 1,
-    )
+    wait_for_available(admin, controller, namespace, "example-foo", "example-foo", 1)
     assert admin.get(FOO, "example-foo", namespace=namespace)["status"] == {"availableReplicas": 1}
 
 
@@ -281,23 +308,14 @@ def test_deployment_is_recreated_rescaled_and_reported(
     )
 
     # status.availableReplicas follows the Pods becoming Ready (kwok marks them so).
-    try:
-        wait_for(
-            "Foo status.availableReplicas 3", lambda: foo_available(admin, namespace, "web") == 3
-        )
-    except AssertionError as err:  # say where the chain stopped: Deployment status, controller
-        deployment = admin.get(DEPLOYMENT, "web-nginx", namespace=namespace)
-        raise AssertionError(
-            f"{err}; Deployment status: {deployment.get('status')}; controller log tail:\n"
-            + "\n".join(controller.log().splitlines()[-20:])
-        ) from None
+    wait_for_available(admin, controller, namespace, "web", "web-nginx", 3)
     pods = admin.list(("v1", "Pod"), namespace=namespace, label_selector="controller=web")
     assert len(pods["items"]) == 3
     assert {pod["status"]["phase"] for pod in pods["items"]} == {"Running"}
 
     # Back to 1: the Deployment controller removes two Pods and the Foo reports 1.
     admin.patch(FOO, "web", {"spec": {"replicas": 1}}, namespace=namespace)
-    wait_for("Foo status.availableReplicas 1", lambda: foo_available(admin, namespace, "web") == 1)
+    wait_for_available(admin, controller, namespace, "web", "web-nginx", 1)
 
 
 def test_foreign_deployment_is_left_alone_with_a_warning(
