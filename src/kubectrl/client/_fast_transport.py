@@ -312,13 +312,14 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._slot_waiters.append(waiter)
         try:
             await wait_within(asyncio.shield(waiter), timeout)
-        except asyncio.TimeoutError:
-            raise httpx.PoolTimeout(f"no connection free within {timeout:g} s") from None
-        except BaseException:
+        except BaseException as err:
+            # Timed out or cancelled: leave the queue, or pass on a slot handed over meanwhile.
             if waiter.done() and not waiter.cancelled():
-                self._free_slot()  # handed a slot as we were cancelled: pass it on
+                self._free_slot()
             else:
                 waiter.cancel()
+            if isinstance(err, asyncio.TimeoutError):
+                raise httpx.PoolTimeout(f"no connection free within {timeout:g} s") from None
             raise
         # the releaser kept the slot counted for us
 

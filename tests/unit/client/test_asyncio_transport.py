@@ -362,6 +362,36 @@ async def test_no_free_connection_within_the_pool_timeout_is_a_pool_timeout(
         assert (await holder).text == "ok"
 
 
+async def test_a_pool_timeout_gives_up_its_place_in_the_queue(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    """A request that timed out waiting for a connection leaves the queue: the slot freed later
+    goes to the next request, not to the one that gave up (which would hold it forever)."""
+    release = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if head.startswith(b"GET /hold "):
+                await release.wait()
+            writer.write(_ok())
+            await writer.drain()
+
+    transport = new_transport(max_connections=1)
+    async with client(await serve(handler), transport, pool=0.05) as http:
+        holder = asyncio.ensure_future(http.get("/hold"))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        with pytest.raises(httpx.PoolTimeout):
+            await http.get("/queued")
+        release.set()
+        assert (await holder).text == "ok"
+        assert (await http.get("/after")).text == "ok"
+
+
 async def test_tls_verifies_the_server_and_sends_the_sni_name(
     tls_files: tuple[Path, Path, Path],
 ) -> None:
