@@ -207,6 +207,25 @@ class Target:
 
         await eventually(absent, GC_TIMEOUT, describe=f"{kind[1]} {namespace}/{name} is gone")
 
+    async def in_watch_cache(self, kind: tuple[str, str], namespace: str, *names: str) -> None:
+        """Wait until a ``resourceVersion="0"`` list of ``kind`` in ``namespace`` holds ``names``.
+
+        That list (an informer's first, as client-go's reflector makes it: tools/cache
+        reflector.go relistResourceVersion) is served from the apiserver's watch cache at *any*
+        version it holds ("Semantics for get and list" in the API concepts; apiserver
+        pkg/storage/cacher/watch_cache.go WaitUntilFreshAndGetList waits only until the cache
+        holds the version asked for, which for "0" is at once), so an object created a moment
+        ago may be missing from it (seen here: a list at 342 right after a create at 344). A
+        case that needs the object in an informer's *initial* list waits for this first. The
+        fake's lists are always fresh.
+        """
+
+        async def listed() -> bool:
+            page = await self.client.list(kind, namespace=namespace, resource_version="0")
+            return set(names) <= {item["metadata"]["name"] for item in page["items"]}
+
+        await eventually(listed, describe=f"{kind[1]} {', '.join(names)} in the watch cache")
+
     async def compact(self) -> None:
         """Forget the history before now: watches from older resourceVersions get 410.
 

@@ -18,6 +18,7 @@ from kubectrl.cache import InformerFactory
 async def test_informer_syncs_and_follows_changes(target: Target) -> None:
     c, ns = target.client, await target.new_namespace()
     await c.create(configmap("existing", ns, {"v": "1"}))
+    await target.in_watch_cache(CM, ns, "existing")  # else it may come after the initial list
     events: list[tuple[str, str]] = []
     done = asyncio.Event()
 

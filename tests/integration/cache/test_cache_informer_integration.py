@@ -37,6 +37,39 @@ async def create_all(client: AsyncClient, objects: list[dict[str, Any]], width: 
     await asyncio.gather(*(one(o) for o in objects))
 
 
+async def in_watch_cache(
+    client: AsyncClient,
+    count: int,
+    *,
+    namespace: str | None = None,
+    label_selector: str = "",
+    field_selector: str = "",
+) -> None:
+    """Wait until a ``resourceVersion="0"`` list of ConfigMaps holds ``count`` objects.
+
+    An informer's first list is that list (client-go's reflector.go relistResourceVersion),
+    served from the watch cache at whatever version it holds (apiserver
+    pkg/storage/cacher/watch_cache.go WaitUntilFreshAndGetList waits for none when asked for
+    "0"): objects created a moment before may be missing from it, and arrive as watch events
+    after the informer synced. A case that checks the synced cache against what it created
+    waits for this first.
+    """
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        page = await client.list(
+            ("v1", "ConfigMap"),
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version="0",
+        )
+        if len(page["items"]) >= count:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the watch cache held {len(page['items'])} of {count} objects")
+        await asyncio.sleep(0.02)
+
+
 def by_shard(obj: dict[str, Any]) -> list[str]:
     shard = (obj["metadata"].get("labels") or {}).get("shard")
     return [shard] if shard else []
@@ -65,6 +98,7 @@ async def test_initial_sync_of_2000_configmaps_matches_server_and_indexes(
             for i in range(2000)
         ]
         await create_all(client, objects)
+        await in_watch_cache(client, 2000, label_selector=f"suite={suite}")
 
         factory = InformerFactory(clients())
         informer = factory.informer(
@@ -160,6 +194,7 @@ async def test_metadata_only_informer_caches_partial_object_metadata(
             "data": {"blob": "x" * 10000},
         }
     )
+    await in_watch_cache(client, 1, namespace=namespace, field_selector="metadata.name=big")
     factory = InformerFactory(clients())
     informer = factory.informer(("v1", "ConfigMap"), namespace=namespace, metadata_only=True)
     seen: list[str] = []
