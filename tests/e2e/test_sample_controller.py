@@ -219,13 +219,26 @@ def wait_for_available(
         status = admin.get(DEPLOYMENT, deployment, namespace=namespace).get("status")
         pods = admin.list(("v1", "Pod"), namespace=namespace)["items"]
         phases = [
-            (pod["metadata"]["name"], pod.get("spec", {}).get("nodeName"), pod.get("status"))
+            (
+                pod["metadata"]["name"],
+                pod.get("spec", {}).get("nodeName"),
+                pod.get("status", {}).get("phase"),
+                [
+                    (c["type"], c["status"])
+                    for c in pod.get("status", {}).get("conditions", [])
+                    if c["type"] == "Ready"
+                ],
+            )
             for pod in pods
+        ]
+        warnings = [
+            (e["involvedObject"]["kind"], e["involvedObject"]["name"], e["reason"], e["message"])
+            for e in admin.list(EVENT, namespace=namespace, field_selector="type=Warning")["items"]
         ]
         raise AssertionError(
             f"{err}; Foo status: {admin.get(FOO, foo, namespace=namespace).get('status')}; "
-            f"Deployment status: {status}; Pods: {phases}; controller log tail:\n"
-            + "\n".join(controller.log().splitlines()[-20:])
+            f"Deployment status: {status}; Pods: {phases}; Warning events: {warnings[-10:]}; "
+            "controller log tail:\n" + "\n".join(controller.log().splitlines()[-20:])
         ) from None
 
 

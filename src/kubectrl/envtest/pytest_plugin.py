@@ -11,6 +11,11 @@ until a test asks for one of these fixtures.
   apiserver: start it only in tests that need Pods, garbage collection or namespace deletion.
 * ``kubectrl_namespace`` (function): the name of a new namespace, unique per test, in the
   cluster if the test also uses ``kubectrl_cluster``, otherwise in the plain control plane.
+  In cluster mode the fixture first waits (up to 60 s) for the namespace's ``default``
+  ServiceAccount, which kube-controller-manager creates a moment after the namespace: until
+  it exists the ServiceAccount admission plugin refuses every Pod that names none, and a
+  ReplicaSet whose Pods were refused retries only after its growing backoff (the Kubernetes
+  e2e framework waits the same way, WaitForDefaultServiceAccountInNamespace).
   Afterwards it is deleted:
 
   - in cluster mode, for real: the namespace controller deletes everything in it and the
@@ -55,6 +60,9 @@ __all__ = [
 
 #: Seconds the cluster-mode namespace fixture waits for its namespace to be gone.
 NAMESPACE_DELETE_TIMEOUT = 60.0
+#: Seconds the cluster-mode namespace fixture waits for the new namespace's default
+#: ServiceAccount.
+SERVICE_ACCOUNT_TIMEOUT = 60.0
 
 _failed_start: dict[str, BaseException] = {}
 
@@ -126,6 +134,8 @@ def kubectrl_namespace(request: pytest.FixtureRequest) -> Iterator[str]:
             pytest.fail(
                 f"creating test namespace {name}: HTTP {response.status_code} {response.text}"
             )
+        if cluster_mode:
+            _wait_default_service_account(http, name)
     try:
         yield name
     finally:
@@ -137,6 +147,22 @@ def kubectrl_namespace(request: pytest.FixtureRequest) -> Iterator[str]:
                 )
             if cluster_mode:
                 _wait_namespace_gone(http, name)
+
+
+def _wait_default_service_account(http: httpx.Client, namespace: str) -> None:
+    deadline = time.monotonic() + SERVICE_ACCOUNT_TIMEOUT
+    while True:
+        response = http.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default")
+        if response.status_code == 200:
+            return
+        if response.status_code != 404 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    pytest.fail(
+        f"namespace {namespace}: no default ServiceAccount {SERVICE_ACCOUNT_TIMEOUT:.0f}s after "
+        f"its creation (kube-controller-manager's serviceaccount controller makes it); last "
+        f"answer: HTTP {response.status_code} {response.text[:200]}"
+    )
 
 
 def _wait_namespace_gone(http: httpx.Client, name: str) -> None:

@@ -193,6 +193,24 @@ def test_a_namespace_with_objects_is_deleted_completely(
         assert items(http, path) == []
 
 
+def test_the_namespace_fixture_is_ready_for_pods(
+    http: httpx.Client, kubectrl_namespace: str
+) -> None:
+    """The cluster-mode namespace comes with its default ServiceAccount, so a Pod that names
+    none is admitted at once: the ServiceAccount admission plugin refuses it while the account
+    is missing (kubernetes plugin/pkg/admission/serviceaccount/admission.go, "error looking up
+    service account"), and a ReplicaSet refused so retries only after its backoff."""
+    ns = kubectrl_namespace
+    assert http.get(f"/api/v1/namespaces/{ns}/serviceaccounts/default").status_code == 200
+    pod = {
+        "metadata": {"name": "at-once"},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+    }
+    response = http.post(f"/api/v1/namespaces/{ns}/pods", json=pod)
+    assert response.status_code == 201, response.text
+    assert response.json()["spec"]["serviceAccountName"] == "default"
+
+
 def test_service_account_tokens(http: httpx.Client, kubectrl_namespace: str) -> None:
     """TokenRequest issues a token the apiserver authenticates as the ServiceAccount. Since 1.24
     no token Secret is generated for a ServiceAccount (still so in 1.36); a Secret of type
