@@ -311,10 +311,9 @@ async def test_a_request_cancelled_while_waiting_does_not_leak_its_connection(
     assert requests[0] == b"/slow"
 
 
-async def test_a_request_cancelled_while_waiting_for_a_free_connection_leaves_it_free(
-    serve: Callable[..., Awaitable[str]],
-) -> None:
-    release = asyncio.Event()
+def _answer_holding(release: asyncio.Event) -> Callable[..., Awaitable[None]]:
+    """A server handler answering every request "ok", ``GET /hold`` only once ``release``
+    is set."""
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -326,6 +325,15 @@ async def test_a_request_cancelled_while_waiting_for_a_free_connection_leaves_it
                 await release.wait()
             writer.write(_ok())
             await writer.drain()
+
+    return handler
+
+
+async def test_a_request_cancelled_while_waiting_for_a_free_connection_leaves_it_free(
+    serve: Callable[..., Awaitable[str]],
+) -> None:
+    release = asyncio.Event()
+    handler = _answer_holding(release)
 
     async with client(await serve(handler), new_transport(max_connections=1)) as http:
         holder = asyncio.ensure_future(http.get("/hold"))
@@ -343,42 +351,11 @@ async def test_a_request_cancelled_while_waiting_for_a_free_connection_leaves_it
 async def test_no_free_connection_within_the_pool_timeout_is_a_pool_timeout(
     serve: Callable[..., Awaitable[str]],
 ) -> None:
+    """PoolTimeout when no connection frees up in time; and the request that timed out leaves
+    the queue: the slot freed later goes to the next request, not to the one that gave up
+    (which would hold it forever)."""
     release = asyncio.Event()
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        await release.wait()
-        writer.write(_ok())
-        await writer.drain()
-
-    transport = new_transport(max_connections=1)
-    async with client(await serve(handler), transport, pool=0.05) as http:
-        holder = asyncio.ensure_future(http.get("/hold"))
-        for _ in range(20):
-            await asyncio.sleep(0)
-        with pytest.raises(httpx.PoolTimeout):
-            await http.get("/queued")
-        release.set()
-        assert (await holder).text == "ok"
-
-
-async def test_a_pool_timeout_gives_up_its_place_in_the_queue(
-    serve: Callable[..., Awaitable[str]],
-) -> None:
-    """A request that timed out waiting for a connection leaves the queue: the slot freed later
-    goes to the next request, not to the one that gave up (which would hold it forever)."""
-    release = asyncio.Event()
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            try:
-                head = await _read_request(reader)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return
-            if head.startswith(b"GET /hold "):
-                await release.wait()
-            writer.write(_ok())
-            await writer.drain()
+    handler = _answer_holding(release)
 
     transport = new_transport(max_connections=1)
     async with client(await serve(handler), transport, pool=0.05) as http:
