@@ -13,6 +13,7 @@ import pytest
 from kubectrl.cache import NAMESPACE_INDEX, CacheSyncError, Informer, InformerFactory, ListWatch
 from kubectrl.client import AsyncClient
 from kubectrl.envtest import ControlPlane
+from kubectrl.testing import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -54,8 +55,8 @@ async def in_watch_cache(
     after the informer synced. A case that checks the synced cache against what it created
     waits for this first.
     """
-    deadline = time.monotonic() + DEADLINE
-    while True:
+
+    async def listed() -> bool:
         page = await client.list(
             ("v1", "ConfigMap"),
             namespace=namespace,
@@ -63,11 +64,11 @@ async def in_watch_cache(
             field_selector=field_selector,
             resource_version="0",
         )
-        if len(page["items"]) >= count:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the watch cache held {len(page['items'])} of {count} objects")
-        await asyncio.sleep(0.02)
+        held = len(page["items"])
+        assert held >= count, f"the watch cache held {held} of {count} objects"
+        return True
+
+    await eventually(listed, DEADLINE, describe=f"{count} ConfigMaps in the watch cache")
 
 
 def by_shard(obj: dict[str, Any]) -> list[str]:
