@@ -16,6 +16,9 @@ them, since their attributes are that code's types, and are importable from the 
     ├── ModelValidationError           an object does not validate as the model class asked for
     ├── UnsupportedFeatureError        FakeAPI does not implement what a request asked for
     │                                  (also a NotImplementedError)
+    ├── InvalidPathSegmentError        a name, namespace or subresource cannot be one URL path
+    │                                  segment ("..", "a/b", "x%6E", empty); refused before
+    │                                  anything is sent (also a ValueError)
     ├── APIError                       the server answered with a failure ``Status``
     │   ├── BadRequestError            400
     │   ├── UnauthorizedError          401: no or bad credentials
@@ -108,6 +111,7 @@ __all__ = [
     "GoneError",
     "InternalError",
     "InvalidError",
+    "InvalidPathSegmentError",
     "KubectrlError",
     "MalformedStreamError",
     "MethodNotAllowedError",
@@ -259,6 +263,60 @@ class UnsupportedFeatureError(KubectrlError, NotImplementedError):
     def __init__(self, feature: str) -> None:
         super().__init__(f"FakeAPI does not implement {feature}")
         self.feature = feature
+
+
+class InvalidPathSegmentError(KubectrlError, ValueError):
+    """A name, namespace, subresource (or container, port, proxied path) that cannot stay in its
+    own part of the request's URL; the request is refused before anything is sent.
+
+    A name is one URL path segment: it may not be empty (an empty name would address the whole
+    collection: a ``delete`` would become a ``deletecollection``), ``"."`` or ``".."``, nor
+    contain ``"/"`` or ``"%"`` (which would move the request to another object, another
+    namespace, another resource); the rules of the apiserver's ``IsValidPathSegmentName``, which
+    client-go's request builder applies. Other characters (``?``, ``#``, spaces...) are
+    percent-encoded and stay in their segment.
+
+    Attributes: ``argument`` (``"name"``, ``"namespace"``, ``"subresource"``...), ``value`` (as
+    given), ``problems`` (what is wrong with it), ``verb`` and ``resource``. Also a
+    :class:`ValueError`. Not retryable: the same value fails the same way.
+
+    Example::
+
+        >>> err = InvalidPathSegmentError("name", "..", ["may not be '..'"], verb="get",
+        ...                               resource="configmaps")
+        >>> str(err)
+        "get configmaps: invalid name '..': may not be '..' (nothing was sent)"
+        >>> isinstance(err, ValueError), err.argument
+        (True, 'name')
+    """
+
+    def __init__(
+        self,
+        argument: str,
+        value: object,
+        problems: list[str],
+        *,
+        verb: str = "",
+        resource: str = "",
+    ) -> None:
+        head = f"{verb} {resource}".strip()
+        text = f"invalid {argument} {value!r}: {'; '.join(problems)} (nothing was sent)"
+        super().__init__(f"{head}: {text}" if head else text)
+        self.argument = argument
+        self.value = value
+        self.problems = tuple(problems)
+        self.verb = verb
+        self.resource = resource
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        parts = (self.argument, self.value, list(self.problems), self.verb, self.resource)
+        return (_rebuild_path_error, parts)
+
+
+def _rebuild_path_error(
+    argument: str, value: object, problems: list[str], verb: str, resource: str
+) -> InvalidPathSegmentError:
+    return InvalidPathSegmentError(argument, value, problems, verb=verb, resource=resource)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,6 +34,7 @@ from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, documented_by
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
+from kubectrl.client._paths import check_request
 from kubectrl.client._pod_logs import PodLogs
 from kubectrl.client._pods import PodStreams
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
@@ -442,11 +443,12 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             raise ValueError(
                 f"subresource {subresource!r} is not a {model.__name__}: read it with a tuple kind"
             )
+        check_request("get", resource, name=name, namespace=namespace, subresource=subresource)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(
             "GET",
-            res.path(namespace=ns, name=name, subresource=subresource),
+            res.object_path(name, namespace=ns, subresource=subresource, verb="get"),
             verb="get",
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
@@ -517,13 +519,14 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         metadata_only: bool = False,
     ) -> AsyncIterator[dict[str, Any]]:
         # list_pages as dicts (an async generator: nothing is sent before the first page is asked).
+        check_request("list", resource, namespace=namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace) if namespace else None
         token = continue_
         while True:
             response = await self._send(
                 "GET",
-                res.path(namespace=ns),
+                res.path(namespace=ns, verb="list"),
                 verb="list",
                 label=res.label,
                 namespace=ns,
@@ -573,6 +576,7 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         field_selector = fields_selector(matching_fields, field_selector)
         model = _model_of(resource)
         _no_metadata_only(model, metadata_only)
+        check_request("list", resource, namespace=namespace)
         res = await self.resource(resource)
         items: list[dict[str, Any]] = []
         metadata: dict[str, Any] = {}
@@ -677,6 +681,7 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                 stall_timeout = None
 
         selector = selector_string(label_selector)  # a malformed selector fails here, not later
+        check_request("watch", resource, namespace=namespace)  # so does a malformed namespace
 
         async def opener(read_timeout: float | None) -> tuple[httpx.Response, str, str | None]:
             res = await self.resource(resource)
@@ -695,7 +700,7 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                 }
             )
             response = await self._open_stream(
-                res.path(namespace=ns),
+                res.path(namespace=ns, verb="watch"),
                 params,
                 verb="watch",
                 label=res.label,
@@ -794,11 +799,14 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         field_validation: FieldValidation | None = None,
     ) -> Any:
         body = to_dict(obj)
+        check_request(
+            "create", gvk_of(body), namespace=namespace or metadata_of(body).get("namespace")
+        )
         res = await self.resource(gvk_of(body))
         ns = self._namespace(res, namespace, body)
         response = await self._send(
             "POST",
-            res.path(namespace=ns),
+            res.path(namespace=ns, verb="create"),
             verb="create",
             label=res.label,
             namespace=ns,
@@ -828,14 +836,21 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         field_validation: FieldValidation | None = None,
     ) -> Any:
         body = to_dict(obj)
-        res = await self.resource(resource if resource is not None else gvk_of(body))
-        ns = self._namespace(res, namespace, body)
         name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("update needs metadata.name")
+        check_request(
+            "update",
+            resource if resource is not None else gvk_of(body),
+            name=name,
+            namespace=namespace or metadata_of(body).get("namespace"),
+            subresource=subresource,
+        )
+        res = await self.resource(resource if resource is not None else gvk_of(body))
+        ns = self._namespace(res, namespace, body)
         response = await self._send(
             "PUT",
-            res.path(namespace=ns, name=name, subresource=subresource),
+            res.object_path(name, namespace=ns, subresource=subresource, verb="update"),
             verb="update",
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
@@ -923,13 +938,15 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         field_validation: FieldValidation | None = None,
     ) -> Any:
         kind = PatchType.parse(patch_type)
+        verb = "patch" if kind is not PatchType.APPLY else "apply"
+        check_request(verb, resource, name=name, namespace=namespace, subresource=subresource)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         body = patch if isinstance(patch, list) else to_dict(patch)
         response = await self._send(
             "PATCH",
-            res.path(namespace=ns, name=name, subresource=subresource),
-            verb="patch" if kind is not PatchType.APPLY else "apply",
+            res.object_path(name, namespace=ns, subresource=subresource, verb=verb),
+            verb=verb,
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
             name=name,
@@ -961,11 +978,18 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         field_validation: FieldValidation | None = None,
     ) -> Any:
         body = to_dict(obj)
-        res = await self.resource(gvk_of(body))
-        ns = self._namespace(res, namespace, body)
         name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("apply needs metadata.name")
+        check_request(
+            "apply",
+            gvk_of(body),
+            name=name,
+            namespace=namespace or metadata_of(body).get("namespace"),
+            subresource=subresource,
+        )
+        res = await self.resource(gvk_of(body))
+        ns = self._namespace(res, namespace, body)
         applied = await self.patch(
             res,
             name,
@@ -997,6 +1021,7 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         """
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
             raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
+        check_request("patch", resource, name=name, namespace=namespace, subresource="scale")
         return await self.patch(
             await self.resource(resource),
             name,
@@ -1018,11 +1043,12 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         preconditions: Preconditions | Mapping[str, str] | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
+        check_request("delete", resource, name=name, namespace=namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(
             "DELETE",
-            res.path(namespace=ns, name=name),
+            res.object_path(name, namespace=ns, verb="delete"),
             verb="delete",
             label=res.label,
             namespace=ns,
@@ -1069,11 +1095,12 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         grace_period_seconds: int | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
+        check_request("deletecollection", resource, namespace=namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(
             "DELETE",
-            res.path(namespace=ns),
+            res.path(namespace=ns, verb="deletecollection"),
             verb="deletecollection",
             label=res.label,
             namespace=ns,

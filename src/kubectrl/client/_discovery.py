@@ -15,7 +15,8 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from kubectrl.errors import NotFoundError, ResourceNotFoundError
+from kubectrl.client._paths import discovery_path, resource_path
+from kubectrl.errors import InvalidPathSegmentError, NotFoundError, ResourceNotFoundError
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, join_api_version
 
 __all__ = ["APIResource", "RESTMapper"]
@@ -67,18 +68,52 @@ class APIResource:
         return f"{self.name}.{self.group}" if self.group else self.name
 
     def path(
-        self, *, namespace: str | None = None, name: str | None = None, subresource: str = ""
+        self,
+        *,
+        namespace: str | None = None,
+        name: str | None = None,
+        subresource: str = "",
+        verb: str = "",
     ) -> str:
-        """The URL path; ``namespace=None`` on a namespaced resource means all namespaces."""
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{namespace}"
-        base += f"/{self.name}"
-        if name:
-            base += f"/{name}"
-            if subresource:
-                base += f"/{subresource}"
-        return base
+        """The checked URL path: the collection (``name=None``; ``namespace=None`` on a
+        namespaced resource means all namespaces) or one object and its ``subresource``.
+
+        Each of ``namespace``, ``name`` and ``subresource`` must be one path segment: an empty
+        ``name``, ``"."``, ``".."``, a ``"/"`` or a ``"%"`` raise
+        :class:`~kubectrl.errors.InvalidPathSegmentError` naming ``verb`` (nothing is sent);
+        other characters are percent-encoded (see :mod:`kubectrl.client._paths`).
+        """
+        return resource_path(
+            group=self.group,
+            version=self.version,
+            resource=self.name,
+            namespace=namespace if self.namespaced else None,
+            name=name,
+            subresource=subresource,
+            verb=verb,
+            label=self.label,
+        )
+
+    def object_path(
+        self, name: str, *, namespace: str | None = None, subresource: str = "", verb: str = ""
+    ) -> str:
+        """:meth:`path` of one object: ``name`` is required (``None`` or ``""`` raise
+        :class:`~kubectrl.errors.InvalidPathSegmentError`, never the collection's path).
+
+        Example::
+
+            >>> r = APIResource(group="", version="v1", name="configmaps", kind="ConfigMap",
+            ...                 namespaced=True)
+            >>> r.object_path("", namespace="ns", verb="delete")
+            Traceback (most recent call last):
+            ...
+            kubectrl.errors.InvalidPathSegmentError: delete configmaps: invalid name '': may not be empty (nothing was sent)
+        """  # noqa: E501
+        if name is None:
+            raise InvalidPathSegmentError(
+                "name", name, ["may not be empty"], verb=verb, resource=self.label
+            )
+        return self.path(namespace=namespace, name=name, subresource=subresource, verb=verb)
 
 
 def parse_resource_list(body: Mapping[str, Any], group: str, version: str) -> list[APIResource]:
@@ -174,7 +209,7 @@ class RESTMapper:
         self._inflight[key] = fut
         try:
             group, version = key
-            path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+            path = discovery_path(group, version)
             try:
                 body = await self._fetch(path)
                 resources = parse_resource_list(body, group, version)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from kubectrl.client._paths import check_container, pod_path
 from kubectrl.client._pods import PodRef, pod_target
 from kubectrl.errors import APIConnectionError
 
@@ -72,7 +73,7 @@ def log_params(
         raise ValueError(f"since_seconds must be at least 1, got {since_seconds}")
     params: dict[str, Any] = {
         "insecureSkipTLSVerifyBackend": insecure_skip_tls_verify_backend or None,
-        "container": container,
+        "container": check_container(container, verb="get", resource="pods/log"),
         "follow": follow or None,
         "tailLines": tail_lines,
         "sinceSeconds": since_seconds,
@@ -150,7 +151,7 @@ class PodLogs:
         ns, name = pod_target(pod, namespace, self.config.namespace)
         return await self._send(
             "GET",
-            f"/api/v1/namespaces/{ns}/pods/{name}/log",
+            pod_path(ns, name, "log", verb="get"),
             verb="get",
             label="pods/log",
             namespace=ns,
@@ -266,7 +267,7 @@ class PodLogs:
         """
         ns, name = pod_target(pod, namespace, self.config.namespace)
         response = await self._open_stream(
-            f"/api/v1/namespaces/{ns}/pods/{name}/log",
+            pod_path(ns, name, "log", verb="get"),
             log_params(
                 container=container,
                 follow=True,

@@ -24,8 +24,14 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kubectrl.client._models import to_dict
+from kubectrl.client._paths import check_container, pod_path
 from kubectrl.client._websocket import WebSocket, WebSocketRefusedError, open_websocket
-from kubectrl.errors import APIConnectionError, APIError, api_error_from_response
+from kubectrl.errors import (
+    APIConnectionError,
+    APIError,
+    InvalidPathSegmentError,
+    api_error_from_response,
+)
 
 if TYPE_CHECKING:
     from kubectrl.client._config import ClientConfig
@@ -55,8 +61,9 @@ def pod_target(pod: PodRef, namespace: str | None, default_namespace: str) -> tu
     """``(namespace, name)`` of a pod given by name or as an object (dict or model).
 
     An explicit ``namespace`` wins over the object's; a name alone takes ``default_namespace``.
-    Raises ``ValueError`` for an object without ``metadata.name`` and ``TypeError`` for
-    anything else.
+    Raises :class:`~kubectrl.errors.InvalidPathSegmentError` (a ``ValueError``) for an empty
+    name or an object without ``metadata.name``, and ``TypeError`` for anything else. The
+    verbs check the name and namespace further when they build their path.
 
     Example::
 
@@ -65,14 +72,19 @@ def pod_target(pod: PodRef, namespace: str | None, default_namespace: str) -> tu
     """
     if isinstance(pod, str):
         if not pod:
-            raise ValueError("the pod's name is empty")
+            raise InvalidPathSegmentError("name", pod, ["may not be empty"], resource="pods")
         return namespace or default_namespace, pod
     if isinstance(pod, Mapping) or hasattr(pod, "to_dict") or hasattr(pod, "model_dump"):
         body = to_dict(pod)
         meta = body.get("metadata") or {}
         name = meta.get("name")
         if not name:
-            raise ValueError("the pod object has no metadata.name")
+            raise InvalidPathSegmentError(
+                "name",
+                name,
+                ["may not be empty (the pod object has no metadata.name)"],
+                resource="pods",
+            )
         return namespace or meta.get("namespace") or default_namespace, str(name)
     raise TypeError(f"a pod is a name or a Pod object, not {type(pod).__name__} ({pod!r})")
 
@@ -375,7 +387,8 @@ async def open_stream(
             f"exec into pod {namespace}/{name}: the command is a list of arguments, not the "
             f"string {command!r} (e.g. ['sh', '-c', {command!r}])"
         )
-    path = f"/api/v1/namespaces/{namespace}/pods/{name}/{subresource}"
+    path = pod_path(namespace, name, subresource, verb=subresource)
+    container = check_container(container, verb=subresource, resource=f"pods/{subresource}")
     query = _command_query(command, container, stdin, stdout, stderr, tty)
     what = f"pods/{subresource} {namespace}/{name}" + (
         f" (container {container})" if container else ""
@@ -603,7 +616,7 @@ class PodStreams:
         from kubectrl.client._portforward import PORTFORWARD_PROTOCOLS, PortForward
 
         ns, name = self._pod(pod, namespace)
-        path = f"/api/v1/namespaces/{ns}/pods/{name}/portforward"
+        path = pod_path(ns, name, "portforward", verb="portforward")
         what = f"pods/portforward {ns}/{name}"
         config = self.config
 
@@ -664,7 +677,7 @@ class PodStreams:
         }
         if options:
             body["deleteOptions"] = options
-        path = f"/api/v1/namespaces/{ns}/pods/{name}/eviction"
+        path = pod_path(ns, name, "eviction", verb="create")
         await self._throttle()
         try:
             response = await self._http.request(

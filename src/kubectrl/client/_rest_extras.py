@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kubectrl.client._models import to_dict
+from kubectrl.client._paths import check_proxy_path, check_segment, namespaced_path
 from kubectrl.client._pods import PodRef, pod_target
 from kubectrl.client._types import PatchType
 from kubectrl.client._warnings import handle_warnings
@@ -68,6 +69,10 @@ def proxy_path(
 ) -> str:
     """The URL path of ``kind`` (``pods`` or ``services``) ``name``'s ``proxy`` subresource.
 
+    ``namespace``, ``name`` and a named ``port`` must each fit in one path segment, and
+    ``path`` may not have ``.`` or ``..`` segments (which would climb out of the proxy):
+    :class:`~kubectrl.errors.InvalidPathSegmentError` otherwise (nothing is sent).
+
     Example::
 
         >>> proxy_path("services", "ns", "web", "/healthz", port="http", scheme="https")
@@ -77,13 +82,19 @@ def proxy_path(
         raise ValueError(f"the proxy subresource is of pods or services, not {kind!r}")
     if scheme not in (None, "http", "https"):
         raise ValueError(f"scheme is 'http' or 'https', not {scheme!r}")
-    target = name
+    resource = f"{kind}/proxy"
+    target = check_segment(name, argument="name", verb="proxy", resource=resource)
     if scheme:
         target = f"{scheme}:{target}"
     if port is not None:
-        target = f"{target}:{port}"
+        if isinstance(port, bool) or not isinstance(port, (int, str)):
+            raise TypeError(f"port is a number or a port name, not {port!r}")
+        named = check_segment(str(port), argument="port", verb="proxy", resource=resource)
+        target = f"{target}:{named}"
+    path = check_proxy_path(path, verb="proxy", resource=resource)
     quoted = urllib.parse.quote(path.lstrip("/"), safe="/:@!$&'()*+,;=-._~")
-    return f"/api/v1/namespaces/{namespace}/{kind}/{target}/proxy/{quoted}"
+    ns = check_segment(namespace, argument="namespace", verb="proxy", resource=resource)
+    return f"/api/v1/namespaces/{ns}/{kind}/{target}/proxy/{quoted}"
 
 
 class RestExtras:
@@ -150,7 +161,7 @@ class RestExtras:
             spec["boundObjectRef"] = dict(bound_object)
         response = await self._send(
             "POST",
-            f"/api/v1/namespaces/{ns}/serviceaccounts/{service_account}/token",
+            namespaced_path("serviceaccounts", ns, service_account, "token", verb="create"),
             verb="create",
             label="serviceaccounts/token",
             namespace=ns,
@@ -303,12 +314,13 @@ class RestExtras:
                           "targetContainerName": "app"}, namespace="ns")
         """
         ns, name = pod_target(pod, namespace, self.config.namespace)
+        path = namespaced_path("pods", ns, name, "ephemeralcontainers", verb="patch")
         body = to_dict(container)
         if not body.get("name"):
             raise ValueError(f"the ephemeral container for pod {ns}/{name} needs a name")
         response = await self._send(
             "PATCH",
-            f"/api/v1/namespaces/{ns}/pods/{name}/ephemeralcontainers",
+            path,
             verb="patch",
             label="pods/ephemeralcontainers",
             namespace=ns,

@@ -24,8 +24,10 @@ from kubectrl.client._interfaces import (
 )
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
+from kubectrl.client._paths import segment_problems
 from kubectrl.client._types import KindRef, PatchType, ResourceRef
 from kubectrl.client._write_options import FieldValidation
+from kubectrl.errors import InvalidPathSegmentError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -195,8 +197,18 @@ class ClientSubResourceClient(SubResourceClient):
     """
 
     def __init__(self, reader: Reader, writer: Writer, subresource: str) -> None:
-        if not subresource or "/" in subresource:
-            raise ValueError(f"a subresource name is one path segment, got {subresource!r}")
+        problems = (
+            segment_problems(subresource)
+            if isinstance(subresource, str) and subresource
+            else ["may not be empty"]
+        )
+        if problems:
+            raise InvalidPathSegmentError(
+                "subresource",
+                subresource,
+                [*problems, "a subresource name is one path segment"],
+                verb="subresource",
+            )
         self._reader = reader
         self._writer = writer
         self.subresource = subresource

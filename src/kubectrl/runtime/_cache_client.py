@@ -58,6 +58,7 @@ from kubectrl.client._interfaces import (
     StatusWriter,
 )
 from kubectrl.client._merge import send_merge_from
+from kubectrl.client._paths import check_request
 from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
     BlockingClientSubResourceClient,
@@ -240,6 +241,9 @@ class CachedClient(KubeClient):
             deployment = await client.get(V1Deployment, "web", namespace="ns")
         """
         self._refuse("get", {"subresource": subresource, "resource_version": resource_version})
+        # As the live client does: a name that is not one path segment is a caller's bug even
+        # when the cache answers (and nothing, not even the informer's list, is sent for it).
+        check_request("get", resource, name=name, namespace=namespace)
         res, informer = await self.informer_for(resource)
         if res.namespaced and not namespace:
             raise ValueError(f"{res.label} is namespaced: pass namespace=")
@@ -312,6 +316,7 @@ class CachedClient(KubeClient):
                 f"index), got {len(fields)}: {', '.join(sorted(fields))}; list by one and filter, "
                 "or use client.reader"
             )
+        check_request("list", resource, namespace=namespace)
         res, informer = await self.informer_for(resource)
         self._check_namespace(res, namespace)
         lister = informer.lister
