@@ -36,7 +36,8 @@ them, since their attributes are that code's types, and are importable from the 
     │   └── ServerTimeoutError         504, or reason Timeout / ServerTimeout      [retryable]
     ├── TransportError                 no usable HTTP answer                      [retryable]
     │   ├── APIConnectionError         connect / TLS / connection reset
-    │   └── RequestTimeoutError        the client's own timeout elapsed
+    │   ├── RequestTimeoutError        the client's own timeout elapsed
+    │   └── MalformedResponseError     an answer that breaks HTTP or a client limit
     ├── WatchError                     a watch stream ended abnormally
     │   ├── WatchStalledError          no bytes for longer than the stall timeout [retryable]
     │   └── MalformedStreamError       a line that is not a watch event, or a truncated one
@@ -113,6 +114,7 @@ __all__ = [
     "InvalidError",
     "InvalidPathSegmentError",
     "KubectrlError",
+    "MalformedResponseError",
     "MalformedStreamError",
     "MethodNotAllowedError",
     "ModelValidationError",
@@ -547,6 +549,14 @@ class APIConnectionError(TransportError):
 
 class RequestTimeoutError(TransportError):
     """The client-side timeout elapsed before the server answered."""
+
+
+class MalformedResponseError(TransportError):
+    """The server's answer broke HTTP/1.1 or one of the client's limits, or its body is not
+    what its headers say: an unasked protocol switch, a response head over the header limit, a
+    body over ``max_response_bytes``, a gzip body that does not inflate, JSON that does not
+    parse. The message says which, and the connection is not used again.
+    """
 
 
 class WatchError(KubectrlError):

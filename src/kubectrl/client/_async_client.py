@@ -28,7 +28,13 @@ import httpx
 from kubectrl import kinds as _kinds
 from kubectrl._aio import wait_within
 from kubectrl._clock import Clock, RealClock
-from kubectrl.client import _json
+from kubectrl.client._body import (
+    Answer,
+    ResponseRefusedError,
+    decode_body,
+    json_body,
+    read_body,
+)
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, documented_by
@@ -47,6 +53,7 @@ from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
 from kubectrl.client._write_options import FieldValidation, write_params
 from kubectrl.errors import (
     APIConnectionError,
+    MalformedResponseError,
     RequestTimeoutError,
     api_error_from_response,
 )
@@ -182,6 +189,13 @@ def _clean(params: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _reason(err: BaseException) -> str:
+    """An exception as a message states it: its type and its text (the reason a transport gives,
+    "Invalid character in chunk size", is in the text)."""
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
 def _dumps(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
@@ -223,6 +237,9 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             from kubectrl.client._direct import DirectRequests  # its transport's module, lazily
 
             self._direct = DirectRequests.of(self._http, self.config.tls_server_name)
+            if self._direct is not None:
+                self._direct.total_timeout = self.config.request_timeout
+                self._direct.max_body = self.config.max_response_bytes
         self._watch_http: httpx.AsyncClient | None = None
         rate = self.config.rate_limit
         self._limiter = (
@@ -316,29 +333,37 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                 if direct is not None and target is not None:
                     response = await direct.send(method, target, content, headers)
                 if response is None:
-                    response = await self._http.request(
-                        method,
-                        self._url(path, query),
-                        content=content,
-                        headers=headers,
-                        extensions=self._extensions,
+                    response = await wait_within(
+                        self._http_request(method, self._url(path, query), content, headers),
+                        self.config.request_timeout,
                     )
+            except ResponseRefusedError as err:
+                raise MalformedResponseError(str(err), verb=verb, resource=label) from err
             except httpx.ConnectError as err:
                 raise APIConnectionError(
-                    f"cannot connect to {self.config.server}: {err}",
+                    f"cannot connect to {self.config.server}: {_reason(err)}",
                     verb=verb,
                     resource=label,
                     connect_failed=True,
                 ) from err
-            except httpx.TimeoutException as err:
+            except (httpx.TimeoutException, asyncio.TimeoutError) as err:
+                reason = _reason(err) if isinstance(err, httpx.TimeoutException) else ""
+                if not reason:
+                    reason = "no whole answer within the total timeout"
                 raise RequestTimeoutError(
-                    f"{type(err).__name__} after {time.monotonic() - started:.1f} s",
+                    f"{type(err).__name__} after {time.monotonic() - started:.1f} s: {reason} "
+                    f"(read idle {self.config.timeout:g} s, total "
+                    f"{self.config.request_timeout} s)",
                     verb=verb,
                     resource=label,
                 ) from err
+            except httpx.DecodingError as err:
+                raise MalformedResponseError(
+                    f"the response body does not decode: {_reason(err)}", verb=verb, resource=label
+                ) from err
             except httpx.TransportError as err:
                 raise APIConnectionError(
-                    f"connection to {self.config.server} failed: {type(err).__name__}",
+                    f"connection to {self.config.server} failed: {_reason(err)}",
                     verb=verb,
                     resource=label,
                 ) from err
@@ -368,13 +393,33 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
 
         return await self.config.retry.call(attempt, idempotent=idempotent, clock=self._clock)
 
+    async def _http_request(
+        self, method: str, url: httpx.URL, content: bytes | None, headers: dict[str, str]
+    ) -> httpx.Response:
+        """One request the httpx way, its body read whole under ``max_response_bytes`` (raw,
+        then inflated under the same limit: kubectrl.client._body)."""
+        request = self._http.build_request(
+            method, url, content=content, headers=headers, extensions=self._extensions
+        )
+        response = await self._http.send(request, stream=True)
+        limit = self.config.max_response_bytes
+        body, decoded = await read_body(response, limit)
+        from kubectrl.client._transport import drop_spoiled_connections  # httpcore: when used
+
+        await drop_spoiled_connections(getattr(self._http, "_transport", None))
+        raw = response.headers.raw
+        content = body if decoded else decode_body(raw, body, limit)
+        answer = Answer(response.status_code, raw, content)
+        answer.request = request
+        return answer
+
     async def _discovery_get(self, path: str) -> Mapping[str, Any]:
         response = await self._send("GET", path, verb="discover", label=path)
-        body = response.json()
+        body = json_body(response, verb="discover", resource=path)
         return body if isinstance(body, dict) else {}
 
     async def _json(self, response: httpx.Response) -> dict[str, Any]:
-        data = _json.loads(response.content) if response.content else {}
+        data = json_body(response)
         return data if isinstance(data, dict) else {"value": data}
 
     async def resource(self, resource: KindRef) -> APIResource:

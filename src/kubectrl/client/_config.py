@@ -79,9 +79,11 @@ class ClientConfig:
 
     Defaults: TLS verified (``insecure_skip_tls_verify`` only when the kubeconfig says so); rate
     limit 20 QPS burst 30 (controller-runtime); at most 100 pooled connections for ordinary
-    requests (watches use a separate, unbounded pool so they cannot starve them); 30 s request
-    timeout, 10 s connect timeout; a watch (or followed log) must get its response headers
-    within ``watch_open_timeout`` = 45 s, connect included (what client-go's HTTP/2 health check
+    requests (watches use a separate, unbounded pool so they cannot starve them); 10 s connect
+    timeout, 30 s read-idle timeout (``timeout``: no byte for that long), 120 s in all per
+    attempt (``request_timeout``), 1 GiB per response body (``max_response_bytes``); a watch
+    (or followed log) must get its response headers within ``watch_open_timeout`` = 45 s,
+    connect included (what client-go's HTTP/2 health check
     effectively allows a silent connection: 30 s read-idle plus a 15 s ping); retries as
     :class:`RetryPolicy`.
 
@@ -106,6 +108,14 @@ class ClientConfig:
     retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
     timeout: float = 30.0
     connect_timeout: float = 10.0
+    #: Seconds one attempt of an ordinary (not watch, not streaming) request may take in all,
+    #: however its bytes trickle in (``timeout`` bounds the silence between two reads);
+    #: ``None``: no bound but the read-idle one.
+    request_timeout: float | None = 120.0
+    #: The largest response body the client reads, in bytes, counted after ``gzip`` is inflated
+    #: (a 64 KiB gzip bomb cannot make it hold more); a bigger answer raises
+    #: :class:`~kubectrl.errors.MalformedResponseError`.
+    max_response_bytes: int = 1 << 30
     watch_open_timeout: float = 45.0
     max_connections: int = 100
     user_agent: str = _USER_AGENT
@@ -199,7 +209,13 @@ class ClientConfig:
                 max_connections=max_connections,
                 max_keepalive_connections=min(20, max_connections or 20),
             ),
-            "headers": {"User-Agent": self.user_agent, "Accept": "application/json"},
+            # gzip only: what the apiserver compresses with, and what the client inflates
+            # under its body limit (kubectrl.client._body)
+            "headers": {
+                "User-Agent": self.user_agent,
+                "Accept": "application/json",
+                "Accept-Encoding": "gzip",
+            },
         }
 
     def httpx_client(

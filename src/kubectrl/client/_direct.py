@@ -27,51 +27,23 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-import zlib
 from http.cookiejar import CookieJar
 
 import httpx
 
 from kubectrl.client._auth import KubeAuth
+from kubectrl.client._body import Answer, decode_body
 from kubectrl.client._fast_transport import FastTransport
 
 __all__ = ["DirectRequests"]
 
 _SET_COOKIE = (b"set-cookie", b"set-cookie2")
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
-_EXTENSIONS = {"http_version": b"HTTP/1.1", "reason_phrase": b""}
-_GZIP_WBITS = 16 + zlib.MAX_WBITS
-# deflate's largest ratio (RFC 1951 blocks: 258 bytes per 2 bits at best) bounds the size hint a
-# gzip trailer may claim, so a bogus trailer cannot make the buffer larger than the data allows
-_MAX_GZIP_RATIO = 1032
 
 # A path that URL parsing leaves as it is: unreserved characters, sub-delimiters, ":", "@" and
 # "/" (RFC 3986 pchar, without "%": an escape is left to httpx to check). Anything else is
 # quoted by httpx.URL, so such a request takes the httpx way.
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*\Z")
-
-
-def _gunzip(body: bytes) -> bytes | None:
-    """A whole gzip body inflated into one buffer sized from its trailer (ISIZE: the inflated
-    length modulo 2**32, RFC 1952 section 2.3.1), or ``None`` when zlib refuses it."""
-    if len(body) < 18:  # a gzip member's header and trailer alone
-        return None
-    hint = min(int.from_bytes(body[-4:], "little"), len(body) * _MAX_GZIP_RATIO) or 1
-    try:
-        return zlib.decompress(body, _GZIP_WBITS, hint)
-    except zlib.error:
-        return None
-
-
-class _Answer(httpx.Response):
-    """A response read whole, its content already decoded (``httpx.Response`` would copy it
-    through its decoders first); the headers are the server's, ``Content-Encoding`` included."""
-
-    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-        super().__init__(
-            status, headers=headers, stream=httpx.ByteStream(body), extensions=_EXTENSIONS
-        )
-        self._content = body  # what content, read() and iter_bytes() give: no decoders
 
 
 class DirectRequests:
@@ -114,6 +86,8 @@ class DirectRequests:
         self._auth = auth if isinstance(auth, KubeAuth) else None
         self._cookies: CookieJar = http.cookies.jar
         self._http = http
+        self.total_timeout: float | None = None
+        self.max_body: int = 1 << 30
 
     @classmethod
     def of(cls, http: httpx.AsyncClient, sni_hostname: str | None = None) -> DirectRequests | None:
@@ -157,22 +131,19 @@ class DirectRequests:
             return None
         auth = self._auth
         authorization = await auth.authorization() if auth is not None else None
+        exchange = self._transport.exchange
+        total, limit = self.total_timeout, self.max_body
         data = self._encode(method, target, content, headers, authorization)
-        status, raw, body = await self._transport.exchange(self._key, data, self._timeouts)
+        status, raw, body = await exchange(
+            self._key, data, self._timeouts, total=total, limit=limit
+        )
         if status == 401 and auth is not None and await auth.invalidate():
             authorization = await auth.authorization()
             data = self._encode(method, target, content, headers, authorization)
-            status, raw, body = await self._transport.exchange(self._key, data, self._timeouts)
-        response: httpx.Response | None = None
-        encoding = next((value for name, value in raw if name.lower() == b"content-encoding"), None)
-        if encoding is None:
-            response = _Answer(status, raw, body)
-        elif encoding.lower() == b"gzip":
-            inflated = _gunzip(body)
-            if inflated is not None:
-                response = _Answer(status, raw, inflated)
-        if response is None:
-            response = httpx.Response(status, headers=raw, content=body, extensions=_EXTENSIONS)
+            status, raw, body = await exchange(
+                self._key, data, self._timeouts, total=total, limit=limit
+            )
+        response: httpx.Response = Answer(status, raw, decode_body(raw, body, limit))
         if any(name.lower() in _SET_COOKIE for name, _ in raw):
             url = httpx.URL(self._origin + target.decode("ascii"))
             response.request = httpx.Request(method, url, headers=headers)

@@ -29,6 +29,7 @@ import asyncio
 import collections
 import http.cookiejar
 import importlib
+import select
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -37,6 +38,7 @@ from typing import Any
 import httpx
 
 from kubectrl._aio import wait_within
+from kubectrl.client._body import ResponseRefusedError, too_large
 
 httptools: Any
 try:
@@ -44,7 +46,7 @@ try:
 except ImportError:  # the optional speedup is not installed: direct_transport() falls back
     httptools = None
 
-__all__ = ["RAW_BODY", "FastTransport", "SetCookieJar", "direct_transport"]
+__all__ = ["RAW_BODY", "FastTransport", "SetCookieJar", "direct_transport", "socket_readable"]
 
 #: The response extension holding the body as received (an async iterable of bytes, before
 #: httpx's content decoding): a watch with no ``Content-Encoding`` reads its chunks from it
@@ -53,12 +55,40 @@ RAW_BODY = "kubectrl.raw_body"
 
 #: Stop reading from the socket while this much body is received and not yet consumed.
 _READ_HIGH_WATER = 1024 * 1024
+#: A response's head (status line and headers) may not be larger than this, nor have more
+#: header fields than that. kube-apiserver's heads are a few hundred bytes: its warnings, the
+#: only headers that grow, are truncated to 4 Ki runes in all (k8s.io/apiserver
+#: pkg/endpoints/filters/warning.go). httpx (h11) allows 100 KiB, Go's client 10 MiB.
+MAX_HEAD_BYTES = 256 * 1024
+MAX_HEADER_FIELDS = 1000
 
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
 
 class _TimedOutError(Exception):
     pass
+
+
+class _RefusedError(Exception):
+    """Raised from a parser callback to stop parsing; the reason is the connection's."""
+
+
+_POLL_READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
+
+
+def socket_readable(transport: asyncio.BaseTransport | None) -> bool:
+    """Whether ``transport``'s socket has bytes (or an end) that asyncio has not read yet.
+
+    An idle connection with anything to read is never reused: it is an answer nobody asked for
+    (which the next request would take as its own) or the server's close. The loop reads such
+    bytes only when it gets to it, and a busy loop (a reconcile) may not have.
+    """
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return True
+    poller = select.poll()
+    poller.register(sock.fileno(), _POLL_READABLE)
+    return bool(poller.poll(0))
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -69,12 +99,16 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 class _Connection(asyncio.Protocol):
     """One HTTP/1.1 connection: the socket's protocol and the parser's callbacks at once."""
 
-    def __init__(self, key: tuple[bytes, bytes, int, str | None]) -> None:
+    def __init__(
+        self, key: tuple[bytes, bytes, int, str | None], registry: set[_Connection]
+    ) -> None:
         self.key = key
+        self.registry = registry
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.closed = False
         self.error: BaseException | None = None
+        self.refusal: BaseException | None = None
         self.idle_since = 0.0
         self.in_flight = False
         self._waiter: asyncio.Future[None] | None = None
@@ -91,6 +125,7 @@ class _Connection(asyncio.Protocol):
         self.until_close = False
         self.received_any = False
         self.reading_paused = False
+        self.head_bytes = 0
 
     # ----------------------------------------------------------------- asyncio protocol
 
@@ -108,8 +143,26 @@ class _Connection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as err:
-            self._fail(httpx.RemoteProtocolError(f"malformed HTTP response: {err}"))
+            refusal, self.refusal = self.refusal, None
+            if refusal is None:
+                self._fail(httpx.RemoteProtocolError(f"malformed HTTP response: {err}"))
+            elif self.complete:
+                # bytes after the whole answer: not the next request's; end the connection
+                self.keep_alive = False
+                self.close()
+            else:
+                self._fail(refusal)
             return
+        if not self.headers_done:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD_BYTES:
+                self._fail(
+                    ResponseRefusedError(
+                        f"the response head (status line and headers) is larger than the "
+                        f"client's limit of {MAX_HEAD_BYTES} bytes"
+                    )
+                )
+                return
         if self.buffered > _READ_HIGH_WATER and not self.reading_paused:
             self.reading_paused = True
             if self.transport is not None:
@@ -120,6 +173,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.registry.discard(self)
         if self.until_close and self.headers_done and not self.complete:
             self.complete = True  # a body delimited by the end of the connection
         elif not self.complete and self.error is None:
@@ -139,12 +193,35 @@ class _Connection(asyncio.Protocol):
 
     # ----------------------------------------------------------------- parser callbacks
 
+    def _refuse(self, error: BaseException) -> None:
+        self.refusal = error
+        raise _RefusedError
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            self._refuse(httpx.RemoteProtocolError("a second response to one request"))
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
+        if len(self.headers) > MAX_HEADER_FIELDS:
+            self._refuse(
+                ResponseRefusedError(
+                    f"the response has more than the client's limit of {MAX_HEADER_FIELDS} "
+                    "header fields"
+                )
+            )
 
     def on_headers_complete(self) -> None:
         status = self.parser.get_status_code()
-        if 100 <= status < 200 and status != 101:
+        if status == 101:
+            # no request of this transport asks for an upgrade (WebSockets go through aiohttp)
+            self._refuse(
+                ResponseRefusedError(
+                    "the server answered 101 Switching Protocols to a request that asked for "
+                    "no upgrade"
+                )
+            )
+        if 100 <= status < 200:
             self.headers = []  # an interim response (100 Continue): the real one follows
             return
         self.status = status
@@ -182,14 +259,22 @@ class _Connection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def wait(self, timeout: float | None) -> None:
-        """Until the next callback (bytes parsed, the end) or ``timeout`` (httpx.ReadTimeout)."""
+    async def wait(self, timeout: float | None, deadline: float | None = None) -> None:
+        """Until the next callback (bytes parsed, the end), ``timeout`` seconds of silence or
+        the ``deadline`` (``time.monotonic()``) of the whole answer (httpx.ReadTimeout)."""
         loop = asyncio.get_running_loop()
+        total = False
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if timeout is None or remaining < timeout:
+                timeout, total = max(remaining, 0.0), True
         waiter = self._waiter = loop.create_future()
         timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
         try:
             await waiter
         except _TimedOutError:
+            if total:
+                raise httpx.ReadTimeout("no whole answer within the total timeout") from None
             raise httpx.ReadTimeout(f"no data within {timeout:g} s") from None
         finally:
             self._waiter = None
@@ -208,8 +293,13 @@ class _Connection(asyncio.Protocol):
         return data
 
     def reusable(self, now: float, expiry: float) -> bool:
-        """Idle, open, and not past ``expiry`` seconds of idleness."""
-        return not self.closed and now - self.idle_since < expiry
+        """Idle, open, not past ``expiry`` seconds of idleness, and nothing waiting unread on
+        its socket (:func:`socket_readable`)."""
+        return (
+            not self.closed
+            and now - self.idle_since < expiry
+            and not socket_readable(self.transport)
+        )
 
     def send(self, data: bytes) -> None:
         self._reset()
@@ -300,6 +390,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._slot_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._fallback: httpx.AsyncBaseTransport | None = None
         self._closed = False
+        self._open_connections: set[_Connection] = set()
 
     # ----------------------------------------------------------------- the pool
 
@@ -361,7 +452,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         self, key: tuple[bytes, bytes, int, str | None], timeout: float | None
     ) -> _Connection:
         scheme, host, port, sni = key
-        connection = _Connection(key)
+        connection = _Connection(key, self._open_connections)
         tls = scheme == b"https"
         if tls and self._ssl_context is None:
             self._ssl_context = ssl.create_default_context()
@@ -378,6 +469,7 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise httpx.ConnectTimeout(f"no connection within {timeout:g} s") from None
         except (OSError, ssl.SSLError) as err:
             raise httpx.ConnectError(str(err) or type(err).__name__) from err
+        self._open_connections.add(connection)
         return connection
 
     # ----------------------------------------------------------------- a request
@@ -414,6 +506,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         key: tuple[bytes, bytes, int, str | None],
         data: bytes,
         timeouts: dict[str, float | None],
+        deadline: float | None = None,
     ) -> _Connection:
         """A connection to ``key`` (idle or new) that sent ``data`` and received a response's
         head; it counts against ``max_connections`` until it is released."""
@@ -431,7 +524,7 @@ class FastTransport(httpx.AsyncBaseTransport):
             while not connection.headers_done:
                 if connection.error is not None:
                     raise connection.error
-                await connection.wait(read_timeout)
+                await connection.wait(read_timeout, deadline)
         except BaseException:
             self._release(connection, reuse=False)
             raise
@@ -442,27 +535,38 @@ class FastTransport(httpx.AsyncBaseTransport):
         key: tuple[bytes, bytes, int, str | None],
         data: bytes,
         timeouts: dict[str, float | None],
+        *,
+        total: float | None = None,
+        limit: int | None = None,
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """One whole request without httpx's objects: ``data`` (a complete HTTP/1.1 request,
         head and body, whose head the caller checked) sent to ``key`` (scheme, host, port, SNI
-        name); the response's status, headers and whole body as received (not decoded).
+        name); the response's status, headers and whole body as received (not decoded), the
+        whole within ``total`` seconds and the body at most ``limit`` bytes.
 
-        Timeouts and errors are :meth:`handle_async_request`'s (httpx's exception types)."""
+        Timeouts and errors are :meth:`handle_async_request`'s (httpx's exception types); a
+        body over ``limit`` is a :class:`~kubectrl.client._body.ResponseRefusedError`."""
         if self._closed:
             raise RuntimeError(f"{type(self).__name__} is closed")
-        connection = await self._open(key, data, timeouts)
+        deadline = time.monotonic() + total if total is not None else None
+        connection = await self._open(key, data, timeouts, deadline)
         read_timeout = timeouts.get("read")
         chunks: list[bytes] = []
+        size = 0
         try:
-            while not connection.complete:
+            while True:
                 if connection.chunks:
-                    chunks.append(connection.take())
+                    chunk = connection.take()
+                    size += len(chunk)
+                    if limit is not None and size > limit:
+                        raise too_large(limit)
+                    chunks.append(chunk)
+                elif connection.complete:
+                    break
                 elif connection.error is not None:
                     raise connection.error
                 else:
-                    await connection.wait(read_timeout)
-            if connection.chunks:
-                chunks.append(connection.take())
+                    await connection.wait(read_timeout, deadline)
         except BaseException:
             self._release(connection, reuse=False)
             raise
@@ -502,12 +606,13 @@ class FastTransport(httpx.AsyncBaseTransport):
         return self._fallback
 
     async def aclose(self) -> None:
+        """Close every connection, idle or answering (an open watch ends with an error)."""
         self._closed = True
-        for idle in self._idle.values():
-            for connection in idle:
-                connection.close()
         self._idle.clear()
         self._idle_count = 0
+        for connection in list(self._open_connections):
+            connection._fail(httpx.ReadError("the client was closed"))
+        self._open_connections.clear()
         if self._fallback is not None:
             await self._fallback.aclose()
 

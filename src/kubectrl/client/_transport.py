@@ -24,6 +24,7 @@ import httpcore
 import httpx
 
 from kubectrl._aio import wait_within
+from kubectrl.client._fast_transport import socket_readable
 
 __all__ = ["AsyncioTransport"]
 
@@ -243,8 +244,13 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             return self._transport.get_extra_info("socket")
         if info == "is_readable":
             # An idle keep-alive connection is readable only if the server closed it (or broke
-            # protocol): httpcore then discards it instead of sending on it.
-            return bool(self._protocol.chunks) or self._protocol.eof
+            # protocol): httpcore then discards it instead of sending on it. Bytes the loop has
+            # not read yet count too (a busy loop reads late): the socket is asked.
+            return (
+                bool(self._protocol.chunks)
+                or self._protocol.eof
+                or socket_readable(self._transport)
+            )
         return None
 
 
@@ -391,3 +397,20 @@ class AsyncioTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._pool.aclose()
+
+
+async def drop_spoiled_connections(transport: object) -> None:
+    """Close each idle connection of an httpcore pool under ``transport`` (an
+    :class:`AsyncioTransport` or ``httpx.AsyncHTTPTransport``) whose parser holds bytes
+    received after the last response: they are nobody's answer, and h11 would read them as
+    the next request's (it keeps them for the next cycle). Call it after a response is read.
+    Any other transport: nothing to do."""
+    pool = getattr(transport, "_pool", None)
+    for connection in list(getattr(pool, "connections", ())):
+        http11 = getattr(connection, "_connection", None)
+        state = getattr(http11, "_h11_state", None)
+        if state is None or not http11.is_idle():  # type: ignore[union-attr]
+            continue
+        leftover, _ = state.trailing_data
+        if leftover:
+            await connection.aclose()
