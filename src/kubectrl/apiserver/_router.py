@@ -7,6 +7,7 @@ method (and ``?watch``) makes the verb, as the apiserver's ``RequestInfoFactory`
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,7 @@ from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import StatusError
 
-__all__ = ["Reply", "Request", "Route", "route"]
+__all__ = ["Reply", "Request", "Route", "invalid_name", "route"]
 
 _VERBS = {
     ("GET", True): "get",
@@ -80,6 +81,24 @@ def _not_allowed() -> StatusError:
     return StatusError.make(405, "the server does not allow this method on the requested resource")
 
 
+def invalid_name(name: str) -> StatusError | None:
+    """The 400 the apiserver answers for an object name (as decoded from the path) that cannot
+    be one path segment, else ``None``."""
+    # The registry's key functions refuse a name that cannot be one path segment (after the
+    # path was decoded: a %2e%2e is ".."), as apimachinery's IsValidPathSegmentName says, before
+    # any storage is read: 400 "Name parameter invalid: "..": may not be '..'".
+    if name in (".", ".."):
+        problems = [f"may not be '{name}'"]
+    else:
+        problems = [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+    if not problems:
+        return None
+    quoted = json.dumps(name, ensure_ascii=False)
+    return StatusError.make(
+        400, f"Name parameter invalid: {quoted}: {';'.join(problems)}", reason="BadRequest"
+    )
+
+
 def route(registry: Registry, request: Request) -> Route | Reply:
     """The route of a resource request, or the :class:`Reply` to a discovery request.
 
@@ -119,6 +138,9 @@ def route(registry: Registry, request: Request) -> Route | Reply:
         raise _not_found()
     if name is not None and info.namespaced and ns is None:
         raise _not_found()
+    invalid = invalid_name(name) if name is not None else None
+    if invalid is not None:
+        raise invalid
     verb = _VERBS.get((request.method, name is not None))
     if verb is None:
         raise _not_allowed()

@@ -16,9 +16,11 @@ import asyncio
 import dataclasses
 import json
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kubectrl.apiserver._router import invalid_name
 from kubectrl.errors import UnsupportedFeatureError
 from kubectrl.testing._fake_tokens import TokenIssuer, failure
 
@@ -180,6 +182,9 @@ class FakePods:
         Returns ``(code, body)``: a dict for JSON, ``bytes`` for a log.
         """
         token = _TOKEN.match(path)
+        refused = invalid_name(token.group(2)) if token is not None else None
+        if refused is not None:
+            return refused.code, refused.body
         if token is not None and method == "POST":
             agent = (headers or {}).get("user-agent", "unknown").split("/")[0]
             manager = params.get("fieldManager") or agent
@@ -194,6 +199,9 @@ class FakePods:
         namespace, name, sub = match.groups()
         if sub not in ("log", "eviction", "exec", "attach", "portforward"):
             return None
+        refused = invalid_name(name)  # before anything else, as the apiserver's registry does
+        if refused is not None:
+            return refused.code, refused.body
         if sub in ("attach", "portforward"):
             raise UnsupportedFeatureError(f"pods/{sub} (FakeAPI has no containers to reach)")
         pod = self._pod(namespace, name)
@@ -308,7 +316,11 @@ class FakePods:
         if match is None or match.group(3) != "exec":
             what = match.group(3) if match else path
             raise UnsupportedFeatureError(f"WebSocket to {what} (FakeAPI serves pods/exec only)")
-        namespace, name, _ = match.groups()
+        # The path is as the client wrote it (escaped); the server reads it decoded.
+        namespace, name = (urllib.parse.unquote(part) for part in match.groups()[:2])
+        refused = invalid_name(name)
+        if refused is not None:
+            raise WebSocketRefusedError(refused.code, str(refused.body.get("message", "")))
         params: dict[str, str] = {}
         command = [value for key, value in query if key == "command"]
         for key, value in query:
