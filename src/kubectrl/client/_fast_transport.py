@@ -46,7 +46,14 @@ try:
 except ImportError:  # the optional speedup is not installed: direct_transport() falls back
     httptools = None
 
-__all__ = ["RAW_BODY", "FastTransport", "SetCookieJar", "direct_transport", "socket_readable"]
+__all__ = [
+    "RAW_BODY",
+    "FastTransport",
+    "SetCookieJar",
+    "direct_transport",
+    "socket_readable",
+    "stream_transport",
+]
 
 #: The response extension holding the body as received (an async iterable of bytes, before
 #: httpx's content decoding): a watch with no ``Content-Encoding`` reads its chunks from it
@@ -71,6 +78,19 @@ class _TimedOutError(Exception):
 
 class _RefusedError(Exception):
     """Raised from a parser callback to stop parsing; the reason is the connection's."""
+
+
+def stream_transport(transport: asyncio.BaseTransport | None) -> asyncio.Transport:
+    """``transport`` as the stream transport it is. asyncio hands a stream connection an
+    ``asyncio.Transport``; uvloop's ``TCPTransport`` has its methods without being a subclass,
+    so the check is for what a stream transport does (write, pause and resume reading)."""
+    if isinstance(transport, asyncio.Transport):
+        return transport
+    if transport is None or not all(
+        hasattr(transport, name) for name in ("write", "pause_reading", "resume_reading")
+    ):
+        raise TypeError(f"expected a stream transport for a TCP connection, got {transport!r}")
+    return transport  # type: ignore[return-value]  # a stream transport, duck-typed
 
 
 _POLL_READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
@@ -130,9 +150,7 @@ class _Connection(asyncio.Protocol):
     # ----------------------------------------------------------------- asyncio protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if not isinstance(transport, asyncio.Transport):  # pragma: no cover - a loop bug
-            raise TypeError(f"expected an asyncio.Transport for a TCP stream, got {transport!r}")
-        self.transport = transport
+        self.transport = stream_transport(transport)
 
     def data_received(self, data: bytes) -> None:
         if not self.in_flight:
@@ -464,11 +482,15 @@ class FastTransport(httpx.AsyncBaseTransport):
             server_hostname=(sni or host.decode("ascii")) if tls else None,
         )
         try:
-            await wait_within(opening, timeout, discard=_close_opened)
+            transport, _ = await wait_within(opening, timeout, discard=_close_opened)
         except asyncio.TimeoutError:
             raise httpx.ConnectTimeout(f"no connection within {timeout:g} s") from None
         except (OSError, ssl.SSLError) as err:
             raise httpx.ConnectError(str(err) or type(err).__name__) from err
+        if connection.transport is None:
+            # uvloop calls connection_made() on the loop's next turn, after the connection is
+            # handed back (asyncio's own loop calls it first)
+            connection.transport = stream_transport(transport)
         self._open_connections.add(connection)
         return connection
 

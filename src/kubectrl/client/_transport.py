@@ -24,9 +24,9 @@ import httpcore
 import httpx
 
 from kubectrl._aio import wait_within
-from kubectrl.client._fast_transport import socket_readable
+from kubectrl.client._fast_transport import socket_readable, stream_transport
 
-__all__ = ["AsyncioTransport"]
+__all__ = ["AsyncioTransport", "drop_spoiled_connections"]
 
 #: Stop reading from the socket while this much is received and not yet consumed.
 _READ_HIGH_WATER = 1024 * 1024
@@ -36,13 +36,6 @@ _COALESCE_BYTES = 64 * 1024
 
 class _TimedOutError(Exception):
     pass
-
-
-def _stream_transport(transport: asyncio.BaseTransport | None) -> asyncio.Transport:
-    # asyncio hands a stream connection an asyncio.Transport; anything else is a loop bug.
-    if not isinstance(transport, asyncio.Transport):
-        raise TypeError(f"expected an asyncio.Transport for a TCP stream, got {transport!r}")
-    return transport
 
 
 class _Protocol(asyncio.Protocol):
@@ -60,7 +53,7 @@ class _Protocol(asyncio.Protocol):
         self.writing_paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = _stream_transport(transport)
+        self.transport = stream_transport(transport)
 
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
@@ -231,7 +224,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.ConnectError(str(err) or type(err).__name__) from err
         if transport is None:  # pragma: no cover - the peer closed during the handshake
             raise httpcore.ConnectError("the connection closed during the TLS handshake")
-        return AsyncioStream(_stream_transport(transport), self._protocol)
+        return AsyncioStream(stream_transport(transport), self._protocol)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "ssl_object":
@@ -267,7 +260,7 @@ async def _connect(
         raise httpcore.ConnectTimeout(f"no connection within {timeout:g} s") from None
     except OSError as err:
         raise httpcore.ConnectError(str(err) or type(err).__name__) from err
-    return _stream_transport(transport)
+    return stream_transport(transport)
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):

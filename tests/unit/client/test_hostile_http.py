@@ -642,3 +642,19 @@ async def test_aclose_ends_an_open_watch(kind: str) -> None:
                 if seen == 3:
                     await client.aclose()
         assert seen == 3
+
+
+def test_the_fast_transport_runs_on_uvloop() -> None:
+    """uvloop's TCP transport is no ``asyncio.Transport`` subclass, and it calls
+    ``connection_made`` after ``create_connection`` returns: every request on uvloop failed
+    with "WriteError: the connection is closed"."""
+    uvloop = pytest.importorskip("uvloop")
+    if _fast_transport.httptools is None:
+        pytest.skip("httptools is not installed (pip install kubectrl[speedups])")
+
+    async def main(url: str) -> list[str]:
+        async with new_client(url, "fast") as client:
+            return [(await get(client, name))["metadata"]["name"] for name in ("a", "b")]
+
+    with hostile_server(echo) as server:
+        assert uvloop.run(main(server.url)) == ["a", "b"]
