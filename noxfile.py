@@ -77,6 +77,7 @@ BENCHMARKS = [
     "benchmarks/bench_import.py",
     "benchmarks/bench_models.py",
     "benchmarks/bench_sharding.py",
+    "benchmarks/bench_transport.py",
     "benchmarks/bench_typed.py",
     "benchmarks/bench_workqueue.py",
 ]
@@ -84,6 +85,9 @@ BENCHMARKS = [
 
 #: The Python peers of benchmarks/compare.py; one that cannot be installed is reported as skipped.
 BENCH_PEERS = ["lightkube>=1.0,<2", "kopf>=1.45,<2"]
+#: What benchmarks/bench_transport.py measures kubectrl's transport against (aiohttp itself is a
+#: dependency of kubectrl).
+BENCH_TRANSPORTS = ["httpx-aiohttp>=0.1", "uvloop>=0.19"]
 
 
 @nox.session(python=PYTHON)
@@ -94,7 +98,7 @@ def bench(session: nox.Session) -> None:
     the `kubernetes` client, lightkube and kopf on one local control plane (docs/performance.md);
     arguments after `--` go to it (e.g. `nox -s bench -- --rounds 3 --configmaps 2000`).
     """
-    session.install("-e", ".[test,speedups]")
+    session.install("-e", ".[test,speedups]", *BENCH_TRANSPORTS)
     for peer in BENCH_PEERS:
         session.run("python", "-m", "pip", "install", "-q", peer, success_codes=[0, 1])
     session.run("python", "-m", "kubectrl.envtest", "binaries")
