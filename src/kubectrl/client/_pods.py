@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,8 @@ __all__ = [
     "exit_code_of",
     "pod_target",
 ]
+
+log = logging.getLogger("kubectrl.client.pods")
 
 #: The channel subprotocols offered for exec and attach, preferred first.
 CHANNEL_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
@@ -127,8 +130,10 @@ def exit_code_of(status: Mapping[str, Any]) -> int | None:
         return 0
     if status.get("reason") != "NonZeroExitCode":
         return None
-    for cause in (status.get("details") or {}).get("causes") or ():
-        if cause.get("reason") == "ExitCode":
+    details = status.get("details")
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    for cause in causes if isinstance(causes, list) else ():
+        if isinstance(cause, Mapping) and cause.get("reason") == "ExitCode":
             try:
                 return int(cause.get("message", ""))
             except ValueError:
@@ -200,6 +205,13 @@ class ExecSession:
                     self.stderr.feed_data(data)
                 elif channel == ERROR:
                     self._error_bytes += data
+                else:  # client-go's readDemuxLoop: "Unknown stream id %d, discarding message"
+                    log.warning(
+                        "%s: a message on unknown channel %d (%d bytes) discarded",
+                        self._what,
+                        channel,
+                        len(data),
+                    )
         except (ConnectionError, OSError) as err:
             self._failure = err
         except Exception as err:  # aiohttp's errors: reported by wait()
@@ -282,14 +294,19 @@ class ExecSession:
             )
         code = exit_code_of(status)
         if code is None:
-            raise api_error_from_response(
-                int(status.get("code") or 500),
+            http_code = status.get("code")
+            err = api_error_from_response(
+                http_code if isinstance(http_code, int) and 400 <= http_code < 600 else 500,
                 json.dumps({"kind": "Status", "apiVersion": "v1", **status}).encode(),
                 verb=self._verb,
                 resource=self._what.split(" ")[0],
                 namespace=self._namespace,
                 name=self._name,
             )
+            container = self._what.partition(" (container ")[2].rstrip(")")
+            if container:  # the message names it too
+                err.args = (f"{err.args[0]} (container {container})", *err.args[1:])
+            raise err
         return code
 
     async def close(self) -> None:

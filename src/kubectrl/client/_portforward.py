@@ -8,6 +8,12 @@ server's first message on each channel is the port number (two bytes, little end
 not data. kubectrl opens one WebSocket (one ``?ports=N``) per accepted local connection, so any
 number of connections run at once and one that fails (its error channel's text) ends only
 itself.
+
+A message on any other channel is discarded with a warning, as client-go's readDemuxLoop does
+for a stream it did not create (tools/remotecommand/websocket.go). A connection that ends
+abnormally (the heartbeat gave up, a message above the size limit, a close other than a normal
+closure: see :mod:`kubectrl.client._websocket`) closes its local connection and its reason is
+kept in ``errors``, as the error channel's text is.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from kubectrl.client._websocket import WebSocket
+from kubectrl.errors import KubectrlError
 
 __all__ = ["PORTFORWARD_PROTOCOLS", "PortForward"]
 
@@ -110,6 +117,11 @@ class PortForward:
         upstream = asyncio.get_running_loop().create_task(self._upstream(reader, socket))
         try:
             await self._downstream(socket, writer)
+        except KubectrlError as err:  # the WebSocket ended abnormally; it says why
+            self.errors.append(str(err))
+            log.warning("port-forward to %s:%d: %s", self._what, self.remote_port, err)
+        except (ConnectionError, OSError):
+            pass  # the local peer went away: nothing more to forward
         finally:
             upstream.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -148,6 +160,14 @@ class PortForward:
                 self.errors.append(text)
                 log.warning("port-forward to %s:%d: %s", self._what, self.remote_port, text)
                 return
+            elif channel not in prefixed:
+                log.warning(
+                    "port-forward to %s:%d: a message on unknown channel %d (%d bytes) discarded",
+                    self._what,
+                    self.remote_port,
+                    channel,
+                    len(data),
+                )
 
     async def close(self) -> None:
         """Stop listening and close every forwarded connection (idempotent)."""
