@@ -24,7 +24,7 @@ import httpcore
 import httpx
 
 from kubectrl._aio import wait_within
-from kubectrl.client._fast_transport import socket_readable, stream_transport
+from kubectrl.client._sockets import socket_readable, stream_transport
 
 __all__ = ["AsyncioTransport", "drop_spoiled_connections"]
 
