@@ -311,9 +311,17 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         content_type: str = "application/json",
         idempotent: bool | None = None,
         accept: str | None = None,
+        raw_content: bytes | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry: bool = True,
+        check_status: bool = True,
     ) -> httpx.Response:
-        headers: dict[str, str] = {}
-        content: bytes | None = None
+        """One request, with the client's rate limit, bounds and typed errors; retried per
+        :class:`RetryPolicy` unless ``retry=False``; a status of 400 or more raises its
+        :class:`~kubectrl.errors.APIError` unless ``check_status=False``. ``body`` is sent as
+        JSON, ``raw_content`` as it is (with ``extra_headers``)."""
+        headers: dict[str, str] = dict(extra_headers or {})
+        content: bytes | None = raw_content
         if body is not _UNSET:
             content = _dumps(body)
             headers["Content-Type"] = content_type
@@ -379,7 +387,7 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             )
             if "warning" in response.headers:
                 handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
-            if response.status_code >= 400:
+            if check_status and response.status_code >= 400:
                 raise api_error_from_response(
                     response.status_code,
                     response.content,
@@ -391,6 +399,8 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                 )
             return response
 
+        if not retry:
+            return await attempt()
         return await self.config.retry.call(attempt, idempotent=idempotent, clock=self._clock)
 
     async def _http_request(

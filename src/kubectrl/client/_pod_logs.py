@@ -130,6 +130,10 @@ class PodLogs:
             content_type: str = "application/json",
             idempotent: bool | None = None,
             accept: str | None = None,
+            raw_content: bytes | None = None,
+            extra_headers: Mapping[str, str] | None = None,
+            retry: bool = True,
+            check_status: bool = True,
         ) -> httpx.Response: ...
 
         async def _open_stream(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from kubectrl.client._body import json_body
 from kubectrl.client._models import to_dict
 from kubectrl.client._paths import check_container, pod_path
 from kubectrl.client._websocket import WebSocket, WebSocketRefusedError, open_websocket
@@ -459,6 +460,10 @@ class PodStreams:
             content_type: str = "application/json",
             idempotent: bool | None = None,
             accept: str | None = None,
+            raw_content: bytes | None = None,
+            extra_headers: Mapping[str, str] | None = None,
+            retry: bool = True,
+            check_status: bool = True,
         ) -> httpx.Response: ...
 
         async def _throttle(self) -> None: ...
@@ -695,32 +700,18 @@ class PodStreams:
         if options:
             body["deleteOptions"] = options
         path = pod_path(ns, name, "eviction", verb="create")
-        await self._throttle()
-        try:
-            response = await self._http.request(
-                "POST",
-                self._url(path, {}),
-                content=json.dumps(body).encode(),
-                headers={"Content-Type": "application/json"},
-                extensions=self._extensions,
-            )
-        except httpx.TransportError as err:
-            raise APIConnectionError(
-                f"eviction of pod {ns}/{name}: {type(err).__name__}: {err}",
-                verb="create",
-                resource="pods/eviction",
-            ) from err
-        if response.status_code >= 400:
-            raise api_error_from_response(
-                response.status_code,
-                response.content,
-                retry_after=response.headers.get("Retry-After"),
-                verb="create",
-                resource="pods/eviction",
-                namespace=ns,
-                name=name,
-            )
-        data = json.loads(response.content) if response.content else {}
+        # one attempt: a 429 from a PodDisruptionBudget is the caller's to wait out
+        response = await self._send(
+            "POST",
+            path,
+            verb="create",
+            label="pods/eviction",
+            namespace=ns,
+            name=name,
+            body=body,
+            retry=False,
+        )
+        data = json_body(response, verb="create", resource="pods/eviction")
         return data if isinstance(data, dict) else {}
 
 

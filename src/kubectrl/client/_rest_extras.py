@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from kubectrl.client._body import json_body
 from kubectrl.client._models import to_dict
 from kubectrl.client._paths import check_proxy_path, check_segment, namespaced_path
 from kubectrl.client._pods import PodRef, pod_target
 from kubectrl.client._types import PatchType
-from kubectrl.client._warnings import handle_warnings
-from kubectrl.errors import APIConnectionError
 
 if TYPE_CHECKING:
     from kubectrl.client._config import ClientConfig
@@ -120,6 +118,10 @@ class RestExtras:
             content_type: str = "application/json",
             idempotent: bool | None = None,
             accept: str | None = None,
+            raw_content: bytes | None = None,
+            extra_headers: Mapping[str, str] | None = None,
+            retry: bool = True,
+            check_status: bool = True,
         ) -> httpx.Response: ...
 
         async def _throttle(self) -> None: ...
@@ -174,7 +176,9 @@ class RestExtras:
                 "spec": spec,
             },
         )
-        raw = json.loads(response.content)
+        raw = json_body(response, verb="create", resource="serviceaccounts/token")
+        if not isinstance(raw, dict):
+            raw = {}
         status = raw.get("status") or {}
         return ServiceAccountToken(
             token=str(status.get("token", "")),
@@ -199,24 +203,20 @@ class RestExtras:
     ) -> httpx.Response:
         ns = namespace or self.config.namespace
         url_path = proxy_path(kind, ns, name, path, port=port, scheme=scheme)
-        await self._throttle()
-        try:
-            response = await self._http.request(
-                method,
-                self._url(url_path, dict(params or {})),
-                content=content,
-                headers=dict(headers or {}),
-                extensions=self._extensions,
-            )
-        except httpx.TransportError as err:
-            raise APIConnectionError(
-                f"{kind}/proxy {ns}/{name}: {type(err).__name__}: {err}",
-                verb=method.lower(),
-                resource=f"{kind}/proxy",
-            ) from err
-        if "warning" in response.headers:
-            handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
-        return response
+        # one attempt, any status: the answer may be the proxied service's own
+        return await self._send(
+            method,
+            url_path,
+            verb=method.lower(),
+            label=f"{kind}/proxy",
+            namespace=ns,
+            name=name,
+            params=params,
+            raw_content=content,
+            extra_headers=headers,
+            retry=False,
+            check_status=False,
+        )
 
     async def proxy_service(
         self,
@@ -329,7 +329,7 @@ class RestExtras:
             body={"spec": {"ephemeralContainers": [body]}},
             content_type=PatchType.STRATEGIC.value,
         )
-        result = json.loads(response.content)
+        result = json_body(response, verb="patch", resource="pods/ephemeralcontainers")
         return result if isinstance(result, dict) else {}
 
 

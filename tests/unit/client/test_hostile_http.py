@@ -658,3 +658,50 @@ def test_the_fast_transport_runs_on_uvloop() -> None:
 
     with hostile_server(echo) as server:
         assert uvloop.run(main(server.url)) == ["a", "b"]
+
+
+VERBS_READING_JSON: dict[str, Callable[[AsyncClient], Any]] = {
+    "get": lambda c: c.get(CONFIGMAPS, "a", namespace="default"),
+    "list": lambda c: c.list(CONFIGMAPS, namespace="default"),
+    "patch": lambda c: c.patch(CONFIGMAPS, "a", {}, namespace="default"),
+    "delete": lambda c: c.delete(CONFIGMAPS, "a", namespace="default"),
+    "evict": lambda c: c.evict("a", namespace="default"),
+    "create_token": lambda c: c.create_token("default", namespace="default"),
+    "add_ephemeral_container": lambda c: c.add_ephemeral_container(
+        "a", {"name": "debug", "image": "busybox"}, namespace="default"
+    ),
+}
+
+
+@pytest.mark.parametrize("verb", list(VERBS_READING_JSON))
+async def test_every_verb_reading_an_answer_refuses_one_that_is_not_json(verb: str) -> None:
+    """A 200 whose body is cut short: each verb that reads the answer raises
+    MalformedResponseError (evict, create_token and add_ephemeral_container raised
+    json.JSONDecodeError, and evict read through httpx with no body limit)."""
+
+    async def script(conn: Connection) -> None:
+        while await conn.read_request() is not None:
+            await conn.send(answer(b'{"kind": "Status", "apiVersion": "v1", "metad'))
+
+    with hostile_server(script) as server:
+        async with new_client(server.url, "fast" if _fast_transport.httptools else "httpcore") as c:
+            with pytest.raises(MalformedResponseError, match="not JSON"):
+                await VERBS_READING_JSON[verb](c)
+
+
+async def test_a_proxied_answer_is_bounded_like_any_other(kind: str) -> None:
+    """``proxy_service`` returns any status as it came, but its body is read under the
+    client's limit (it was read whole through httpx)."""
+
+    async def script(conn: Connection) -> None:
+        while await conn.read_request() is not None:
+            await conn.send(answer(b"x" * (2 << 20), code=404, reason="Not Found"))
+
+    with hostile_server(script) as server:
+        async with new_client(server.url, kind, max_response_bytes=1 << 20) as client:
+            with pytest.raises(MalformedResponseError, match="1048576"):
+                await client.proxy_service("web", "/healthz", namespace="default")
+        async with new_client(server.url, kind) as client:
+            response = await client.proxy_service("web", "/healthz", namespace="default")
+            assert response.status_code == 404
+            assert len(response.content) == 2 << 20
