@@ -810,26 +810,39 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                 verb=verb,
                 resource=label,
             ) from None
+        except ResponseRefusedError as err:
+            raise MalformedResponseError(str(err), verb=verb, resource=label) from err
         except httpx.ConnectError as err:
             raise APIConnectionError(
-                f"cannot connect to {self.config.server}: {err}",
+                f"cannot connect to {self.config.server}: {_reason(err)}",
                 verb=verb,
                 resource=label,
                 connect_failed=True,
             ) from err
         except httpx.TimeoutException as err:
             raise RequestTimeoutError(
-                f"{type(err).__name__} opening the stream", verb=verb, resource=label
+                f"opening the stream: {_reason(err)}", verb=verb, resource=label
             ) from err
         except httpx.TransportError as err:
             raise APIConnectionError(
-                f"stream request failed: {type(err).__name__}", verb=verb, resource=label
+                f"stream request failed: {_reason(err)}", verb=verb, resource=label
             ) from err
         if "warning" in response.headers:
             handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
         if response.status_code >= 400:
-            body = await response.aread()
-            await response.aclose()
+            # an error's body is read whole, under the body limit like any other answer
+            limit = self.config.max_response_bytes
+            try:
+                raw, decoded = await read_body(response, limit)
+                body = raw if decoded else decode_body(response.headers.raw, raw, limit)
+            except ResponseRefusedError as err:
+                raise MalformedResponseError(str(err), verb=verb, resource=label) from err
+            except httpx.TransportError as err:
+                raise APIConnectionError(
+                    f"reading the {response.status_code} answer: {_reason(err)}",
+                    verb=verb,
+                    resource=label,
+                ) from err
             raise api_error_from_response(
                 response.status_code,
                 body,

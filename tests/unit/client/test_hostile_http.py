@@ -705,3 +705,50 @@ async def test_a_proxied_answer_is_bounded_like_any_other(kind: str) -> None:
             response = await client.proxy_service("web", "/healthz", namespace="default")
             assert response.status_code == 404
             assert len(response.content) == 2 << 20
+
+
+@pytest.mark.parametrize(
+    ("head", "error", "reason"),
+    [
+        (
+            b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n" % (2 << 20),
+            MalformedResponseError,
+            "1048576",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nX-Huge: " + b"a" * (1 << 20) + b"\r\n\r\n",
+            TransportError,
+            HEAD_REASON,
+        ),
+        (
+            b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            APIConnectionError,
+            "(?i)chunk",
+        ),
+    ],
+    ids=["huge-error-body", "huge-head", "bad-chunk-in-error"],
+)
+async def test_a_watch_open_is_bounded_and_says_why(
+    kind: str, head: bytes, error: type[Exception], reason: str
+) -> None:
+    """The watch's own request path (its separate pool, one attempt) has the same bounds: an
+    error answer's body is read under the body limit (it was read whole), and transport
+    errors give their reason."""
+
+    async def script(conn: Connection) -> None:
+        await conn.read_request()
+        await conn.send(head)
+        if b"500" in head[:20] and b"Content-Length" in head:
+            for _ in range(2 << 4):
+                await conn.send(b"x" * (64 << 10))
+        await conn.read_request()
+
+    async def drain(client: AsyncClient) -> None:
+        async with client.watch(CONFIGMAPS, namespace="default") as stream:
+            async for _ in stream:
+                pass
+
+    with hostile_server(script) as server:
+        async with new_client(server.url, kind, max_response_bytes=1 << 20) as client:
+            with pytest.raises(error, match=reason):
+                await drain(client)
