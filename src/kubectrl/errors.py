@@ -95,6 +95,8 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import json
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, TypeVar
@@ -616,18 +618,61 @@ _BY_CODE: dict[int, type[APIError]] = {
 
 
 def _parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` seconds (a number or an HTTP date); None for anything else, a value that
+    is not finite (``nan``, ``1e999``) included."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return max(0.0, when.timestamp() - time.time())
+    except Exception:  # any date the parser chokes on (or cannot place in time) is no date
         return None
-    return max(0.0, when.timestamp() - time.time())
+
+
+def _status_text(value: object) -> str:
+    """A ``Status`` field as text: a string as it is, a number or boolean as JSON spells it,
+    anything else (an object, a list, null) ignored. A hostile server's Status may carry any
+    JSON value in any field; the error built from it must still be the one its code asks for."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        try:
+            return json.dumps(value)
+        except ValueError:  # an int beyond the interpreter's digit limit
+            return ""
+    return ""
+
+
+def _status_code(value: object) -> int:
+    """``Status.code`` when it is an integer HTTP status (100-999, as Go's int32 field would
+    hold a real one), else 0: a string, a float, a boolean or a wild number says nothing."""
+    if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 999:
+        return value
+    return 0
+
+
+def _status_causes(details: Mapping[str, Any]) -> tuple[FieldCause, ...]:
+    """``details.causes`` as :class:`FieldCause` objects; a ``causes`` that is not a list, and
+    each cause that is not an object, are ignored, as are cause fields that are not text."""
+    causes = details.get("causes")
+    if not isinstance(causes, list):
+        return ()
+    return tuple(
+        FieldCause(
+            type=_status_text(c.get("reason")),
+            message=_status_text(c.get("message")),
+            field=_status_text(c.get("field")),
+        )
+        for c in causes
+        if isinstance(c, Mapping)
+    )
 
 
 def api_error_from_status(
@@ -647,6 +692,12 @@ def api_error_from_status(
     :class:`APIError`). ``retry_after`` (a header value or seconds) falls back to
     ``details.retryAfterSeconds``.
 
+    A field of the wrong JSON type (a server's bug, or a hostile one) never makes this raise: a
+    number or boolean where text belongs is stringified, any other value ignored; a ``code``
+    that is not an integer HTTP status, ``details`` that are not an object, ``causes`` that are
+    not a list (or a cause that is not an object) and a ``retryAfterSeconds`` that is not an
+    integer are ignored.
+
     Example::
 
         >>> err = api_error_from_status({"kind": "Status", "status": "Failure", "code": 404,
@@ -655,10 +706,9 @@ def api_error_from_status(
         >>> type(err).__name__, str(err)
         ('NotFoundError', 'get configmaps ns/x: NotFound (404): configmaps "x" not found')
     """
-    raw_code = code if code is not None else status.get("code")
-    http_code = raw_code if isinstance(raw_code, int) else 0
-    reason = str(status.get("reason") or "")
-    details = status.get("details") or {}
+    http_code = _status_code(code if code is not None else status.get("code"))
+    reason = _status_text(status.get("reason"))
+    details = status.get("details")
     if not isinstance(details, Mapping):
         details = {}
     cls = _BY_REASON.get(reason) or _BY_CODE.get(http_code)
@@ -666,26 +716,19 @@ def api_error_from_status(
         cls = InternalError if http_code >= 500 else APIError
     if cls is GoneError and reason == "Expired":
         cls = ExpiredError
-    causes = tuple(
-        FieldCause(
-            type=str(c.get("reason", "")),
-            message=str(c.get("message", "")),
-            field=str(c.get("field", "")),
-        )
-        for c in details.get("causes") or ()
-        if isinstance(c, Mapping)
-    )
+    causes = _status_causes(details)
     seconds: float | None
     if isinstance(retry_after, (int, float)):
         seconds = float(retry_after)
     else:
         seconds = _parse_retry_after(retry_after)
-    if seconds is None and isinstance(details.get("retryAfterSeconds"), int):
-        seconds = float(details["retryAfterSeconds"])
+    after = details.get("retryAfterSeconds")
+    if seconds is None and isinstance(after, int) and not isinstance(after, bool):
+        seconds = float(max(0, after))
     if name is None and isinstance(details.get("name"), str) and details["name"]:
         name = details["name"]
     return cls(
-        str(status.get("message") or ""),
+        _status_text(status.get("message")),
         code=http_code or cls.default_code,
         reason=reason,
         status=status,
@@ -710,20 +753,20 @@ def api_error_from_response(
 ) -> APIError:
     """Build an :class:`APIError` from an HTTP error response.
 
-    Uses the body when it is a JSON ``Status``; otherwise (a proxy's HTML page, an empty body)
-    synthesises one from the code and at most 200 bytes of the body.
+    Uses the body when it is a JSON ``Status``; otherwise (a proxy's HTML page, an empty body,
+    JSON nested too deeply to decode) synthesises one from the code and at most 200 bytes of the
+    body. Whatever the body holds, the result is the class the code (or the Status's ``reason``)
+    asks for: fields of the wrong JSON type are ignored (see :func:`api_error_from_status`).
 
     Example::
 
         >>> type(api_error_from_response(503, b"<html>busy</html>")).__name__
         'ServiceUnavailableError'
     """
-    import json
-
     status: Mapping[str, Any] | None = None
     try:
         decoded = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the recursion limit
         decoded = None
     if isinstance(decoded, dict) and decoded.get("kind") == "Status":
         status = decoded

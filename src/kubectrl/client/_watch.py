@@ -5,19 +5,32 @@ the last resourceVersion seen (bookmarks included) so a caller can watch again f
 detects stalls: when no byte arrives for ``stall_timeout`` seconds (the server's bookmark interval,
 about a minute, plus margin), the stream ends with :class:`~kubectrl.errors.WatchStalledError`
 instead of hanging on a dead connection forever (client-go #374, kubernetes-client/python #1402).
+
+A gzip-encoded watch (``Content-Encoding: gzip``: an API server never compresses a watch, but a
+proxy or a hostile server may) is inflated here, incrementally, from the body as received, in
+pieces of at most :data:`INFLATE_PIECE_BYTES` handed to the decoder one at a time: inflating a
+whole network chunk at once (what httpx's decoder does) turned a 1 MiB gzip bomb into a gigabyte
+before the decoder's line bound could refuse it. So a watch holds at most about the decoder's
+line bound (32 MiB) plus one piece, whatever the compression ratio.
 """
 
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator, Awaitable, Callable
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import TracebackType
 
 import httpx
 
 from kubectrl.client._fast_transport import RAW_BODY
 from kubectrl.client._watch_decoder import WatchDecoder, WatchEvent
-from kubectrl.errors import APIConnectionError, KubectrlError, WatchStalledError
+from kubectrl.errors import (
+    APIConnectionError,
+    KubectrlError,
+    MalformedStreamError,
+    WatchStalledError,
+)
 
 __all__ = ["WatchStream"]
 
@@ -28,14 +41,83 @@ DEFAULT_STALL_TIMEOUT = 90.0
 Opener = Callable[[float | None], Awaitable[tuple[httpx.Response, str, str | None]]]
 
 
-def _chunks_of(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body's chunks: straight from the transport when it offers them undecoded and the
-    server did not compress them (a watch never is), else through httpx's decoders."""
+#: Most inflated bytes one step of a gzip watch hands to the decoder.
+INFLATE_PIECE_BYTES = 256 * 1024
+
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
+def _chunks_of(response: httpx.Response, label: str = "") -> AsyncIterator[bytes]:
+    """The body's chunks, undecoded (from the transport's raw body when it offers one, else
+    httpx's ``aiter_raw``) and inflated here when the server gzip-encoded them; any other
+    encoding (no API server sends one), and a body httpx has already read, come through
+    httpx's decoders."""
+    codings = [
+        part.strip().lower()
+        for part in response.headers.get("content-encoding", "").split(",")
+        if part.strip().lower() not in ("", "identity")
+    ]
+    if (codings and codings != ["gzip"] and codings != ["x-gzip"]) or response.is_stream_consumed:
+        # Another encoding, or a body already read whole (a test transport's): httpx's bytes.
+        return response.aiter_bytes()
     raw = response.extensions.get(RAW_BODY)
-    if raw is not None and response.headers.get("content-encoding", "identity") == "identity":
-        chunks: AsyncIterator[bytes] = raw.__aiter__()
-        return chunks
-    return response.aiter_bytes()
+    chunks: AsyncIterator[bytes] = (
+        raw.__aiter__() if raw is not None else response.aiter_raw().__aiter__()
+    )
+    return _inflated(chunks, label) if codings else chunks
+
+
+class _GzipInflater:
+    """Inflates a gzip body incrementally: :meth:`feed` yields pieces of at most ``piece``
+    bytes, however much a compressed chunk expands. Concatenated gzip members (RFC 1952 2.2)
+    are inflated one after the other, as Go's ``gzip.Reader`` does. Corrupt data, or a body
+    that ends inside a member, raises :class:`~kubectrl.errors.MalformedStreamError`."""
+
+    def __init__(self, label: str, piece: int = INFLATE_PIECE_BYTES) -> None:
+        self._label = label
+        self._piece = piece
+        self._inflater = zlib.decompressobj(_GZIP_WBITS)
+        self._started = False
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        piece_size = self._piece
+        while True:
+            if data:
+                self._started = True
+            try:
+                piece = self._inflater.decompress(data, piece_size)
+            except zlib.error as err:
+                raise self._corrupt(str(err), data) from None
+            if piece:
+                yield piece
+            if self._inflater.eof:
+                data = self._inflater.unused_data
+                if not data:
+                    return
+                self._inflater = zlib.decompressobj(_GZIP_WBITS)  # the next member
+                continue
+            data = self._inflater.unconsumed_tail
+            # A full piece may leave output inside zlib even with no input left: ask again.
+            if not data and len(piece) < piece_size:
+                return
+
+    def close(self) -> None:
+        if self._started and not self._inflater.eof:
+            raise self._corrupt("the body ended inside a gzip member", b"")
+
+    def _corrupt(self, reason: str, data: bytes) -> MalformedStreamError:
+        excerpt = f": {data[:64]!r}{'...' if len(data) > 64 else ''}" if data else ""
+        return MalformedStreamError(
+            f"watch {self._label}: gzip body is corrupt ({reason}){excerpt}"
+        )
+
+
+async def _inflated(chunks: AsyncIterator[bytes], label: str) -> AsyncIterator[bytes]:
+    inflater = _GzipInflater(label)
+    async for chunk in chunks:
+        for piece in inflater.feed(chunk):
+            yield piece
+    inflater.close()
 
 
 class WatchStream:
@@ -107,7 +189,7 @@ class WatchStream:
         self._response = response
         self._label = label
         self._decoder = WatchDecoder(resource=label, namespace=namespace)
-        self._chunks = _chunks_of(response)
+        self._chunks = _chunks_of(response, label)
 
     async def __anext__(self) -> WatchEvent:
         await self._ensure_started()
@@ -150,6 +232,19 @@ class WatchStream:
             self._error = APIConnectionError(
                 f"watch connection lost: {type(err).__name__}", verb="watch", resource=self._label
             )
+            return
+        except httpx.DecodingError as err:  # an encoding httpx decodes (not gzip: see above)
+            response = self._response
+            encoding = response.headers.get("content-encoding") if response is not None else None
+            await self._release()
+            self._error = MalformedStreamError(
+                f"watch {self._label}: body could not be decoded (Content-Encoding "
+                f"{encoding!r}): {str(err)[:200]}"
+            )
+            return
+        except KubectrlError as err:  # a corrupt gzip body
+            await self._release()
+            self._error = err
             return
         try:
             for event in decoder.feed(chunk):

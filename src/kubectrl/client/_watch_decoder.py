@@ -12,8 +12,19 @@ Guarantees:
 - ``ERROR`` events raise the matching :class:`~kubectrl.errors.APIError` (410 ->
   :class:`~kubectrl.errors.ExpiredError`) *after* the events before them were yielded.
 - A line that is not a watch event raises :class:`~kubectrl.errors.MalformedStreamError`, as does
-  a stream that ends inside a line that is not a complete JSON event.
+  a stream that ends inside a line that is not a complete JSON event. Nothing else escapes: the
+  message says what is wrong and quotes at most 200 bytes of the line.
 - Memory is bounded: a line longer than ``max_line_bytes`` raises instead of growing forever.
+- Nesting is bounded: a line nested deeper than :data:`MAX_NESTING_DEPTH` objects and arrays
+  raises :class:`~kubectrl.errors.MalformedStreamError` ("too deeply nested") instead of a
+  ``RecursionError``. Go's ``encoding/json``, and so the API server, stops at 10000 levels (its
+  scanner keeps an explicit stack); Python's decoders recurse, and ``orjson`` stops at 1024.
+  The check costs nothing per event with ``orjson``, which refuses such a line itself. The
+  standard library decoder (without ``orjson``) raises ``RecursionError`` at the interpreter's
+  recursion limit (about 1000 levels on Python 3.11), turned into the same error; where it could
+  go deeper (Python 3.12 and later, or a raised recursion limit) a line longer than
+  ``2 * MAX_NESTING_DEPTH`` bytes (a shorter one cannot be that deep) has its brackets counted
+  first, and only one with more opening brackets than the bound is scanned exactly.
 """
 
 from __future__ import annotations
@@ -21,7 +32,11 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import enum
+import gc
+import itertools
 import json
+import re
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -35,6 +50,59 @@ M = TypeVar("M")
 
 #: 32 MiB: far above etcd's 1.5 MiB object limit, low enough to stop runaway garbage.
 DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+
+#: Objects and arrays nested deeper than this in one line are refused (``orjson``'s own limit).
+MAX_NESTING_DEPTH = 1024
+
+_BLANK: Any = object()  # a blank line (a proxy's keep-alive): skipped
+
+# Python 3.12+ bounds the standard library decoder's recursion by a C limit of its own (1500
+# levels on 3.12, about 10000 on 3.13), not by sys.getrecursionlimit().
+_STDLIB_RECURSION_IS_C_BOUND = sys.version_info >= (3, 12)
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_BRACKET_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def _nested_deeper_than(line: bytes, limit: int) -> bool:
+    """Whether the JSON text ``line`` nests objects and arrays more than ``limit`` deep: cheap
+    (two counts) unless it holds more than ``limit`` opening brackets, then exact (brackets
+    inside strings do not count; an unterminated string's do, which errs towards refusing
+    a line that is not JSON anyway)."""
+    if line.count(b"[") + line.count(b"{") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) > limit
+
+
+def _loads(line: bytes | memoryview) -> Any:
+    """One line decoded: ``orjson`` straight away when installed (it refuses nesting deeper
+    than :data:`MAX_NESTING_DEPTH` by a ``JSONDecodeError``; :func:`kubectrl.client._json.loads`
+    would retry such a line with the standard library, which may then decode it), else
+    :func:`kubectrl.client._json.loads`. A long line is decoded with the garbage collector paused,
+    as :func:`kubectrl.client._json.loads` does."""
+    orjson = _json._orjson
+    if orjson is None:
+        if (
+            len(line) > 2 * MAX_NESTING_DEPTH
+            and (_STDLIB_RECURSION_IS_C_BOUND or sys.getrecursionlimit() > MAX_NESTING_DEPTH)
+            and _nested_deeper_than(bytes(line), MAX_NESTING_DEPTH)
+        ):
+            raise RecursionError("depth limit exceeded")  # what the decoder might not refuse
+        return _json.loads(line)
+    if len(line) < _json.GC_PAUSE_BYTES or not gc.isenabled():
+        return orjson.loads(line)
+    gc.disable()
+    try:
+        return orjson.loads(line)
+    finally:
+        gc.enable()
+
+
+def _nesting_refused(err: BaseException) -> bool:
+    """Whether a decoder refused a line for its nesting: the standard library by running out of
+    recursion, ``orjson`` by its depth limit (its message: ``depth limit exceeded``)."""
+    return isinstance(err, RecursionError) or "depth limit" in str(err)
 
 
 class EventType(str, enum.Enum):
@@ -107,6 +175,18 @@ class WatchEvent:
 def _excerpt(line: bytes) -> str:
     text = line[:200].decode("utf-8", "replace")
     return repr(text) + ("..." if len(line) > 200 else "")
+
+
+def _excerpt_of(value: object) -> str:
+    """A decoded JSON value for a message: a scalar's repr, at most 200 characters (never the
+    repr of a container, which could be deep or huge)."""
+    if isinstance(value, (str, int, float, bool)):
+        try:
+            text = repr(value)
+        except ValueError:  # an int beyond the interpreter's digit limit
+            return f"<{type(value).__name__}>"
+        return text[:200] + ("..." if len(text) > 200 else "")
+    return f"<{type(value).__name__}>"
 
 
 class WatchDecoder:
@@ -196,34 +276,40 @@ class WatchDecoder:
         if not rest:
             return
         try:
-            _json.loads(rest)
-        except ValueError:
-            raise MalformedStreamError(
-                f"watch {self._resource}: stream ended inside an event "
-                f"({len(rest)} bytes without a newline: {_excerpt(rest)})"
-            ) from None
-        event = self._decode_line(rest)
+            raw = _loads(rest)
+        except (ValueError, RecursionError) as err:
+            raw = self._decode_slow(rest, err, at_end=True)
+        event = self._event_from(raw, rest)
         if event is not None:
             yield event
 
     def _decode_line(self, line: bytes | memoryview) -> WatchEvent | None:
         try:
-            raw = _json.loads(line)  # the common case: one JSON object, nothing around it
-        except ValueError:
-            raw = self._decode_slow(bytes(line))
-            if raw is None:
-                return None
+            raw = _loads(line)  # the common case: one JSON object, nothing around it
+        except (ValueError, RecursionError) as err:
+            raw = self._decode_slow(bytes(line), err)
+        return self._event_from(raw, line)
+
+    def _event_from(self, raw: Any, line: bytes | memoryview) -> WatchEvent | None:
+        if raw is _BLANK:
+            return None
         if not isinstance(raw, dict):
             raise MalformedStreamError(
-                f"watch {self._resource}: line is not a JSON object: {_excerpt(bytes(line))}"
+                f"watch {self._resource}: line is not a JSON object "
+                f"({type(raw).__name__}): {_excerpt(bytes(line))}"
             )
         type_name = raw.get("type")
         obj = raw.get("object")
+        if type_name is None:
+            raise MalformedStreamError(
+                f'watch {self._resource}: event without a "type": {_excerpt(bytes(line))}'
+            )
         try:
             event_type = EventType(type_name)
         except ValueError:
             raise MalformedStreamError(
-                f"watch {self._resource}: unknown event type {type_name!r}: {_excerpt(bytes(line))}"
+                f"watch {self._resource}: unknown event type {_excerpt_of(type_name)}: "
+                f"{_excerpt(bytes(line))}"
             ) from None
         if not isinstance(obj, dict):
             raise MalformedStreamError(
@@ -237,15 +323,40 @@ class WatchDecoder:
             )
         return WatchEvent(event_type, obj)
 
-    def _decode_slow(self, line: bytes) -> Any:
-        """A line the fast path refused: blank (None), padded with whitespace, or not JSON."""
+    def _decode_slow(self, line: bytes, refusal: BaseException, *, at_end: bool = False) -> Any:
+        """A line the fast path refused (``refusal``): blank (:data:`_BLANK`), padded with
+        whitespace, what only the standard library decodes (``NaN``), nested too deeply, or not
+        JSON. ``at_end``: the stream ended inside this line (it had no newline)."""
+        if _nesting_refused(refusal):
+            raise self._too_deep(line)
         line = line.strip()
         if not line:
-            return None  # tolerate blank lines (keep-alives from proxies)
+            return _BLANK  # tolerate blank lines (keep-alives from proxies)
+        if _nested_deeper_than(line, MAX_NESTING_DEPTH):
+            raise self._too_deep(line)
         try:
-            return _json.loads(line)
-        except ValueError as err:
-            reason = err.msg if isinstance(err, json.JSONDecodeError) else "undecodable bytes"
+            return json.loads(line)
+        except RecursionError:
+            raise self._too_deep(line) from None
+        except ValueError as err:  # UnicodeDecodeError included
+            if isinstance(err, json.JSONDecodeError):
+                reason = err.msg
+            elif isinstance(err, UnicodeDecodeError):
+                reason = f"undecodable bytes: not UTF-8, {err.reason} at byte {err.start}"
+            else:
+                reason = str(err)[:200]
+            if at_end:
+                raise MalformedStreamError(
+                    f"watch {self._resource}: stream ended inside an event ({reason}; "
+                    f"{len(line)} bytes without a newline: {_excerpt(line)})"
+                ) from None
             raise MalformedStreamError(
                 f"watch {self._resource}: line is not JSON ({reason}): {_excerpt(line)}"
             ) from None
+
+    def _too_deep(self, line: bytes) -> MalformedStreamError:
+        return MalformedStreamError(
+            f"watch {self._resource}: line is too deeply nested (more than {MAX_NESTING_DEPTH} "
+            f"levels of objects and arrays, or more than Python's recursion limit allows; "
+            f"{len(line)} bytes): {_excerpt(line)}"
+        )
