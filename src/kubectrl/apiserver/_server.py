@@ -263,8 +263,7 @@ class APIServer:
         """Stop serving (open watches end). Idempotent."""
         runner, self._runner = self._runner, None
         if runner is not None:
-            for watcher in list(self.core.hub.watchers):
-                watcher.push(None)
+            self.core.hub.drop(lambda _watcher: True)
             await runner.cleanup()
         if self._cert_dir is not None:
             shutil.rmtree(self._cert_dir, ignore_errors=True)
