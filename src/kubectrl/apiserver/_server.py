@@ -6,6 +6,14 @@ authorization (:mod:`kubectrl.apiserver._auth`), aggregated discovery, OpenAPI v
 documents, ``Table`` output, admission rules and custom subresources
 (:mod:`kubectrl.apiserver._declare`), and health checks (``/healthz``, ``/livez``,
 ``/readyz``, served to anyone).
+
+Limits, with k8s.io/apiserver's defaults: at most 400 read requests and 200 writes in flight
+(``--max-requests-inflight``, ``--max-mutating-requests-inflight``; watches are not counted, as
+the apiserver counts no long-running request), beyond which a request is answered 429 with
+``Retry-After: 1`` before its body is read (``filters/maxinflight.go``); request bodies of at
+most 3 MiB (``MaxRequestBodyBytes``), a larger one answered 413 (refused on its
+``Content-Length`` before it is read). The history is compacted every 5 minutes
+(``--etcd-compaction-interval``).
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from kubectrl.apiserver._declare import (
 )
 from kubectrl.apiserver._router import Reply, Request, Route
 from kubectrl.apiserver._status import StatusError, status_body
-from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver._storage import COMPACTION_INTERVAL, Compactor, Storage
 from kubectrl.apiserver._tls import self_signed
 from kubectrl.apiserver._watch import WatchStream
 from kubectrl.resources import CustomResource
@@ -57,8 +65,16 @@ _VERB_OF_METHOD = {
     "DELETE": "delete",
 }
 _OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE"})
-#: Request bodies larger than this are refused (the apiserver's 3 MiB object limit, doubled).
-MAX_REQUEST_BYTES = 6 * 1024 * 1024
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Request bodies larger than this are refused with 413 (k8s.io/apiserver's
+#: ``MaxRequestBodyBytes`` default).
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+#: Read requests (get, list) in flight beyond which one is refused with 429 (watches are not
+#: counted): kube-apiserver's ``--max-requests-inflight`` default.
+MAX_REQUESTS_INFLIGHT = 400
+#: Writes in flight beyond which one is refused with 429:
+#: kube-apiserver's ``--max-mutating-requests-inflight`` default.
+MAX_MUTATING_REQUESTS_INFLIGHT = 200
 
 
 def _json_response(
@@ -82,6 +98,28 @@ def _status_response(code: int, message: str, reason: str = "") -> web.Response:
     return _json_response(code, status_body(code, message, reason=reason or None))
 
 
+def _too_many_requests() -> web.Response:
+    # maxinflight.go tooManyRequests: 429 with Retry-After 1 (here with a Status body).
+    response = _status_response(
+        429, "Too many requests, please try again later.", "TooManyRequests"
+    )
+    response.headers["Retry-After"] = "1"
+    return response
+
+
+def _too_large(limit: int) -> web.Response:
+    # As the apiserver's handlers answer a body over MaxRequestBodyBytes.
+    return _status_response(
+        413, f"Request entity too large: limit is {limit}", "RequestEntityTooLarge"
+    )
+
+
+def _is_watch(request: web.Request) -> bool:
+    if request.method != "GET":
+        return False
+    return request.query.get("watch") in ("1", "true") or "/watch/" in request.path
+
+
 class APIServer:
     """An extension API server for the kinds ``models`` declare (``CustomResource``
     subclasses), served over HTTPS behind kube-apiserver's aggregation layer.
@@ -94,6 +132,14 @@ class APIServer:
       authorization (for tests on loopback only; it must be said explicitly).
     * ``namespaces``: whether a namespace exists (a write into one that does not is 404);
       ``None`` accepts any.
+    * ``compaction_interval``: seconds between compactions of the storage's history (5 minutes,
+      kube-apiserver's default; each keeps the history since the previous one), ``None`` for
+      none.
+    * ``max_requests_inflight`` and ``max_mutating_requests_inflight``: the read requests
+      (watches not counted) and the writes served at once (400 and 200, kube-apiserver's
+      defaults); one more is answered 429 with ``Retry-After``. ``0``: no limit.
+    * ``max_request_body_bytes``: the largest request body accepted (3 MiB, the apiserver's);
+      a larger one is answered 413.
 
     Admission rules (:meth:`admission`) and custom subresources (:meth:`subresource`) are
     registered before :meth:`start`.
@@ -114,9 +160,17 @@ class APIServer:
         namespaces: Callable[[str], bool] | None = None,
         clock: Clock | None = None,
         title: str = "kubectrl extension API server",
+        compaction_interval: float | None = COMPACTION_INTERVAL,
+        max_requests_inflight: int = MAX_REQUESTS_INFLIGHT,
+        max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT,
+        max_request_body_bytes: int = MAX_REQUEST_BODY_BYTES,
     ) -> None:
         if not models:
             raise ValueError("APIServer needs at least one CustomResource model to serve")
+        if min(max_requests_inflight, max_mutating_requests_inflight) < 0:
+            raise ValueError("the limits on requests in flight cannot be negative")
+        if max_request_body_bytes <= 0:
+            raise ValueError("max_request_body_bytes must be positive")
         self.clock: Clock = clock or RealClock()
         self.core = APICore(self.clock, garbage_collection=False, storage=storage)
         for info in self.core.registry.infos():  # serve only the declared kinds
@@ -128,6 +182,17 @@ class APIServer:
         self.core.store = AdmittingStore(self.core, self.resources, namespaces)
         self.auth = auth
         self.title = title
+        self.max_requests_inflight = max_requests_inflight
+        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        self.max_request_body_bytes = max_request_body_bytes
+        #: Requests in flight now: reads (watches not counted) and writes.
+        self.inflight = {False: 0, True: 0}
+        self.compactor = (
+            None
+            if compaction_interval is None
+            else Compactor(self.core.storage, self.core.lock, self.clock, compaction_interval)
+        )
+        self._compacting: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
         self._port = 0
         self._cert_dir: Path | None = None
@@ -196,7 +261,7 @@ class APIServer:
         """The aiohttp application (every path goes to one dispatcher)."""
         from aiohttp import web
 
-        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app = web.Application(client_max_size=self.max_request_body_bytes)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         return app
 
@@ -245,6 +310,8 @@ class APIServer:
             raise
         self._port = int(runner.addresses[0][1])
         self._runner = runner
+        if self.compactor is not None:
+            self._compacting = asyncio.ensure_future(self.compactor.run())
         log.info("API server serving on %s:%d", host, self._port)
 
     def _self_signed(self, host: str) -> tuple[str, str]:
@@ -262,6 +329,9 @@ class APIServer:
     async def stop(self) -> None:
         """Stop serving (open watches end). Idempotent."""
         runner, self._runner = self._runner, None
+        if self._compacting is not None:
+            self._compacting.cancel()
+            self._compacting = None
         if runner is not None:
             self.core.hub.drop(lambda _watcher: True)
             await runner.cleanup()
@@ -297,7 +367,29 @@ class APIServer:
             if user is None:
                 log.debug("401 %s %s: no credentials", request.method, request.path)
                 return _status_response(401, "Unauthorized", "Unauthorized")
-        body = await request.read()
+        if _is_watch(request):  # long-running: not counted, as maxinflight.go counts none
+            return await self._handle(request, user)
+        mutating = request.method not in _READ_METHODS
+        limit = self.max_mutating_requests_inflight if mutating else self.max_requests_inflight
+        if limit and self.inflight[mutating] >= limit:
+            log.debug("429 %s %s: %d requests in flight", request.method, request.path, limit)
+            return _too_many_requests()
+        self.inflight[mutating] += 1
+        try:
+            return await self._handle(request, user)
+        finally:
+            self.inflight[mutating] -= 1
+
+    async def _handle(self, request: web.Request, user: UserInfo | None) -> web.StreamResponse:
+        from aiohttp import web
+
+        limit = self.max_request_body_bytes
+        if request.content_length is not None and request.content_length > limit:
+            return _too_large(limit)  # refused before it is read
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:  # a body without Content-Length, cut at the limit
+            return _too_large(limit)
         core_request = Request(
             request.method,
             request.path,

@@ -10,6 +10,13 @@ Three tables: ``objects`` (the current object of every key, with the revision of
 write), ``changes`` (the history: one row per write, its object after and before, so a watch
 resumes from any revision still kept, also after a restart) and ``meta`` (the revision counter
 and the compaction point). The database runs in WAL mode; every write is one transaction.
+
+Durability: ``synchronous="FULL"`` by default, so SQLite syncs the WAL at each commit and a write
+that was answered survives a power loss or OS crash, as etcd syncs its log before it answers.
+``"NORMAL"`` syncs only at checkpoints: a crash of the process loses nothing, but a power loss
+can lose the last writes that were answered. FULL costs throughput: on the machine this was
+measured on, about 1,000-2,600 writes/s against 6,700-7,900 with NORMAL (one 1 KiB object
+updated 2,000 times).
 :meth:`SQLiteStorage.compact` deletes history rows; a read or feed from before the compaction
 point raises :class:`~kubectrl.apiserver._storage.CompactedError` (the apiserver's 410).
 
@@ -41,6 +48,8 @@ from kubectrl.apiserver._storage import (
 
 __all__ = ["SQLiteStorage"]
 
+_SYNCHRONOUS = ("FULL", "NORMAL")
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (
@@ -65,8 +74,10 @@ class SQLiteStorage(Revisions):
     """:class:`~kubectrl.apiserver._storage.Storage` in a SQLite database file.
 
     ``path``: the database file (created with its tables if missing; ``":memory:"`` for a
-    throw-away one). Safe to call from several threads; listeners are called after the write's
-    transaction commits, in revision order.
+    throw-away one). ``synchronous``: ``"FULL"`` (the default: an answered write survives a
+    power loss) or ``"NORMAL"`` (faster; the last answered writes can be lost on power loss, not
+    on a crash of the process). Safe to call from several threads; listeners are called after
+    the write's transaction commits, in revision order.
 
     Example::
 
@@ -79,12 +90,14 @@ class SQLiteStorage(Revisions):
         >>> store.close()
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        if synchronous not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
         self.path = str(path)
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
         self._revision = self._meta("revision")

@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
+import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from kubectrl._clock import Clock
 from kubectrl.errors import KubectrlError
 
 __all__ = [
+    "COMPACTION_INTERVAL",
     "Change",
     "CompactedError",
+    "Compactor",
     "KeyExistsError",
     "MemoryStorage",
     "RevisionMismatchError",
@@ -35,6 +40,12 @@ __all__ = [
     "Storage",
     "StorageError",
 ]
+
+log = logging.getLogger("kubectrl.apiserver")
+
+#: Seconds between compactions: kube-apiserver's ``--etcd-compaction-interval`` default
+#: (``storagebackend.DefaultCompactInterval``, 5 minutes).
+COMPACTION_INTERVAL = 300.0
 
 #: ``(group, plural)``: the objects of a resource, whatever version they are served at.
 Resource = tuple[str, str]
@@ -267,3 +278,41 @@ class MemoryStorage(Revisions):
         for listener in list(self._listeners):
             listener(change)
         return change
+
+
+class Compactor:
+    """Compacts a storage on a schedule, as kube-apiserver's compactor does etcd
+    (``storage/etcd3/compact.go``): every ``interval`` seconds it forgets the history before the
+    revision it saw at its previous run, so the history kept covers the last one or two
+    intervals (a watch or continue token older than that gets 410 Expired) and no more.
+    """
+
+    def __init__(
+        self, storage: Storage, lock: threading.RLock, clock: Clock, interval: float
+    ) -> None:
+        if interval <= 0:
+            raise ValueError(f"the compaction interval must be positive, not {interval!r}")
+        self.storage = storage
+        self.lock = lock
+        self.clock = clock
+        self.interval = interval
+        self._seen: int | None = None
+
+    def __repr__(self) -> str:
+        return f"Compactor(every {self.interval:g}s, next up to {self._seen})"
+
+    def tick(self) -> None:
+        """Compact up to the revision seen at the previous tick; remember the current one."""
+        with self.lock:
+            if self._seen is not None and self._seen > self.storage.compacted:
+                self.storage.compact(self._seen)
+            self._seen = self.storage.revision
+
+    async def run(self) -> None:
+        """Tick every ``interval`` seconds of the clock until cancelled."""
+        while True:
+            await self.clock.sleep(self.interval)
+            try:
+                self.tick()
+            except Exception:  # a failed compaction is retried at the next tick
+                log.exception("compaction failed")
