@@ -9,9 +9,11 @@ ClusterRole (and namespaced Roles) granting the rules the sources declare with
 :func:`kubectrl.rbac.rule` (a source may also be a :class:`~kubectrl.rbac.PolicyRule` or a list
 of them, e.g. ``kubectrl.rbac:EVENT_RULES``).
 
-``python -m kubectrl models --from-crd FILE... | --from-cluster NAME... [--version V] [--out DIR]``
+``python -m kubectrl models --from-crd FILE... | --from-cluster NAME... [--version V] [--out DIR]
+[--force]``
 writes typed models of CRDs you did not write (:mod:`kubectrl.models`): one module per CRD,
-``DIR/<plural>_<group>.py``, or the module on stdout for one CRD without ``--out``.
+``DIR/<plural>_<group>.py``, or the module on stdout for one CRD without ``--out``; a file
+there that the generator did not write is never overwritten (``--force`` does).
 ``--from-cluster`` reads the CRDs by name through the kubeconfig (``KUBECONFIG``, else
 ``~/.kube/config``, else in-cluster).
 
@@ -80,27 +82,45 @@ def _crd(args: argparse.Namespace) -> int:
 
 def _models(args: argparse.Namespace) -> int:
     from kubectrl import models
+    from kubectrl.models import _generate
 
-    definitions: list[dict[str, Any]] = []
+    definitions: list[tuple[str, dict[str, Any]]] = []
     try:
         for path in args.from_crd or ():
-            definitions.extend(models.load_crds(path))
+            definitions.extend((f"{path}: ", d) for d in models.load_crds(path))
     except models.ModelGenerationError as exc:
         raise _UsageError(str(exc)) from exc
     if args.from_cluster:
-        definitions.extend(_cluster_crds(args.from_cluster))
+        definitions.extend(("", d) for d in _cluster_crds(args.from_cluster))
     if len(definitions) > 1 and args.out is None:
         raise _UsageError(f"{len(definitions)} CRDs: give --out DIR to write a module for each")
-    try:
-        texts = [
-            (models.module_name(d), models.from_crd(d, version=args.version)) for d in definitions
-        ]
-    except models.ModelGenerationError as exc:
-        raise _UsageError(str(exc)) from exc
+    texts: list[tuple[str, str]] = []
+    for source, definition in definitions:
+        try:
+            name = models.module_name(definition)
+            texts.append((name, models.from_crd(definition, version=args.version)))
+        except models.ModelGenerationError as exc:
+            # The message names the CRD and the field; the file too, when it came from one.
+            raise _UsageError(f"{source}{exc}") from exc
     if args.out is None:
         sys.stdout.write(texts[0][1])
         return 0
     out = Path(args.out)
+    seen: set[str] = set()
+    for name, _ in texts:
+        path = out / f"{name}.py"
+        if name in seen:
+            raise _UsageError(f"two CRDs would both be written to {path}; generate them apart")
+        seen.add(name)
+        # Never overwrite a file the generator did not write (a hand-written __init__.py is
+        # one CRD name away: plural "", group "_init__"), nor write through a symlink.
+        if not args.force and (
+            path.is_symlink() or (path.exists() and not _generate.written_by_generator(path))
+        ):
+            raise _UsageError(
+                f"{path} exists and was not written by `python -m kubectrl models` (no "
+                f"{_generate.MARKER!r} line); refusing to overwrite it (--force overwrites)"
+            )
     out.mkdir(parents=True, exist_ok=True)
     for name, text in texts:
         path = out / f"{name}.py"
@@ -209,6 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     models.add_argument("--version", metavar="V", help="only this version (default: all)")
     models.add_argument("--out", metavar="DIR", help="write DIR/<plural>_<group>.py per CRD")
+    models.add_argument(
+        "--force",
+        action="store_true",
+        help="with --out, overwrite files the generator did not write (default: refuse)",
+    )
     models.set_defaults(run=_models, label="models")
 
     rbac = commands.add_parser(

@@ -8,10 +8,96 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.composer
+import yaml.nodes
 
-from kubectrl.models._generate import ModelGenerationError, from_crd, module_name
+from kubectrl.models import _render
+from kubectrl.models._generate import (
+    MAX_DEPTH,
+    MAX_NODES,
+    ModelGenerationError,
+    _shown,
+    from_crd,
+    module_name,
+)
 
 __all__ = ["assert_up_to_date", "load_crds"]
+
+# A CRD file's size bound: a CRD must fit in one kube-apiserver request (3 MiB); a file of several
+# CRDs (an operator's bundle) may hold many. Reading is linear in the size (aliases are refused).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+# What YAML aliases may add to a document: ALIAS_ALLOWANCE values, plus ALIAS_FACTOR times the
+# values written in it. Sharing one schema between versions adds a factor of the version count
+# (the corpus's httproutes CRD: 0.8); a 1.2 kB "billion laughs" CRD: about 7,000.
+ALIAS_FACTOR = 16
+ALIAS_ALLOWANCE = 10_000
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that bounds each document while it is composed, before anything is
+    expanded: its nesting (MAX_DEPTH), its values counted as the JSON they become, aliases
+    expanded (MAX_NODES), and what aliases add (at most ALIAS_FACTOR times the values written,
+    beyond ALIAS_ALLOWANCE). An alias inside the node it names (a cycle) is refused.
+
+    CRD files use aliases to share a schema between versions (a factor of the version count);
+    a "billion laughs" file uses them to turn 1.2 kB into 2^16 schema nodes (a factor of
+    thousands), which took 12 s and a 3.8 MB module to generate."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._values = 0  # the document's JSON values, aliases expanded
+        self._aliased = 0  # of which reached through aliases
+        self._sizes: dict[str, int] = {}  # anchor -> its values, expanded
+
+    def compose_document(self) -> yaml.nodes.Node | None:
+        self._values = self._aliased = 0
+        self._sizes = {}
+        return super().compose_document()
+
+    def _refuse(self, problem: str) -> yaml.composer.ComposerError:
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        return yaml.composer.ComposerError(None, None, problem, mark)
+
+    def compose_node(self, parent: yaml.nodes.Node | None, index: int) -> yaml.nodes.Node | None:
+        # A mapping's keys are composed with index None: they are not values of their own.
+        is_key = isinstance(parent, yaml.MappingNode) and index is None
+        if self.check_event(yaml.AliasEvent):
+            anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]
+            if anchor in self.anchors and anchor not in self._sizes:
+                raise self._refuse(f"*{anchor} is inside &{anchor} (a cycle); refused")
+            size = self._sizes.get(anchor, 0)
+            self._values += size
+            self._aliased += size
+            self._check()
+            return super().compose_node(parent, index)
+        anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]
+        before = self._values
+        if not is_key:
+            self._values += 1
+            self._check()
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise self._refuse(f"nested deeper than {MAX_DEPTH} levels; refused")
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if anchor is not None:
+            self._sizes[anchor] = self._values - before
+        return node
+
+    def _check(self) -> None:
+        if self._values > MAX_NODES:
+            raise self._refuse(
+                f"more than {MAX_NODES} values in one document (aliases expanded); refused"
+            )
+        written = self._values - self._aliased
+        if self._aliased > ALIAS_ALLOWANCE + ALIAS_FACTOR * written:
+            raise self._refuse(
+                f"aliases expand the document to more than {ALIAS_FACTOR} times the "
+                f"{written} values written in it (a YAML bomb?); refused"
+            )
 
 
 def load_crds(path: str | Path) -> list[dict[str, Any]]:
@@ -32,9 +118,22 @@ def load_crds(path: str | Path) -> list[dict[str, Any]]:
     """
     path = Path(path)
     try:
-        documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ModelGenerationError(f"{path}: cannot read a CRD: {exc}") from exc
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ModelGenerationError(
+                f"{path}: {size} bytes; refusing a CRD file over {MAX_FILE_BYTES} bytes"
+            )
+        loader = _BoundedLoader(path.read_text(encoding="utf-8"))
+        loader.name = str(path)
+        try:
+            documents = []
+            while loader.check_data():  # type: ignore[no-untyped-call]
+                documents.append(loader.get_data())
+        finally:
+            loader.dispose()
+    except (OSError, UnicodeError, yaml.YAMLError) as exc:
+        message = _render.escaped(str(exc), newlines=True)
+        raise ModelGenerationError(f"{path}: cannot read a CRD: {message}") from exc
     crds: list[dict[str, Any]] = []
     for index, document in enumerate(documents, 1):
         if document is None:
@@ -42,7 +141,7 @@ def load_crds(path: str | Path) -> list[dict[str, Any]]:
         kind = document.get("kind") if isinstance(document, Mapping) else type(document).__name__
         if kind != "CustomResourceDefinition":
             raise ModelGenerationError(
-                f"{path}: document {index} is a {kind}, not a CustomResourceDefinition"
+                f"{path}: document {index} is a {_shown(kind)}, not a CustomResourceDefinition"
             )
         crds.append(document)
     if not crds:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import keyword
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 from pydantic.alias_generators import to_camel, to_snake
 
@@ -20,7 +23,22 @@ __all__ = ["ModelGenerationError", "from_crd", "module_name"]
 
 class ModelGenerationError(_errors.KubectrlError, ValueError):
     """The input is not a CustomResourceDefinition models can be generated from (not a CRD, no
-    versions, a version without a schema, an unknown ``version``); the message names it."""
+    versions, a version without a schema, an unknown ``version``, a malformed or oversized
+    schema); the message names the CRD and the field."""
+
+
+# Bounds on a CRD read from a file or given as a value: how deep its JSON nests and how many JSON
+# values it holds. The corpus (tests/data/crds, modelled on widely used operators' CRDs) nests at
+# most 20 levels and its largest CRD has 7,020 values (generated in about 90 ms, so ~13 us a
+# value); a CRD must fit in one kube-apiserver request (3 MiB) and one etcd object (1.5 MiB by
+# default), which holds a few hundred thousand values at most. Deeper or larger is refused.
+MAX_DEPTH = 128
+MAX_NODES = 200_000
+# The longest part of a class name taken from one property name (class names concatenate the
+# names on the path, so a long name would be repeated in every class below it).
+_MAX_HINT = 64
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NOT_IDENTIFIER_CHAR = re.compile(r"[^A-Za-z0-9_]")
 
 
 _MISSING: Any = object()
@@ -65,7 +83,8 @@ def module_name(definition: Mapping[str, Any]) -> str:
     """
     spec = _spec(definition)
     name = f"{spec['names']['plural']}_{spec['group']}"
-    return re.sub(r"\W", "_", name).lower()
+    # ASCII only: the name is a file name and a module name, never a path (no `/`, no `..`).
+    return _NOT_IDENTIFIER_CHAR.sub("_", name).lower()
 
 
 def _spec(definition: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -80,12 +99,95 @@ def _spec(definition: Mapping[str, Any]) -> Mapping[str, Any]:
         raise ModelGenerationError(
             "a CustomResourceDefinition needs spec.group, spec.names and spec.versions"
         )
+    names = spec["names"]
+    where = _crd_name(definition)
+    for field, value in (
+        ("spec.group", spec["group"]),
+        ("spec.names.plural", names.get("plural") if isinstance(names, Mapping) else None),
+    ):
+        if not isinstance(value, str) or not value:
+            raise ModelGenerationError(f"{where}: {field} must be a non-empty string")
+    if not isinstance(spec["versions"], list):
+        raise ModelGenerationError(f"{where}: spec.versions must be a list")
     return spec
 
 
+def _crd_name(definition: Mapping[str, Any]) -> str:
+    """The CRD's name for messages (escaped: it is untrusted text)."""
+    metadata = definition.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name:
+        spec = definition.get("spec")
+        names = spec.get("names") if isinstance(spec, Mapping) else None
+        plural = names.get("plural") if isinstance(names, Mapping) else None
+        group = spec.get("group") if isinstance(spec, Mapping) else None
+        name = f"{plural}.{group}" if plural or group else "the CustomResourceDefinition"
+    return _shown(name)
+
+
+def _shown(value: Any) -> str:
+    """Untrusted text as a message or a comment shows it: on one line, nothing invisible."""
+    return r.comment(value) if isinstance(value, str) else repr(value)
+
+
 def _camel_class(text: str) -> str:
-    words = re.split(r"[^0-9a-zA-Z]+", text)
-    return "".join(w[:1].upper() + w[1:] for w in words if w)
+    words = re.split(r"[^0-9a-zA-Z]+", unicodedata.normalize("NFKC", text))
+    return "".join(w[:1].upper() + w[1:] for w in words if w)[:_MAX_HINT]
+
+
+def _check_json(definition: Mapping[str, Any], where: str) -> None:
+    """Refuse what is not JSON (NaN, infinities, non-string keys, YAML dates or bytes), nests
+    deeper than MAX_DEPTH (a cycle does) or holds more than MAX_NODES values, naming the field.
+
+    Iterative, so a deep or cyclic value cannot exhaust the stack; linear in the values walked.
+    """
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(definition, ())]
+    count = 0
+    while stack:
+        value, path = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise ModelGenerationError(
+                f"{where}: more than {MAX_NODES} JSON values; refusing a CRD this large "
+                "(a kube-apiserver request holds 3 MiB)"
+            )
+        if len(path) > MAX_DEPTH:
+            raise ModelGenerationError(
+                f"{where}: {_path_text(path[:8])}...: nested deeper than {MAX_DEPTH} levels "
+                "(or a cycle); refusing it"
+            )
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise ModelGenerationError(
+                        f"{where}: {_path_text(path)}: key {_shown(key)} is not a string "
+                        "(JSON keys are strings: quote it)"
+                    )
+                stack.append((item, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ModelGenerationError(
+                    f"{where}: {_path_text(path)}: {value!r} is not a JSON number"
+                )
+        elif not (value is None or isinstance(value, (str, int, bool))):
+            raise ModelGenerationError(
+                f"{where}: {_path_text(path)}: {type(value).__name__} {_shown(value)} is not a "
+                "JSON value (quote it to make it a string)"
+            )
+
+
+def _path_text(path: Sequence[Any]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out or "(the document)"
 
 
 @dataclasses.dataclass
@@ -121,6 +223,7 @@ class _Typed:
 @dataclasses.dataclass
 class _FieldOut:
     name: str
+    wire: str
     annotation: r.Expr
     default: r.Expr | None
     doc: str
@@ -143,31 +246,99 @@ class _Module:
         self.imports: dict[str, set[str]] = {}
         self.classes: list[_ClassOut] = []
         self.class_names: set[str] = set()
+        self._next_class: dict[str, int] = {}
 
     def use(self, module: str, name: str) -> str:
         self.imports.setdefault(module, set()).add(name)
         return name
 
     def class_name(self, wanted: str) -> str:
+        """A new class name from ``wanted`` (ASCII letters and digits): ``M`` before a digit,
+        ``Model`` after a keyword (``None``) or a name the module uses, then ``2``, ``3``...
+        until unused. The number to try next is kept per name, so n classes wanting one name
+        take O(n) checks, not O(n^2)."""
         name = wanted if wanted and not wanted[0].isdigit() else f"M{wanted}"
-        if name in _RESERVED:
+        if name in _RESERVED or keyword.iskeyword(name):
             name += "Model"
-        candidate, n = name, 2
-        while candidate in self.class_names:
-            candidate, n = f"{name}{n}", n + 1
+        candidate = name
+        if candidate in self.class_names:
+            n = self._next_class.get(name, 2)
+            while f"{name}{n}" in self.class_names:
+                n += 1
+            self._next_class[name] = n + 1
+            candidate = f"{name}{n}"
         self.class_names.add(candidate)
         return candidate
 
 
+class _FieldNames:
+    """The attribute names of one class's fields, unique, found in linear time."""
+
+    def __init__(self, wires: Sequence[str]) -> None:
+        self.wires = frozenset(wires)
+        self.used: set[str] = set()
+        self._next: dict[str, int] = {}
+
+    def _free(self, name: str, wire: str) -> bool:
+        return not (
+            # Hard keywords only: soft keywords (match, case, type, _) are valid attribute names,
+            # and 3.12 made `type` one, so checking them made the output depend on the version.
+            keyword.iskeyword(name)
+            or name in _RESERVED
+            or name in _MODEL_ATTRIBUTES
+            or name in self.used
+            # Models accept a field by its Python name too, so `foo_bar` for `fooBar` would
+            # also read the property `foo_bar`.
+            or (name in self.wires and name != wire)
+        )
+
+    def unique(self, base: str, wire: str) -> str:
+        """``base``, else ``base_``, else ``base_2``, ``base_3``...: the first that is free. The
+        number to try next is kept per base (a number taken once stays taken), so the checks
+        are O(1) amortized per name: 8,000 names with one base make about 24,000, not 32 million
+        as appending ``_`` until free did (with names 8,000 characters long)."""
+        for candidate in (base, f"{base}_"):
+            if self._free(candidate, wire):
+                self.used.add(candidate)
+                return candidate
+        n = self._next.get(base, 2)
+        while not self._free(f"{base}_{n}", wire):
+            n += 1
+        self._next[base] = n + 1
+        self.used.add(f"{base}_{n}")
+        return f"{base}_{n}"
+
+
 class _Generator:
-    def __init__(self, module: _Module) -> None:
+    def __init__(self, module: _Module, crd_name: str) -> None:
         self.module = module
+        self.crd_name = crd_name
+        #: Where the generator is (the version, the schema path): what an error names.
+        self.version = ""
+        self.where = ""
+
+    def fail(self, problem: str, path: str | None = None) -> ModelGenerationError:
+        where = self.where if path is None else path
+        place = f"version {_shown(self.version)}: " if self.version else ""
+        if where:
+            place += f"{_shown(where)}: "
+        return ModelGenerationError(f"{self.crd_name}: {place}{problem}")
 
     # --- nodes -----------------------------------------------------------------------------
 
     def node(self, schema: Mapping[str, Any], path: str, hint: str) -> _Typed:
         """The Python type of one schema node (never drops it: what it cannot express becomes
         ``Any``, kept by the server as preserve-unknown-fields, with a comment saying why)."""
+        outer, self.where = self.where, path
+        typed = self._node(schema, path, hint)
+        self.where = outer  # not restored on an error: the error names the innermost node
+        return typed
+
+    def _node(self, schema: Mapping[str, Any], path: str, hint: str) -> _Typed:
+        if isinstance(schema, Mapping):
+            malformed = _malformed(schema)
+            if malformed is not None:
+                raise self.fail(malformed, path or "openAPIV3Schema")
         problem = self._inexpressible(schema)
         if problem is not None:
             return self._fallback(path, problem)
@@ -425,15 +596,13 @@ class _Generator:
     ) -> None:
         properties: Mapping[str, Any] = rest.pop("properties", {}) or {}
         required = set(rest.pop("required", ()) or ())
-        used: set[str] = set()
+        names = _FieldNames(list(properties))
         for wire, prop in properties.items():
             if wire in skip:
                 continue
             field_path = f"{path}.{wire}" if path else wire
             typed = self.node(prop, field_path, f"{hint}{_camel_class(wire)}")
-            out.fields.append(
-                self._field(wire, prop, typed, wire in required, used, set(properties))
-            )
+            out.fields.append(self._field(wire, prop, typed, wire in required, names))
         for rule in rest.pop("x-kubernetes-validations", None) or []:
             out.rules.append(self._rule(rule))
         keep = {"type", "description"} | (_USE_SITE if use_site else set())
@@ -448,10 +617,9 @@ class _Generator:
         prop: Mapping[str, Any],
         typed: _Typed,
         required: bool,
-        used: set[str],
-        wires: set[str],
+        names: _FieldNames,
     ) -> _FieldOut:
-        name, alias = _python_name(wire, used, wires)
+        name, alias = _python_name(wire, names)
         default: r.Expr | None = None
         literal_default = typed.default is not _MISSING and typed.literal_default and not required
         annotation = typed.annotation(
@@ -473,7 +641,7 @@ class _Generator:
         else:
             default = value
         doc = prop.get("description", "") if isinstance(prop, Mapping) else ""
-        return _FieldOut(name, annotation, default, str(doc or ""), typed.comments)
+        return _FieldOut(name, wire, annotation, default, str(doc or ""), typed.comments)
 
     # --- the custom resource ---------------------------------------------------------------
 
@@ -486,12 +654,15 @@ class _Generator:
     ) -> None:
         spec = definition["spec"]
         names = spec["names"]
-        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        self.version, self.where = "", ""
+        schema = version.get("schema")
+        schema = schema.get("openAPIV3Schema") if isinstance(schema, Mapping) else None
         if not isinstance(schema, Mapping):
-            raise ModelGenerationError(
-                f"{definition.get('metadata', {}).get('name', '?')}: version "
-                f"{version.get('name')!r} has no schema.openAPIV3Schema"
-            )
+            raise self.fail(f"version {version.get('name')!r} has no schema.openAPIV3Schema")
+        self.version = version["name"]
+        malformed = _malformed(schema)
+        if malformed is not None:
+            raise self.fail(malformed, "openAPIV3Schema")
         name = self.module.class_name(class_name)
         kind = names["kind"]
         bases: list[r.Item] = [r.Atom(self.module.use("kubectrl.resources", "CustomResource"))]
@@ -575,6 +746,62 @@ class _Generator:
         return r.call(self.module.use("kubectrl.resources", "Scale"), **kwargs)
 
 
+_NUMBERS = ("minimum", "maximum", "multipleOf")
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+_FLAGS = (
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "nullable",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-embedded-resource",
+)
+_TEXTS = ("type", "format", "pattern", "description", "x-kubernetes-list-type")
+_RULE_TEXTS = ("rule", "message", "messageExpression", "fieldPath", "reason")
+
+
+def _malformed(schema: Mapping[str, Any]) -> str | None:
+    """What in a schema node the generator reads is not the JSON type the API defines (the
+    kube-apiserver refuses such a CRD; the generator says so rather than guess), or ``None``."""
+    for key in _TEXTS:
+        if key in schema and not isinstance(schema[key], str):
+            return f"{key} must be a string, not {_shown(schema[key])}"
+    for key in _NUMBERS:
+        value = schema.get(key)
+        if key in schema and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"{key} must be a number, not {_shown(value)}"
+    for key in _COUNTS:
+        value = schema.get(key)
+        if key in schema and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"{key} must be an integer, not {_shown(value)}"
+    for key in _FLAGS:
+        if key in schema and not isinstance(schema[key], bool):
+            return f"{key} must be true or false, not {_shown(schema[key])}"
+    if "properties" in schema and not isinstance(schema["properties"], Mapping):
+        return "properties must be an object"
+    for key in ("required", "x-kubernetes-list-map-keys"):
+        value = schema.get(key)
+        if key in schema and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            return f"{key} must be a list of strings"
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        return "enum must be a list"
+    rules = schema.get("x-kubernetes-validations")
+    if "x-kubernetes-validations" in schema and not (
+        isinstance(rules, list)
+        and all(
+            isinstance(rule, Mapping)
+            and isinstance(rule.get("rule"), str)
+            and all(isinstance(rule.get(k, ""), str) for k in _RULE_TEXTS)
+            and isinstance(rule.get("optionalOldSelf", False), bool)
+            for rule in rules
+        )
+    ):
+        return "x-kubernetes-validations must be a list of {rule: string, ...}"
+    return None
+
+
 def _flat_any(typed: _Typed) -> bool:
     """Whether a node is a bare ``Any`` (no markers, constraints or extras)."""
     return (
@@ -586,29 +813,25 @@ def _flat_any(typed: _Typed) -> bool:
     )
 
 
-def _python_name(wire: str, used: set[str], wires: set[str]) -> tuple[str, str | None]:
+def _python_name(wire: str, names: _FieldNames) -> tuple[str, str | None]:
     """The attribute name of a property and the alias it needs (``None``: the automatic
     camelCase of the name is the property name, unambiguously).
 
-    The name is never another property's wire name: models accept a field by its Python name
-    too, so ``foo_bar`` for ``fooBar`` would also read the property ``foo_bar``."""
-    name = to_snake(wire)
-    name = re.sub(r"\W", "_", name).strip("_") or "field"
+    The name is ASCII: Python reads identifiers after NFKC normalisation, so a fullwidth
+    ``replicas`` (U+FF52...) written as an attribute *is* ``replicas`` (it replaced that field)
+    and a mathematical-bold ``model_config`` (U+1D426...) is ``model_config``. The property name
+    is normalised first (so the fullwidth ``replicas`` becomes ``replicas_``, aliased), anything
+    left that is not an ASCII letter, digit or ``_`` becomes ``_``, and the JSON name stays exact
+    in ``alias=``.
+    The name is never a keyword, a name the module uses, a pydantic attribute (``model_*``,
+    ``copy``, ``dict``...), another field's name or another property's wire name."""
+    name = to_snake(unicodedata.normalize("NFKC", wire))
+    name = _NOT_IDENTIFIER_CHAR.sub("_", name).strip("_") or "field"
     if name[0].isdigit():
         name = f"f_{name}"
     if name.startswith("model_"):
         name = f"x_{name}"
-    while (
-        # Hard keywords only: soft keywords (match, case, type, _) are valid attribute names, and
-        # 3.12 made `type` one, so checking them made the output depend on the Python version.
-        keyword.iskeyword(name)
-        or name in _RESERVED
-        or name in _MODEL_ATTRIBUTES
-        or name in used
-        or (name in wires and name != wire)
-    ):
-        name += "_"
-    used.add(name)
+    name = names.unique(name, wire)
     automatic = to_camel(name)
     ambiguous = _crd._ambiguous_initialism(name) is not None
     if automatic == wire and not (ambiguous and automatic != name):
@@ -638,43 +861,71 @@ def from_crd(definition: Mapping[str, Any], *, version: str | None = None) -> st
         True
     """
     spec = _spec(definition)
-    versions = [v for v in spec["versions"] if isinstance(v, Mapping)]
+    where = _crd_name(definition)
+    _check_json(definition, where)
+    if not isinstance(spec["names"].get("kind"), str) or not spec["names"]["kind"]:
+        raise ModelGenerationError(f"{where}: spec.names.kind must be a non-empty string")
+    versions = spec["versions"]
+    for index, entry in enumerate(versions):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            raise ModelGenerationError(f"{where}: spec.versions[{index}] has no name")
     if not versions:
-        raise ModelGenerationError("the CustomResourceDefinition has no versions")
+        raise ModelGenerationError(f"{where}: the CustomResourceDefinition has no versions")
     if version is not None:
         chosen = [v for v in versions if v.get("name") == version]
         if not chosen:
-            known = ", ".join(str(v.get("name")) for v in versions)
+            known = ", ".join(_shown(v["name"]) for v in versions)
             raise ModelGenerationError(f"no version {version!r} in the CRD (it has {known})")
         versions = chosen
     module = _Module()
-    generator = _Generator(module)
+    generator = _Generator(module, where)
     kind = _camel_class(spec["names"]["kind"])
-    for entry in versions:
-        name = kind if len(versions) == 1 else f"{kind}{_camel_class(entry['name'])}"
-        generator.resource(definition, entry, name, len(versions))
-    crd_name = (definition.get("metadata") or {}).get("name") or (
-        f"{spec['names']['plural']}.{spec['group']}"
-    )
-    notes: list[str] = []
-    strategy = (spec.get("conversion") or {}).get("strategy", "None")
-    if strategy != "None":
-        notes.append(
-            f"The CRD converts versions with strategy {strategy}: pass its spec.conversion to "
-            "kubectrl.crd.generate(..., conversion=...) to write the same CRD back."
+    try:
+        for entry in versions:
+            name = kind if len(versions) == 1 else f"{kind}{_camel_class(entry['name'])}"
+            generator.resource(definition, entry, name, len(versions))
+        crd_name = (definition.get("metadata") or {}).get("name") or (
+            f"{spec['names']['plural']}.{spec['group']}"
         )
-    return _module_text(module, crd_name, notes)
+        notes: list[str] = []
+        strategy = (spec.get("conversion") or {}).get("strategy", "None")
+        if strategy != "None":
+            notes.append(
+                f"The CRD converts versions with strategy {strategy}: pass its spec.conversion "
+                "to kubectrl.crd.generate(..., conversion=...) to write the same CRD back."
+            )
+        text = _module_text(module, str(crd_name), notes)
+    except ModelGenerationError:
+        raise
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+        # A CRD the kube-apiserver would refuse, in a way no check above names: still an error
+        # naming the CRD and the field, not a traceback.
+        problem = f"cannot generate models: {type(exc).__name__}: {_shown(str(exc))}"
+        raise generator.fail(problem) from exc
+    _verify(text, module, where)
+    return text
 
 
 _IMPORT_ORDER = ("typing", "pydantic", "kubectrl.resources")
+#: The line of a generated module's docstring that says the generator wrote it: ``--out`` only
+#: overwrites a file whose docstring has it.
+MARKER = "Generated by ``python -m kubectrl models``; do not edit: regenerate from the CRD."
+
+
+def written_by_generator(path: str | Path) -> bool:
+    """Whether the file at ``path`` is a module the generator wrote (its docstring has the
+    :data:`MARKER` line); ``False`` for anything else, including a file that does not parse."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    doc = ast.get_docstring(tree, clean=False)
+    return doc is not None and MARKER in doc.splitlines()
 
 
 def _module_text(module: _Module, crd_name: str, notes: list[str]) -> str:
     out: list[str] = []
-    doc = (
-        f"Models of the CustomResourceDefinition {crd_name}.\n\n"
-        "Generated by ``python -m kubectrl models``; do not edit: regenerate from the CRD."
-    )
+    doc = f"Models of the CustomResourceDefinition {crd_name}.\n\n{MARKER}"
     if notes:
         doc += "\n\n" + "\n".join(notes)
     out.extend(r.docstring(doc, 0))
@@ -716,8 +967,139 @@ def _module_text(module: _Module, crd_name: str, notes: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
+# What a generated module's expressions may be made of: literals, the names it imports or defines,
+# calls of the imported names, subscripts, `A | B` and `-1`. No attribute access, no lambda, no
+# comprehension, no operator but `|` and unary `-`.
+_EXPRESSION_NODES = (
+    ast.Constant, ast.Name, ast.Call, ast.keyword, ast.Subscript, ast.Tuple, ast.List, ast.Dict,
+    ast.BinOp, ast.BitOr, ast.UnaryOp, ast.USub, ast.Load,
+)  # fmt: skip
+_BUILTIN_TYPES = frozenset({"bool", "dict", "float", "int", "list", "str", "None"})
+
+
+def _verify(text: str, module: _Module, crd: str) -> None:
+    """Refuse a module that is not exactly what the generator meant to write: it must parse,
+    hold the docstring, the imports and the classes and nothing else at the top level, each
+    class its docstring, ``model_config`` when it has one, and its fields (with their
+    docstrings) and nothing else, under the names intended (Python reads names NFKC-normalised:
+    a name that changes on normalisation does not match), with expressions made only of
+    literals, those names and calls of the imported names. Escaping makes this hold; the check
+    makes sure of it, so a CRD can never put code in its models."""
+
+    def refuse(problem: str, cls: _ClassOut | None = None, field: str | None = None) -> NoReturn:
+        place = ""
+        if cls is not None:
+            place = f" in class {cls.name}"
+            if field is not None:
+                place += f" at the field for property {field!r}"
+        raise ModelGenerationError(
+            f"{crd}: refusing the generated module{place}: {problem} (a generator bug or a "
+            "CRD written to inject code)"
+        )
+
+    try:
+        tree = ast.parse(text.encode("utf-8"))
+    except (SyntaxError, ValueError, UnicodeError) as exc:
+        refuse(f"it does not parse ({type(exc).__name__}: {_shown(str(exc))})")
+    imported = {name for names in module.imports.values() for name in names}
+    classes = {cls.name for cls in module.classes}
+    known = imported | classes | _BUILTIN_TYPES
+
+    def check_expression(expr: ast.AST, cls: _ClassOut | None, field: str | None) -> None:
+        for node in ast.walk(expr):
+            if not isinstance(node, _EXPRESSION_NODES):
+                refuse(f"unexpected {type(node).__name__} in an expression", cls, field)
+            if isinstance(node, ast.Name) and node.id not in known:
+                refuse(f"unknown name {_shown(node.id)}", cls, field)
+            if isinstance(node, ast.Call) and not (
+                isinstance(node.func, ast.Name) and node.func.id in imported
+            ):
+                refuse("a call of something the module does not import", cls, field)
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.BitOr):
+                refuse("an operator other than |", cls, field)
+            if isinstance(node, ast.keyword) and node.arg is None:
+                refuse("a ** argument", cls, field)
+
+    def is_docstring(stmt: ast.stmt) -> bool:
+        return (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        )
+
+    body = list(tree.body)
+    if body and is_docstring(body[0]):
+        body.pop(0)
+    imports = [s for s in body if isinstance(s, ast.ImportFrom)]
+    wanted_imports = {name: sorted(names) for name, names in module.imports.items()}
+    found_imports = {
+        s.module or "": sorted(a.name for a in s.names if a.asname is None and s.level == 0)
+        for s in imports
+    }
+    if body[: len(imports)] != imports or found_imports != wanted_imports:
+        refuse("its imports are not the generator's")
+    definitions = body[len(imports) :]
+    if len(definitions) != len(module.classes):
+        refuse("the top level holds other statements than the classes")
+    for stmt, cls in zip(definitions, module.classes, strict=True):
+        if not isinstance(stmt, ast.ClassDef) or stmt.name != cls.name:
+            refuse("the top level holds other statements than the classes", cls)
+        _verify_class(stmt, cls, refuse, check_expression, is_docstring)
+
+
+def _verify_class(
+    stmt: ast.ClassDef,
+    cls: _ClassOut,
+    refuse: Callable[..., NoReturn],
+    check_expression: Callable[[ast.AST, _ClassOut | None, str | None], None],
+    is_docstring: Callable[[ast.stmt], bool],
+) -> None:
+    decorators = ["rules"] if cls.rules else []
+    found = [
+        d.func.id
+        for d in stmt.decorator_list
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Name)
+    ]
+    if found != decorators or len(stmt.decorator_list) != len(decorators):
+        refuse("its decorators are not the generator's", cls)
+    for expr in [*stmt.decorator_list, *stmt.bases, *stmt.keywords]:
+        check_expression(expr, cls, None)
+    body = list(stmt.body)
+    if body and is_docstring(body[0]):
+        body.pop(0)
+    if cls.extra:
+        config = body.pop(0) if body else None
+        if not (
+            isinstance(config, ast.Assign)
+            and len(config.targets) == 1
+            and isinstance(config.targets[0], ast.Name)
+            and config.targets[0].id == "model_config"
+        ):
+            refuse("model_config is not where the generator puts it", cls)
+        check_expression(config.value, cls, None)
+    fields = iter(cls.fields)
+    if not cls.fields and len(body) == 1 and isinstance(body[0], ast.Pass):
+        return
+    expected = next(fields, None)
+    for index, item in enumerate(body):
+        wire = expected.wire if expected is not None else None
+        if isinstance(item, ast.AnnAssign) and expected is not None:
+            target = item.target
+            if not (isinstance(target, ast.Name) and target.id == expected.name and item.simple):
+                refuse("a field's name is not the one intended", cls, wire)
+            check_expression(item.annotation, cls, wire)
+            if item.value is not None:
+                check_expression(item.value, cls, wire)
+            expected = next(fields, None)
+        elif not (is_docstring(item) and index > 0 and isinstance(body[index - 1], ast.AnnAssign)):
+            refuse(f"an unexpected {type(item).__name__} statement", cls, wire)
+    if expected is not None:
+        refuse("a field is missing", cls, expected.wire)
+
+
 def _class_lines(cls: _ClassOut) -> list[str]:
-    out: list[str] = [f"# {c}" for c in cls.comments]
+    # Comments carry schema text (property names, unknown keys): escaped onto one line.
+    out: list[str] = [f"# {r.comment(c)}" for c in cls.comments]
     if cls.rules:
         out.extend(_prefixed("@", r.call("rules", *cls.rules), 0, ""))
     header = r.Group(f"class {cls.name}", "(", ")", tuple(cls.bases))
@@ -731,7 +1113,7 @@ def _class_lines(cls: _ClassOut) -> list[str]:
         body.extend(_prefixed(f"{r.INDENT}model_config = ", config, 1, ""))
         body.append("")
     for field in cls.fields:
-        body.extend(f"{r.INDENT}# {c}" for c in field.comments)
+        body.extend(f"{r.INDENT}# {r.comment(c)}" for c in field.comments)
         body.extend(_field_lines(field))
         if field.doc.strip():
             body.extend(r.docstring(field.doc, 1))

@@ -8,7 +8,7 @@ one element per line with a trailing comma (which keeps ruff from joining it bac
 from __future__ import annotations
 
 import dataclasses
-import re
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,7 +61,12 @@ def literal(value: Any) -> Expr:
     """A JSON value as a Python literal."""
     if value is None or isinstance(value, bool):
         return Atom(repr(value))
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return Atom(repr(value))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            # repr gives `nan` / `inf`: names, not literals (and not JSON numbers either).
+            raise TypeError(f"not a JSON number: {value!r}")
         return Atom(repr(value))
     if isinstance(value, str):
         return string(value)
@@ -150,14 +155,43 @@ def _splittable(expr: Item) -> bool:
     return False
 
 
-# What a docstring cannot hold as itself: control characters (a NUL is not even allowed in
-# Python source; the others would be invisible or end a line for str.splitlines). Newlines and
-# tabs were handled before; the rest are written as escapes of the same text.
-_UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What a docstring or a comment cannot hold as itself: a NUL is not even allowed in Python
+# source; the other control characters, the line and paragraph separators and the format
+# characters (bidi overrides, zero-width characters) would end a line for str.splitlines (or for
+# the tokenizer, in a comment), be invisible, or show a reader other text than Python reads. They
+# are exactly the characters str.isprintable refuses (with the non-ASCII spaces, escaped too so
+# that nothing is invisible), and are written as escapes of the same text.
 
 
-def _escaped(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escaped(text: str, *, newlines: bool = False) -> str:
+    """``text`` with each character ``str.isprintable`` refuses (but ``\\n`` if ``newlines``)
+    written as its Python escape (``\\x00``, ``\\u202e``, ``\\U000e0001``)."""
+    if (text.replace("\n", "") if newlines else text).isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        if char.isprintable() or (newlines and char == "\n"):
+            out.append(char)
+            continue
+        code = ord(char)
+        if char in _SHORT:
+            out.append(_SHORT[char])
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
+def comment(text: str) -> str:
+    """Text for a ``# comment``: on one line whatever it holds (backslashes doubled, line ends and
+    every other unprintable character escaped), so it can never end the comment."""
+    return escaped(text.replace("\\", "\\\\"))
 
 
 def docstring(text: str, indent: int) -> list[str]:
@@ -165,7 +199,7 @@ def docstring(text: str, indent: int) -> list[str]:
     continuation lines removed, closing quotes on their own line when there are several lines."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(8)
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    text = _UNWRITABLE.sub(_escaped, text)
+    text = escaped(text, newlines=True)
     raw = [line.rstrip() for line in text.split("\n")]
     while raw and not raw[0].strip():
         raw.pop(0)
