@@ -131,11 +131,48 @@ def unknown_fields(
     if info.crd:
         unknown: list[str] = []
         _custom(info.schemas.get(version), tree, "", True, found, unknown)
-        return found + [f'unknown field "{f}"' for f in sorted(unknown)]
+        return found + [f"unknown field {go_quote(f)}" for f in sorted(unknown)]
     name = definition_of(info, version)
     if name is not None:
         _builtin({"$ref": name}, tree, "", found)
     return found
+
+
+_GO_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def go_quote(text: str) -> str:
+    r"""``text`` quoted as Go's ``strconv.Quote`` (``%q``) does: how the apiserver's decoder
+    names a field in ``unknown field "..."``, control characters escaped.
+
+    Example::
+
+        >>> print(go_quote("a\r\nb\x01é"))
+        "a\r\nb\x01é"
+    """
+    out = []
+    for c in text:
+        if c in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[c])
+        elif c.isprintable():
+            out.append(c)
+        elif ord(c) < 0x80:
+            out.append(f"\\x{ord(c):02x}")
+        elif ord(c) < 0x10000:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(f"\\U{ord(c):08x}")
+    return '"' + "".join(out) + '"'
 
 
 def _join(path: str, key: str) -> str:
@@ -158,13 +195,13 @@ def _builtin(schema: Mapping[str, Any], value: Any, path: str, found: list[str])
         for key, item in _items(value):
             where = _join(path, key)
             if key in seen:
-                found.append(f'duplicate field "{where}"')
+                found.append(f"duplicate field {go_quote(where)}")
             seen.add(key)
             if isinstance(props, Mapping):
                 sub = props.get(key)
                 if sub is None:
                     if key not in ("apiVersion", "kind") or path:
-                        found.append(f'unknown field "{where}"')
+                        found.append(f"unknown field {go_quote(where)}")
                     continue
                 _builtin(sub, item, where, found)
             elif isinstance(extra, Mapping):
@@ -188,7 +225,7 @@ def _custom(
         seen: set[str] = set()
         for key, _ in _items(value):
             if key in seen:
-                found.append(f'duplicate field "{_join(path, key)}"')
+                found.append(f"duplicate field {go_quote(_join(path, key))}")
             seen.add(key)
     if schema is None:
         return
