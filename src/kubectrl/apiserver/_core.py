@@ -15,15 +15,27 @@ from __future__ import annotations
 
 import base64
 import copy
-import importlib
 import json
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
 from kubectrl.apiserver import _apply, _builtin_types, _field_validation, _patch
-from kubectrl.apiserver._objects import assign, now_string, render
+from kubectrl.apiserver._objects import (
+    MAX_DEPTH,
+    MAX_OBJECT_BYTES,
+    MAX_REQUEST_BYTES,
+    NotPlainError,
+    assign,
+    check_plain,
+    decode_json,
+    decode_yaml,
+    encoded_size,
+    now_string,
+    render,
+)
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._router import Reply, Request, Route, route
@@ -35,6 +47,7 @@ from kubectrl.apiserver._status import (
     StatusError,
     bad_request,
     conflict,
+    invalid,
     not_found,
 )
 from kubectrl.apiserver._storage import CompactedError, MemoryStorage, Storage
@@ -105,6 +118,14 @@ class APICore:
 
     def serve(self, found: Route, request: Request) -> Reply | WatchStream:
         """Serve a routed request (raises :class:`~kubectrl.apiserver._status.StatusError`)."""
+        if found.verb in ("list", "watch"):
+            _check_int_params(request.params)
+        if request.body and len(request.body) > MAX_REQUEST_BYTES:
+            raise StatusError.make(
+                413,
+                f"Request entity too large: limit is {MAX_REQUEST_BYTES}",
+                reason="RequestEntityTooLarge",
+            )
         if found.verb == "watch":
             return self.hub.open(
                 found.info,
@@ -116,7 +137,7 @@ class APICore:
         with self.lock:
             self._warnings: list[str] = []
             code, out = self._serve(found, request)
-            warnings = tuple(self._warnings)
+            warnings = tuple(_header_safe(text) for text in self._warnings)
         return Reply(code, out, warnings=warnings)
 
     def _validate_fields(
@@ -157,8 +178,9 @@ class APICore:
             return 200, render(info, version, obj, metadata_only)
         if found.verb == "list":
             return 200, self._list(info, version, ns, params, metadata_only)
+        _check_dry_run(found.verb, params)
         content_type = request.content_type
-        body = _decode(request.body, content_type)
+        body = _decode(request.body, content_type, info.kind, version)
         if found.verb in ("create", "update") and isinstance(body, dict):
             raw = _json_body(request)
             # a key given twice is decoded into the same Go field (objects merge)
@@ -172,8 +194,10 @@ class APICore:
             if not isinstance(body, dict):
                 raise bad_request("the body of the request must be a JSON object")
             _check_type(info, version, body)
+            _check_custom_metadata(info, version, body)
             self._validate_fields(info, version, body, validation, raw=_json_body(request))
             ns = _body_namespace(info, ns, body)
+            _check_size(body)
             created = self.store.create(info, version, ns, body, manager=manager, dry_run=dry_run)
             return 201, render(info, version, created)
         if found.verb == "update":
@@ -182,8 +206,10 @@ class APICore:
             if sub == "scale":
                 return 200, self._update_scale(info, version, ns, name, body, dry_run)
             _check_type(info, version, body)
+            _check_custom_metadata(info, version, body)
             self._validate_fields(info, version, body, validation, raw=_json_body(request))
             _body_namespace(info, ns, body)
+            _check_size(body)
             body_name = (body.get("metadata") or {}).get("name")
             if body_name and body_name != name:
                 raise bad_request(
@@ -201,6 +227,9 @@ class APICore:
                 info, version, ns, name, sub, content_type, body, manager, dry_run, validation
             )
         options = body if isinstance(body, dict) else {}
+        given = options.get("dryRun")
+        if given not in (None, [], ["All"]):
+            raise _unsupported_dry_run("DeleteOptions", given)
         if found.verb == "delete":
             return self.store.delete(
                 info, version, ns, name, options, dry_run or options.get("dryRun") == ["All"]
@@ -354,6 +383,7 @@ class APICore:
             )
         if not isinstance(new, dict):
             raise bad_request("the patched object is not a JSON object")
+        _check_result(new)
         if sub == "scale":
             return self._update_scale(info, version, ns, name, new, dry_run)
         self._validate_fields(info, version, new, validation, patch=True)
@@ -364,6 +394,8 @@ class APICore:
                 f"the name of the object ({patched_meta.get('name')}) "
                 f"does not match the name on the URL ({name})"
             )
+        _check_custom_metadata(info, version, new)
+        _check_size(new)
         updated = self.store.update(
             info, version, ns, name, new, sub=sub, manager=manager, dry_run=dry_run
         )
@@ -391,6 +423,7 @@ class APICore:
         if sub == "scale":
             raise FeatureNotImplementedError("server-side apply to the scale subresource")
         _check_type(info, version, patch)
+        _check_custom_metadata(info, version, patch)
         if not patch.get("apiVersion") or not patch.get("kind"):
             raise bad_request("apiVersion and kind must be set in an apply patch")
         meta = patch.get("metadata") or {}
@@ -417,6 +450,7 @@ class APICore:
             )
             body.setdefault("metadata", {})["name"] = name
             managed = body["metadata"].pop("managedFields", None)
+            _check_size(body)
             created = self.store.create(
                 info, version, ns, body, manager=None, dry_run=dry_run, managed_fields=managed
             )
@@ -435,6 +469,8 @@ class APICore:
             subresource=sub,
             has_status=info.status,
         )
+        _check_result(result)
+        _check_size(result)
         updated = self.store.update(
             info,
             version,
@@ -480,16 +516,114 @@ def _json_body(request: Request) -> bytes | None:
     return request.body if request.content_type == "application/json" else None
 
 
-def _decode(raw: bytes, content_type: str) -> Any:
+def _decode(raw: bytes, content_type: str, kind: str, version: str) -> Any:
     if not raw:
         return None
+    if content_type == _APPLY:
+        return decode_yaml(raw)
+    return decode_json(raw, kind, version)
+
+
+def _check_result(obj: Any) -> None:
+    """A patch or apply result stays plain JSON within :data:`MAX_DEPTH` (its parts were)."""
     try:
-        if content_type == _APPLY:
-            yaml: Any = importlib.import_module("yaml")
-            return yaml.safe_load(raw.decode())
-        return json.loads(raw)
-    except ValueError as err:
-        raise bad_request(f"the body of the request could not be decoded: {err}") from None
+        check_plain(obj)
+    except NotPlainError as err:
+        if err.problem != "depth":
+            raise
+        raise bad_request(
+            f"the patched object nests deeper than {MAX_DEPTH} (invalid character "
+            f"'{err.detail}' exceeded max depth)"
+        ) from None
+
+
+def _check_size(obj: Mapping[str, Any]) -> None:
+    # etcd refuses a write over its --max-request-bytes; the apiserver passes on its error
+    if encoded_size(obj) > MAX_OBJECT_BYTES:
+        raise StatusError(
+            500,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": "etcdserver: request is too large",
+                "code": 500,
+            },
+        )
+
+
+_OPTIONS = {
+    "create": "CreateOptions",
+    "update": "UpdateOptions",
+    "patch": "PatchOptions",
+    "delete": "DeleteOptions",
+    "deletecollection": "DeleteOptions",
+}
+
+
+def _unsupported_dry_run(options: str, given: Any) -> StatusError:
+    values = given if isinstance(given, list) else [given]
+    message = (
+        f'Unsupported value: {json.dumps(values, separators=(",", ":"))}: supported values: "All"'
+    )
+    return invalid(options, "meta.k8s.io", "", [("FieldValueNotSupported", "dryRun", message)])
+
+
+def _check_dry_run(verb: str, params: Mapping[str, str]) -> None:
+    # apimachinery ValidateDryRun: "All" is the one value; anything else is a 422 and nothing
+    # is written
+    if "dryRun" in params and params["dryRun"] != "All":
+        raise _unsupported_dry_run(_OPTIONS[verb], params["dryRun"])
+
+
+def _check_int_params(params: Mapping[str, str]) -> None:
+    # limit and timeoutSeconds are int64 query parameters: strconv.ParseInt's errors are 400s
+    for key in ("limit", "timeoutSeconds"):
+        value = params.get(key)
+        if not value:
+            continue
+        if not _INT.fullmatch(value):
+            raise bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax')
+        if not -(2**63) <= int(value) < 2**63:
+            raise bad_request(f'strconv.ParseInt: parsing "{value}": value out of range')
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_GO_TYPES = {bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
+
+
+def _check_custom_metadata(info: ResourceInfo, version: str, body: Mapping[str, Any]) -> None:
+    """A custom resource's labels and annotations decode into ObjectMeta's
+    ``map[string]string``: another value type is the decoder's 400; a null is an empty
+    string."""
+    if not info.crd:
+        return
+    meta = body.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    for field in ("labels", "annotations"):
+        values = meta.get(field)
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if value is None:
+                values[key] = ""
+            elif not isinstance(value, str):
+                go_type = _GO_TYPES.get(type(value), "number")
+                raise bad_request(
+                    f'{info.kind} in version "{version}" cannot be handled as a {info.kind}: '
+                    f"json: cannot unmarshal {go_type} into Go struct field "
+                    f"ObjectMeta.{field} of type string"
+                )
+
+
+def _header_safe(text: str) -> str:
+    """A warning's text fit for a header: control characters as Go's ``%q`` writes them
+    (a CR or LF in a header ends it, or the connection)."""
+    return "".join(
+        c if c.isprintable() else json.dumps(c)[1:-1].replace("\\u00", "\\x") for c in text
+    )
 
 
 def _check_type(info: ResourceInfo, version: str, body: Mapping[str, Any]) -> None:

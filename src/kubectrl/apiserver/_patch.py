@@ -15,7 +15,14 @@ from typing import Any
 
 from kubectrl.apiserver._status import StatusError, bad_request
 
-__all__ = ["MERGE_KEYS", "json_patch", "merge_patch", "strategic_merge_patch"]
+__all__ = [
+    "MAX_COPY_BYTES",
+    "MAX_JSON_PATCH_OPERATIONS",
+    "MERGE_KEYS",
+    "json_patch",
+    "merge_patch",
+    "strategic_merge_patch",
+]
 
 #: List field name -> merge key, for strategic merge patch and server-side apply on built-ins.
 #: ``ports`` is keyed by ``containerPort`` inside a container and by ``port`` elsewhere.
@@ -35,6 +42,13 @@ MERGE_KEYS: dict[str, str] = {
     "topologySpreadConstraints": "topologyKey",
     "ports": "port",
 }
+#: The most operations one JSON patch may have (apiserver handlers/patch.go
+#: ``maxJSONPatchOperations``): more is a 413.
+MAX_JSON_PATCH_OPERATIONS = 10000
+#: How many bytes a JSON patch's ``copy`` operations may add in all (the apiserver's
+#: ``JSONPatchMaxCopyBytes``, 3 MiB, as json-patch's ``AccumulatedCopySizeLimit``): more is
+#: the 422 of a failed patch.
+MAX_COPY_BYTES = 3 * 1024 * 1024
 #: Primitive lists merged as sets.
 MERGED_PRIMITIVES = {"finalizers"}
 
@@ -119,7 +133,15 @@ def json_patch(doc: Any, operations: Any) -> Any:
             "the server rejected our request due to an error in "
             "our request: a JSON patch is a list of operations"
         )
+    if len(operations) > MAX_JSON_PATCH_OPERATIONS:
+        raise StatusError.make(
+            413,
+            "Request entity too large: The allowed maximum operations in a JSON patch is "
+            f"{MAX_JSON_PATCH_OPERATIONS}, got {len(operations)}",
+            reason="RequestEntityTooLarge",
+        )
     doc = copy.deepcopy(doc)
+    copied = 0
     for op in operations:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise bad_request(
@@ -138,6 +160,11 @@ def json_patch(doc: Any, operations: Any) -> Any:
             continue
         if kind in ("move", "copy"):
             value = _get(doc, str(op.get("from", "")))
+            if kind == "copy":
+                # each copy's JSON counts against the limit before it is made
+                copied += _size(value)
+                if copied > MAX_COPY_BYTES:
+                    raise _rejected()
             if kind == "move":
                 doc = _remove(doc, str(op["from"]))
             doc = _add(doc, path, copy.deepcopy(value))
@@ -154,6 +181,11 @@ def json_patch(doc: Any, operations: Any) -> Any:
         else:
             raise _rejected()
     return doc
+
+
+def _size(value: Any) -> int:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _rejected() -> StatusError:
