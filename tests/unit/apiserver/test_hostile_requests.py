@@ -126,7 +126,7 @@ def _alias_bomb(levels: int, leaf: str = '"lol"') -> str:
 
 def test_a_json_patch_of_copies_is_refused_once_its_copies_pass_3_mib(core: APICore) -> None:
     # Each copy doubles spec: 13 of them from 1 KiB make 8 MiB. Measured: the refusal peaks
-    # at about 9 MiB of Python memory (3 MiB of copies and their JSON); 64 MiB is the bound.
+    # at 4.8 MiB of traced memory (3 MiB of copies and their JSON); 64 MiB is the bound.
     assert _send(core, "POST", BLOBS, _blob("copies", {"a": "x" * 1024})).code == 201
     ops = [{"op": "copy", "from": "/spec", "path": f"/spec/c{i}"} for i in range(13)]
     answer, peak = _peak(lambda: _send(core, "PATCH", f"{BLOBS}/copies", ops, JSON_PATCH))
@@ -155,7 +155,7 @@ def test_an_apply_whose_aliases_expand_past_the_limits_is_refused_before_it_is_b
     core: APICore, field: str
 ) -> None:
     # The review's 501-byte body: 9**8 (43 million) leaves. Measured: refused with a peak of
-    # about 0.5 MiB, the node graph walked once (each node once: the work is bounded by the
+    # under 1 MiB, the node graph walked once (each node once: the work is bounded by the
     # body's size before any value is built); 16 MiB is the bound.
     bomb = _alias_bomb(8)
     target = "spec: {x: *a8}" if field == "spec" else "s: *a8"
