@@ -14,9 +14,9 @@ and the compaction point). The database runs in WAL mode; every write is one tra
 Durability: ``synchronous="FULL"`` by default, so SQLite syncs the WAL at each commit and a write
 that was answered survives a power loss or OS crash, as etcd syncs its log before it answers.
 ``"NORMAL"`` syncs only at checkpoints: a crash of the process loses nothing, but a power loss
-can lose the last writes that were answered. FULL costs throughput: on the machine this was
-measured on, about 1,000-2,600 writes/s against 6,700-7,900 with NORMAL (one 1 KiB object
-updated 2,000 times).
+can lose the last writes that were answered. FULL costs throughput: measured on one machine
+(one 1 KiB object updated 2,000 times, runs under varying load), 450-2,600 writes/s against
+2,600-7,900 with NORMAL, three to six times fewer.
 :meth:`SQLiteStorage.compact` deletes history rows; a read or feed from before the compaction
 point raises :class:`~kubectrl.apiserver._storage.CompactedError` (the apiserver's 410).
 
