@@ -9,6 +9,8 @@ e.g. containers by name) and staging/src/k8s.io/apiserver/pkg/endpoints/handlers
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from contract_helpers import CM, DEPLOY, Target, configmap, deployment, unique
 
@@ -275,3 +277,21 @@ async def test_apply_with_a_stale_resource_version_conflicts(target: Target) -> 
     with pytest.raises(ConflictError):
         await c.apply(stale, field_manager="alpha")
     assert (await c.get(CM, name, namespace=ns))["data"] == {"v": "2"}
+
+
+async def test_an_apply_that_creates_answers_201_and_one_that_updates_200(target: Target) -> None:
+    """Upstream: handlers/patch.go answers 201 Created when the patch (an apply) created the
+    object (``wasCreated``), 200 otherwise."""
+    ns, name = target.namespace, unique("apply201")
+    body = _desired(name, ns, owner="alpha")
+    async with target.config.async_httpx_client() as http:
+        codes = []
+        for _ in range(2):
+            response = await http.patch(
+                f"/api/v1/namespaces/{ns}/configmaps/{name}",
+                params={"fieldManager": "alpha"},
+                content=json.dumps(body).encode(),
+                headers={"Content-Type": "application/apply-patch+yaml"},
+            )
+            codes.append(response.status_code)
+    assert codes == [201, 200]

@@ -222,7 +222,7 @@ class APICore:
             return 200, render(info, version, updated)
         if found.verb == "patch":
             if content_type == _APPLY:
-                return 200, self._apply(info, version, ns, name, sub, body, params, dry_run)
+                return self._apply(info, version, ns, name, sub, body, params, dry_run)
             return 200, self._patch(
                 info, version, ns, name, sub, content_type, body, manager, dry_run, validation
             )
@@ -411,7 +411,9 @@ class APICore:
         patch: Any,
         params: Mapping[str, str],
         dry_run: bool,
-    ) -> dict[str, Any]:
+    ) -> tuple[int, dict[str, Any]]:
+        """The answer to an apply: 201 with the object when it created it, else 200 (as
+        handlers/patch.go answers, by ``wasCreated``)."""
         if not isinstance(patch, dict):
             raise bad_request("the body of an apply patch must be an object")
         manager = params.get("fieldManager")
@@ -454,7 +456,7 @@ class APICore:
             created = self.store.create(
                 info, version, ns, body, manager=None, dry_run=dry_run, managed_fields=managed
             )
-            return render(info, version, created)
+            return 201, render(info, version, created)
         rv = meta.get("resourceVersion")
         if rv and str(rv) != existing["metadata"]["resourceVersion"]:
             raise conflict(info.plural, info.group, name, MODIFIED)
@@ -483,7 +485,7 @@ class APICore:
             precondition_rv=False,
             applied=True,
         )
-        return render(info, version, updated)
+        return 200, render(info, version, updated)
 
     def _delete_collection(
         self,

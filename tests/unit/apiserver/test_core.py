@@ -176,7 +176,7 @@ async def test_an_object_created_by_apply_is_stored_and_watched_with_its_managed
         body=b"{apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: v}}",
     )
     created = reply(core.handle(applied))
-    assert created.code == 200
+    assert created.code == 201  # handlers/patch.go: an apply that created the object
     assert [m["manager"] for m in created.body["metadata"]["managedFields"]] == ["me"]
     async for line in stream:
         event = json.loads(line)
