@@ -524,7 +524,8 @@ def _wire_name(walk: _Walk, path: str, model: type[BaseModel], name: str, field:
 
     A name made by the alias generator from a snake_case name with an initialism in it
     (``is_ca``: ``isCa`` or ``isCA``?) is refused: a wrong guess is a field the server prunes."""
-    wire = field.serialization_alias or field.alias
+    # an alias may be "" (a CRD property named ""): only None means no alias
+    wire = field.serialization_alias if field.serialization_alias is not None else field.alias
     # alias_priority 2 is an alias the user wrote; 1 (or none) is the alias generator's.
     automatic = (field.alias_priority or 1) < 2
     if wire is None:
@@ -543,7 +544,8 @@ def _wire_name(walk: _Walk, path: str, model: type[BaseModel], name: str, field:
             f"writes {word.upper()!r} ({upper!r}); say which the CRD uses with "
             f"Field(alias={upper!r}) or Field(alias={wire!r})",
         )
-    wire = wire or name
+    if wire is None:
+        wire = name
     accepted = _validation_names(model, name, field)
     if wire not in accepted:
         raise walk.fail(
