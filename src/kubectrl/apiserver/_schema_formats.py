@@ -40,16 +40,16 @@ _RGB = (
     r"^rgb\(\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])"
     r"\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*\)$"
 )
-_TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
+_TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))\Z")
 _BASE64 = re.compile(
-    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
+    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})\Z"
 )
 _MAC = re.compile(
     r"^([0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\2){4}[0-9A-Fa-f]{2}"
     r"|[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\3){6}[0-9A-Fa-f]{2}"
     r"|[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\4){18}[0-9A-Fa-f]{2}"
     r"|(?:[0-9A-Fa-f]{4}\.){2}[0-9A-Fa-f]{4}|(?:[0-9A-Fa-f]{4}\.){3}[0-9A-Fa-f]{4}"
-    r"|(?:[0-9A-Fa-f]{4}\.){9}[0-9A-Fa-f]{4})$"
+    r"|(?:[0-9A-Fa-f]{4}\.){9}[0-9A-Fa-f]{4})\Z"
 )
 
 
@@ -114,13 +114,13 @@ def _byte(text: str) -> bool:
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 _DOT_ATOM = rf"{_ATEXT}(?:\.{_ATEXT})*"
 _QUOTED = r'"(?:[^"\\\r\n]|\\.)*"'
-_ADDRESS = re.compile(rf"^(?:{_DOT_ATOM}|{_QUOTED})@(?:{_DOT_ATOM}|\[[^\[\]\\]*\])$")
+_ADDRESS = re.compile(rf"^(?:{_DOT_ATOM}|{_QUOTED})@(?:{_DOT_ATOM}|\[[^\[\]\\]*\])\Z")
 
 
 def _email(text: str) -> bool:
     # net/mail.ParseAddress: "local@domain" or "Name <local@domain>"; the local part a dot-atom
     # or a quoted string, the domain a dot-atom or a [literal]
-    address = text.strip()
+    address = text.strip(" \t")  # spaces around it, as the parser skips; not a newline
     named = re.fullmatch(r"[^<>]*<([^<>]+)>", address)
     if named is not None:
         address = named.group(1)
@@ -144,7 +144,9 @@ def _uri(text: str) -> bool:
     return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text))
 
 
-_GO_DURATION = re.compile(r"^[-+]?(?:0|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)$")
+_GO_DURATION = re.compile(
+    r"^[-+]?(?:0|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)\Z"
+)
 _UNIT_MATCH = re.compile(r"([0-9]+)\s*([A-Za-zµ]+)")
 _UNITS = (
     ("ns", "nano"),
