@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -220,13 +219,6 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
 
 # --------------------------------------------------------------------------- structural schema
 
-_TYPE_NAMES = {
-    "string": (str,),
-    "boolean": (bool,),
-    "object": (dict,),
-    "array": (list,),
-}
-
 
 def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
     """Fill ``default`` values in place, as the apiserver does on create, update and read."""
@@ -274,139 +266,3 @@ def prune(schema: Mapping[str, Any] | None, value: Any, top: bool = False) -> An
         for item in value:
             prune(schema["items"], item)
     return value
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (dict, list)):
-        return '"' + type(value).__name__ + '"'
-    return str(value)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def validate(
-    schema: Mapping[str, Any] | None, value: Any, path: str = ""
-) -> list[tuple[str, str, str]]:
-    """``(cause type, field, message)`` for each violation, worded like the apiserver's."""
-    if not schema:
-        return []
-    errors: list[tuple[str, str, str]] = []
-    where = path or "<root>"
-    if value is None and schema.get("nullable"):
-        return []
-    typ = schema.get("type")
-    if typ and not schema.get("x-kubernetes-int-or-string"):
-        ok = (
-            (typ == "integer" and isinstance(value, int) and not isinstance(value, bool))
-            or (typ == "number" and _number(value))
-            or (typ in _TYPE_NAMES and isinstance(value, _TYPE_NAMES[typ]))
-        )
-        if not ok:
-            shown = {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-                type(value),
-                "integer" if isinstance(value, int) else "number" if _number(value) else "null",
-            )
-            return [
-                (
-                    "FieldValueTypeInvalid",
-                    where,
-                    f'Invalid value: "{shown}": {where} in body must be of type {typ}: "{shown}"',
-                )
-            ]
-    if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join(_show(v) for v in schema["enum"])
-        errors.append(
-            (
-                "FieldValueNotSupported",
-                where,
-                f"Unsupported value: {_show(value)}: supported values: {allowed}",
-            )
-        )
-    if _number(value):
-        if "minimum" in schema and value < schema["minimum"]:
-            errors.append(
-                (
-                    "FieldValueInvalid",
-                    where,
-                    (
-                        f"Invalid value: {_show(value)}: {where} in body should "
-                        f"be greater than or equal to {schema['minimum']}"
-                    ),
-                )
-            )
-        if "maximum" in schema and value > schema["maximum"]:
-            errors.append(
-                (
-                    "FieldValueInvalid",
-                    where,
-                    (
-                        f"Invalid value: {_show(value)}: {where} in body "
-                        f"should be less than or equal to {schema['maximum']}"
-                    ),
-                )
-            )
-    if isinstance(value, str):
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            errors.append(
-                (
-                    "FieldValueTooLong",
-                    where,
-                    f"Too long: may not be more than {schema['maxLength']} bytes",
-                )
-            )
-        elif "minLength" in schema and len(value) < schema["minLength"]:
-            errors.append(
-                (
-                    "FieldValueInvalid",
-                    where,
-                    (
-                        f"Invalid value: {_show(value)}: {where} in body "
-                        f"should be at least {schema['minLength']} chars long"
-                    ),
-                )
-            )
-        elif "pattern" in schema and not re.search(schema["pattern"], value):
-            errors.append(
-                (
-                    "FieldValueInvalid",
-                    where,
-                    (
-                        f"Invalid value: {_show(value)}: {where} in "
-                        f"body should match '{schema['pattern']}'"
-                    ),
-                )
-            )
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for name in schema.get("required") or ():
-            if name not in value:
-                errors.append(
-                    ("FieldValueRequired", f"{path}.{name}" if path else name, "Required value")
-                )
-        for name, item in value.items():
-            sub = props.get(name)
-            if sub is None and isinstance(schema.get("additionalProperties"), Mapping):
-                sub = schema["additionalProperties"]
-            if sub is not None and not (not path and name in ("apiVersion", "kind", "metadata")):
-                errors.extend(validate(sub, item, f"{path}.{name}" if path else name))
-    if isinstance(value, list):
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            errors.append(
-                (
-                    "FieldValueTooMany",
-                    where,
-                    f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
-                )
-            )
-        if isinstance(schema.get("items"), Mapping):
-            for i, item in enumerate(value):
-                errors.extend(validate(schema["items"], item, f"{where}[{i}]"))
-    return errors
