@@ -55,6 +55,7 @@ from kubectrl.errors import (
     APIConnectionError,
     MalformedResponseError,
     RequestTimeoutError,
+    TransportError,
     api_error_from_response,
 )
 from kubectrl.labels import LabelSelectorLike, selector_string
@@ -194,6 +195,35 @@ def _reason(err: BaseException) -> str:
     "Invalid character in chunk size", is in the text)."""
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _wire_error(
+    err: Exception, *, server: str, verb: str, resource: str, waited: str
+) -> TransportError:
+    """The client's error for what went wrong on the wire, its reason in the message:
+    :class:`MalformedResponseError` for an answer that broke HTTP or a limit,
+    :class:`APIConnectionError` for a connection that failed (``connect_failed`` when nothing
+    was sent), :class:`RequestTimeoutError` (saying ``waited``) for a timeout."""
+    if isinstance(err, ResponseRefusedError):
+        return MalformedResponseError(str(err), verb=verb, resource=resource)
+    if isinstance(err, httpx.DecodingError):
+        return MalformedResponseError(
+            f"the response body does not decode: {_reason(err)}", verb=verb, resource=resource
+        )
+    if isinstance(err, httpx.ConnectError):
+        return APIConnectionError(
+            f"cannot connect to {server}: {_reason(err)}",
+            verb=verb,
+            resource=resource,
+            connect_failed=True,
+        )
+    if isinstance(err, (httpx.TimeoutException, asyncio.TimeoutError)):
+        reason = _reason(err) if isinstance(err, httpx.TimeoutException) else ""
+        reason = reason or "TimeoutError: no whole answer within the total timeout"
+        return RequestTimeoutError(f"{reason}, {waited}", verb=verb, resource=resource)
+    return APIConnectionError(
+        f"connection to {server} failed: {_reason(err)}", verb=verb, resource=resource
+    )
 
 
 def _dumps(body: Any) -> bytes:
@@ -345,35 +375,13 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                         self._http_request(method, self._url(path, query), content, headers),
                         self.config.request_timeout,
                     )
-            except ResponseRefusedError as err:
-                raise MalformedResponseError(str(err), verb=verb, resource=label) from err
-            except httpx.ConnectError as err:
-                raise APIConnectionError(
-                    f"cannot connect to {self.config.server}: {_reason(err)}",
-                    verb=verb,
-                    resource=label,
-                    connect_failed=True,
-                ) from err
-            except (httpx.TimeoutException, asyncio.TimeoutError) as err:
-                reason = _reason(err) if isinstance(err, httpx.TimeoutException) else ""
-                if not reason:
-                    reason = "no whole answer within the total timeout"
-                raise RequestTimeoutError(
-                    f"{type(err).__name__} after {time.monotonic() - started:.1f} s: {reason} "
-                    f"(read idle {self.config.timeout:g} s, total "
-                    f"{self.config.request_timeout} s)",
-                    verb=verb,
-                    resource=label,
-                ) from err
-            except httpx.DecodingError as err:
-                raise MalformedResponseError(
-                    f"the response body does not decode: {_reason(err)}", verb=verb, resource=label
-                ) from err
-            except httpx.TransportError as err:
-                raise APIConnectionError(
-                    f"connection to {self.config.server} failed: {_reason(err)}",
-                    verb=verb,
-                    resource=label,
+            except (httpx.TransportError, httpx.DecodingError, asyncio.TimeoutError) as err:
+                waited = (
+                    f"after {time.monotonic() - started:.1f} s (read idle "
+                    f"{self.config.timeout:g} s, total {self.config.request_timeout} s)"
+                )
+                raise _wire_error(
+                    err, server=self.config.server, verb=verb, resource=label, waited=waited
                 ) from err
             log.debug(
                 "request",
@@ -810,22 +818,9 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
                 verb=verb,
                 resource=label,
             ) from None
-        except ResponseRefusedError as err:
-            raise MalformedResponseError(str(err), verb=verb, resource=label) from err
-        except httpx.ConnectError as err:
-            raise APIConnectionError(
-                f"cannot connect to {self.config.server}: {_reason(err)}",
-                verb=verb,
-                resource=label,
-                connect_failed=True,
-            ) from err
-        except httpx.TimeoutException as err:
-            raise RequestTimeoutError(
-                f"opening the stream: {_reason(err)}", verb=verb, resource=label
-            ) from err
         except httpx.TransportError as err:
-            raise APIConnectionError(
-                f"stream request failed: {_reason(err)}", verb=verb, resource=label
+            raise _wire_error(
+                err, server=self.config.server, verb=verb, resource=label, waited="opening it"
             ) from err
         if "warning" in response.headers:
             handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
@@ -835,13 +830,13 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             try:
                 raw, decoded = await read_body(response, limit)
                 body = raw if decoded else decode_body(response.headers.raw, raw, limit)
-            except ResponseRefusedError as err:
-                raise MalformedResponseError(str(err), verb=verb, resource=label) from err
             except httpx.TransportError as err:
-                raise APIConnectionError(
-                    f"reading the {response.status_code} answer: {_reason(err)}",
+                raise _wire_error(
+                    err,
+                    server=self.config.server,
                     verb=verb,
                     resource=label,
+                    waited=f"reading its {response.status_code} answer",
                 ) from err
             raise api_error_from_response(
                 response.status_code,
