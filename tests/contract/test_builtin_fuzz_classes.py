@@ -14,6 +14,7 @@ pkg/apis/apps/validation/validation.go (selectors and templates), pkg/apis/core/
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -61,9 +62,10 @@ async def test_a_deployments_annotations_bump_its_generation(target: Target) -> 
     c, ns, name = target.client, target.namespace, unique("dep")
     body = daemon_set(name, ns) | {"kind": "Deployment"}
     created = await c.create(body)
+    generation = created["metadata"]["generation"]
     created["metadata"]["annotations"] = {"a": "b"}
-    updated = await c.update(created)
-    assert updated["metadata"]["generation"] == created["metadata"]["generation"] + 1
+    updated = await c.update(created)  # refreshes ``created`` too
+    assert updated["metadata"]["generation"] == generation + 1
 
 
 async def test_requests_are_stored_as_canonical_quantities(target: Target) -> None:
@@ -154,7 +156,8 @@ async def test_a_services_empty_target_port_is_its_port(target: Target) -> None:
         "metadata": {"name": name, "namespace": ns},
         "spec": {"selector": {"app": "x"}, "ports": [{"port": 80, "targetPort": ""}]},
     }
-    created = await c.create(service, dry_run=True)
+    # A copy: a write (dry run too) refreshes the body, and ``service`` is sent again below.
+    created = await c.create(copy.deepcopy(service), dry_run=True)
     assert created["spec"]["ports"][0]["targetPort"] == 80
     service["spec"]["ports"][0]["targetPort"] = "Bad_Name"
     service["spec"]["selector"] = {"app": "a/b/c"}

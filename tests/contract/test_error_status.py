@@ -6,6 +6,8 @@ NewNotFound, NewInvalid, NewConflict: reason, code, details.name/group/kind and 
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from contract_helpers import CM, Target, configmap, unique
 
@@ -34,7 +36,7 @@ async def test_already_exists_names_the_group_of_a_custom_resource(target: Targe
     c, ns, name = target.client, target.namespace, unique("dupw")
     kind = await target.widget()
     obj = {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
-    await c.create(obj)
+    await c.create(copy.deepcopy(obj))  # ``obj`` is created again, as written
     with pytest.raises(AlreadyExistsError) as info:
         await c.create(obj)
     group = kind[0].split("/")[0]

@@ -254,10 +254,11 @@ async def test_a_float_for_a_stored_integer_moves_the_generation(target: Target)
     # the strategy compares the decoded float 3.0 with the stored 3; 3 is what is stored
     kind = await thing_kind(target, {"type": "object", "properties": {"n": {"type": "number"}}})
     created = await target.client.create(thing(kind, target.namespace, {"n": 3}))
+    generation = created["metadata"]["generation"]
     created["spec"]["n"] = 3.0
-    updated = await target.client.update(created)
+    updated = await target.client.update(created)  # refreshes ``created`` too
     assert updated["spec"] == {"n": 3}
-    assert updated["metadata"]["generation"] == created["metadata"]["generation"] + 1
+    assert updated["metadata"]["generation"] == generation + 1
 
 
 async def test_the_paths_of_a_list_defaults_errors(target: Target) -> None:

@@ -11,6 +11,7 @@ the foregroundDeletion finalizer and stays until the garbage collector removed i
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -24,7 +25,7 @@ async def test_generate_name_appends_five_characters(target: Target) -> None:
     obj = configmap("", ns)
     del obj["metadata"]["name"]
     obj["metadata"]["generateName"] = "gen-"
-    first = await c.create(obj)
+    first = await c.create(copy.deepcopy(obj))  # ``obj`` keeps only its generateName
     second = await c.create(obj)
     assert re.fullmatch(r"gen-[a-z0-9]{5}", first["metadata"]["name"])
     assert first["metadata"]["name"] != second["metadata"]["name"]
@@ -150,7 +151,7 @@ async def test_custom_resource_update_needs_a_resource_version(target: Target) -
     c, ns, name = target.client, target.namespace, unique("uncondcr")
     kind = await target.widget()
     obj = {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
-    await c.create(obj)
+    await c.create(copy.deepcopy(obj))  # ``obj`` stays without a resourceVersion
     with pytest.raises(InvalidError) as info:
         await c.update({**obj, "spec": {"color": "x"}})
     assert "metadata.resourceVersion" in {cause.field for cause in info.value.causes}

@@ -44,6 +44,7 @@ from kubectrl.client._paths import check_request
 from kubectrl.client._pod_logs import PodLogs
 from kubectrl.client._pods import PodStreams
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
+from kubectrl.client._refresh import names_answer_kind, refresh_in_place
 from kubectrl.client._rest_extras import RestExtras
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
 from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
@@ -882,6 +883,9 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
     @staticmethod
     def _result(obj: Any, data: dict[str, Any]) -> Any:
         # The answer to a body has the body's type: a model for a model, a dict for a mapping.
+        # ``obj`` is refreshed in place too, as controller-runtime decodes the answer into the
+        # object it was given (``Do(ctx).Into(obj)``); the answer returned is another object.
+        refresh_in_place(obj, data)
         if isinstance(obj, Mapping) or not _kinds.is_model_class(type(obj)):
             return data
         return _kinds.from_dict(type(obj), data)
@@ -1023,6 +1027,10 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             idempotent=kind is PatchType.APPLY,
         )
         data = await self._json(response)
+        if subresource in ("", "status") and names_answer_kind(body, data):
+            # A body that is an object of the kind (a model instance, an apply body) is the
+            # object patched: refreshed in place, as controller-runtime's Patch does.
+            refresh_in_place(patch, data)
         model = _model_of(resource)
         if model is None or subresource not in ("", "status"):
             return data

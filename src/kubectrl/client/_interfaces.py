@@ -359,6 +359,15 @@ class Writer(Protocol):
     """Writes (controller-runtime's ``client.Writer``); each answers in the body's type (a
     model instance for a model, a dict for a mapping), ``patch`` in the kind's.
 
+    As in controller-runtime, a write also refreshes the object passed in with the server's
+    answer (metadata such as ``resourceVersion``, spec and status): a dict is cleared and
+    refilled, a model instance gets the answer's fields, so the same variable can be written
+    again without a conflict. The answer is still returned, as another object. Refreshed:
+    ``obj`` of ``create``, ``update`` (no subresource or ``"status"``), ``update_status``,
+    ``apply``; ``modified`` of ``patch_merge_from``; ``patch``'s body when it is an object of
+    the kind (it names the answer's ``apiVersion`` and ``kind``; a partial patch or a JSON
+    patch is left alone). Left as is: a read-only ``Mapping`` and an instance of a frozen model.
+
     ``update_status(obj)`` is ``status().update(obj)``; ``patch_merge_from(original,
     modified)`` sends the merge patch between two versions of an object (``client.MergeFrom``).
 
@@ -593,7 +602,8 @@ class Writer(Protocol):
 
         Fields owned by another manager with a different value raise
         :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
-        should hold only the fields this manager cares about (and no ``resourceVersion``).
+        should hold only the fields this manager cares about (and no ``resourceVersion``); it is
+        refreshed with the whole stored object, so build the body afresh for the next apply.
 
         Example::
 
@@ -699,7 +709,8 @@ class Writer(Protocol):
 class StatusWriter(Protocol):
     """Writes of the ``status`` subresource (``client.status()``, controller-runtime's
     ``SubResourceWriter`` from ``Status()``); results are the whole object, typed like the
-    body (``update``, ``apply``, ``patch_merge_from``) or the kind (``patch``).
+    body (``update``, ``apply``, ``patch_merge_from``) or the kind (``patch``). The object
+    passed in is refreshed with it too, as :class:`Writer`'s writes do.
 
     Example::
 

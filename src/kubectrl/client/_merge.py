@@ -14,6 +14,7 @@ from typing import Any
 
 from kubectrl import kinds as _kinds
 from kubectrl.client._models import to_dict
+from kubectrl.client._refresh import refresh_in_place
 from kubectrl.objects import gvk_of, metadata_of
 
 __all__ = ["merge_patch_diff", "send_merge_from"]
@@ -61,7 +62,9 @@ async def send_merge_from(
     **write_options: Any,
 ) -> Any:
     """Send through ``patch`` the merge patch from ``original`` to ``modified``; the result is
-    typed like ``modified`` (a model instance for a model, else a dict).
+    typed like ``modified`` (a model instance for a model, else a dict), and ``modified`` is
+    refreshed in place with it (:func:`~kubectrl.client._refresh.refresh_in_place`; not for a
+    subresource other than ``status``).
 
     With ``optimistic_lock`` the patch carries ``original``'s ``metadata.resourceVersion``
     (``ValueError`` when it has none), so a concurrent change makes the server refuse it.
@@ -85,4 +88,8 @@ async def send_merge_from(
         subresource=subresource,
         **write_options,
     )
+    if subresource in ("", "status"):
+        # ``modified`` is the object patched (controller-runtime's ``Patch(ctx, obj,
+        # MergeFrom(original))`` decodes the answer into ``obj``): refreshed in place.
+        refresh_in_place(modified, result)
     return _kinds.from_dict(model, result) if model is not None else result

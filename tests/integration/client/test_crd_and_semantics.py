@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from pathlib import Path
 
@@ -34,7 +35,7 @@ async def test_crd_installed_after_client_creation_every_verb(
         "metadata": {"name": "w1", "namespace": namespace, "labels": {"tier": "a"}},
         "spec": {"replicas": 1, "color": "red"},
     }
-    created = await client.create(widget)
+    created = await client.create(copy.deepcopy(widget))  # ``widget`` is reused for w2
     assert created["spec"]["color"] == "red"
     res = await client.resource(GroupVersionResource(group, "v1", "wd"))  # short name works too
     assert res.kind == "Widget"

@@ -97,9 +97,11 @@ async def test_typed_builtin_get_change_update_reread(client: AsyncClient, names
     cm = await client.get(V1ConfigMap, "typed", namespace=namespace)
     assert isinstance(cm, V1ConfigMap)
     cm.data = {"a": "2"}
+    read_version = cm.metadata.resource_version
     updated = await client.update(cm)
     assert isinstance(updated, V1ConfigMap)
-    assert updated.metadata.resource_version != cm.metadata.resource_version
+    assert updated.metadata.resource_version != read_version
+    assert cm.metadata.resource_version == updated.metadata.resource_version  # refreshed
     reread = await client.get(V1ConfigMap, "typed", namespace=namespace)
     assert reread.data == {"a": "2"}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 
 import pytest
 from client_helpers import configmap
@@ -69,10 +70,12 @@ async def test_configmap_crud_selectors_and_patches(client: AsyncClient, namespa
     assert any(i["metadata"]["namespace"] == namespace for i in everywhere["items"])
 
     got["data"]["k"] = "updated"
+    stale = copy.deepcopy(got)
     updated = await client.update(got)
     assert updated["data"]["k"] == "updated"
+    assert got == updated  # the object written is refreshed in place
     with pytest.raises(ConflictError) as conflict:
-        await client.update(got)  # stale resourceVersion
+        await client.update(stale)  # stale resourceVersion
     assert conflict.value.code == 409
     assert "update configmaps" in str(conflict.value)
 

@@ -231,11 +231,11 @@ async def test_client_waits_a_503s_retry_after_on_its_clock_and_takes_a_token_pe
 @pytest.mark.parametrize(
     ("method", "call"),
     [
-        ("POST", lambda c: c.create(_BODY, namespace="ns")),
+        ("POST", lambda c: c.create(_body(), namespace="ns")),
         (
             "PUT",
             lambda c: c.update(
-                {**_BODY, "metadata": {"name": "a", "resourceVersion": "1"}}, namespace="ns"
+                {**_body(), "metadata": {"name": "a", "resourceVersion": "1"}}, namespace="ns"
             ),
         ),
         ("DELETE", lambda c: c.delete(CONFIGMAPS, "a", namespace="ns")),
@@ -281,8 +281,8 @@ async def test_client_retries_a_429_of_a_create_and_an_apply_5xx(
     async with loopback(handler) as server:
         client = make_client(server.url, retry=RetryPolicy(initial_backoff=0.0))
         try:
-            await client.create(_BODY, namespace="ns")
-            await client.apply(_BODY, namespace="ns", field_manager="test")
+            await client.create(_body(), namespace="ns")
+            await client.apply(_body(), namespace="ns", field_manager="test")
         finally:
             await client.aclose()
     assert [r.method for r in server.requests if r.target != "/api/v1"] == [
@@ -293,7 +293,11 @@ async def test_client_retries_a_429_of_a_create_and_an_apply_5xx(
     ]
 
 
-_BODY = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+def _body() -> dict[str, Any]:
+    # A fresh body per write: a write refreshes the dict it is given with the server's answer.
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+
+
 _DISCOVERY = {
     "kind": "APIResourceList",
     "groupVersion": "v1",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -155,7 +156,8 @@ async def test_strategic_patch_merges_containers_by_name(client: AsyncClient) ->
 async def test_server_side_apply_ownership_conflict_and_force(client: AsyncClient) -> None:
     body = deployment("web", [{"name": "app", "image": "a:1"}])
     body["spec"]["replicas"] = 2
-    created = await client.apply(body, field_manager="first")
+    # A copy: apply refreshes the body it is given, and ``body`` is applied again below.
+    created = await client.apply(copy.deepcopy(body), field_manager="first")
     managers = {e["manager"]: e["operation"] for e in created["metadata"]["managedFields"]}
     assert managers == {"first": "Apply"}
     other = {**deployment("web", [{"name": "app", "image": "a:1"}]), "spec": {"replicas": 5}}
@@ -397,7 +399,7 @@ async def test_custom_resource_update_needs_a_resource_version(
         "metadata": {"name": "f", "namespace": "default"},
         "spec": {"image": "x"},
     }
-    await client.create(foo)
+    await client.create(copy.deepcopy(foo))  # ``foo`` stays without a resourceVersion
     with pytest.raises(errors.InvalidError) as err:
         await client.update({**foo, "spec": {"image": "y"}})
     assert [c.field for c in err.value.causes] == ["metadata.resourceVersion"]
