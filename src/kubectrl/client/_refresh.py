@@ -15,6 +15,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kubectrl import kinds as _kinds
+from kubectrl.client import _json
 
 __all__ = ["is_frozen_model", "names_answer_kind", "refresh_in_place"]
 
@@ -45,7 +46,7 @@ def refresh_in_place(obj: Any, data: Mapping[str, Any]) -> None:
     if obj is data:
         return
     if isinstance(obj, MutableMapping):
-        fresh = copy.deepcopy(dict(data))
+        fresh = _copy_json(data)
         obj.clear()
         obj.update(fresh)
         return
@@ -60,6 +61,21 @@ def refresh_in_place(obj: Any, data: Mapping[str, Any]) -> None:
     extra = getattr(source, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_extra__", dict(extra) if extra is not None else None)
     _kinds.adopt_unknown_fields(obj, source)
+
+
+def _copy_json(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``data``, a decoded JSON document: encoded and decoded again, which
+    orjson does in about a tenth of ``copy.deepcopy``'s time (an Event: 49 µs deep-copied,
+    every event the recorder writes); ``deepcopy`` for what JSON cannot carry back exactly."""
+    if _json._orjson is not None:
+        try:
+            copied = _json._orjson.loads(_json._orjson.dumps(data))
+        except (TypeError, ValueError):  # an integer beyond 64 bits, a non-str key
+            pass
+        else:
+            if isinstance(copied, dict):
+                return copied
+    return copy.deepcopy(dict(data))
 
 
 def names_answer_kind(body: Any, data: Mapping[str, Any]) -> bool:
