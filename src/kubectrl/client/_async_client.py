@@ -31,9 +31,8 @@ from kubectrl._clock import Clock, RealClock
 from kubectrl.client._body import (
     Answer,
     ResponseRefusedError,
-    decode_body,
     json_body,
-    read_body,
+    read_content,
 )
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
@@ -267,10 +266,12 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
         if self.config.transport is None and not self.config.proxy:
             from kubectrl.client._direct import DirectRequests  # its transport's module, lazily
 
-            self._direct = DirectRequests.of(self._http, self.config.tls_server_name)
-            if self._direct is not None:
-                self._direct.total_timeout = self.config.request_timeout
-                self._direct.max_body = self.config.max_response_bytes
+            self._direct = DirectRequests.of(
+                self._http,
+                self.config.tls_server_name,
+                total_timeout=self.config.request_timeout,
+                max_body=self.config.max_response_bytes,
+            )
         self._watch_http: httpx.AsyncClient | None = None
         rate = self.config.rate_limit
         self._limiter = (
@@ -421,14 +422,11 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             method, url, content=content, headers=headers, extensions=self._extensions
         )
         response = await self._http.send(request, stream=True)
-        limit = self.config.max_response_bytes
-        body, decoded = await read_body(response, limit)
+        content = await read_content(response, self.config.max_response_bytes)
         from kubectrl.client._transport import drop_spoiled_connections  # httpcore: when used
 
         await drop_spoiled_connections(getattr(self._http, "_transport", None))
-        raw = response.headers.raw
-        content = body if decoded else decode_body(raw, body, limit)
-        answer = Answer(response.status_code, raw, content)
+        answer = Answer(response.status_code, response.headers.raw, content)
         answer.request = request
         return answer
 
@@ -827,10 +825,8 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
             handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
         if response.status_code >= 400:
             # an error's body is read whole, under the body limit like any other answer
-            limit = self.config.max_response_bytes
             try:
-                raw, decoded = await read_body(response, limit)
-                body = raw if decoded else decode_body(response.headers.raw, raw, limit)
+                body = await read_content(response, self.config.max_response_bytes)
             except httpx.TransportError as err:
                 raise _wire_error(
                     err,

@@ -3,7 +3,8 @@
 The transports under the client (FastTransport, httpcore, httpx's own behind a proxy) differ in
 how they frame a response; what a body may cost does not depend on them. Here:
 
-- :func:`read_body` reads a streamed httpx response's raw bytes, refusing past ``limit``;
+- :func:`read_content` reads a streamed httpx response's body and decodes it, both under
+  ``limit``;
 - :func:`decode_body` inflates a ``gzip`` or ``deflate`` body into at most ``limit`` bytes
   (zlib's ``max_length``: a 64 KiB gzip bomb of 64 MiB never holds more than the limit), and
   refuses a body that does not inflate, or an encoding the client never asked for;
@@ -23,7 +24,15 @@ import httpx
 from kubectrl.client import _json
 from kubectrl.errors import MalformedResponseError
 
-__all__ = ["Answer", "ResponseRefusedError", "decode_body", "json_body", "read_body"]
+__all__ = [
+    "Answer",
+    "BodyTooLargeError",
+    "ResponseRefusedError",
+    "decode_body",
+    "json_body",
+    "read_content",
+    "too_large",
+]
 
 _EXTENSIONS = {"http_version": b"HTTP/1.1", "reason_phrase": b""}
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
@@ -44,22 +53,26 @@ class Answer(httpx.Response):
         self._content = body  # what content, read() and iter_bytes() give: no decoders
 
 
-def too_large(limit: int) -> ResponseRefusedError:
-    return ResponseRefusedError(
+class BodyTooLargeError(ResponseRefusedError):
+    """The body, received or inflated, is over the client's limit."""
+
+
+def too_large(limit: int) -> BodyTooLargeError:
+    return BodyTooLargeError(
         f"the response body is larger than the client's limit of {limit} bytes "
         "(ClientConfig.max_response_bytes)"
     )
 
 
-async def read_body(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    """The body of a streamed ``response``, closed afterwards, and whether it is decoded
-    already: raw bytes as received, or the content of a response its transport built in
-    memory and httpx read (the testing fake's). At most ``limit`` bytes, else
-    :class:`ResponseRefusedError`."""
+async def read_content(response: httpx.Response, limit: int) -> bytes:
+    """The content of a streamed ``response`` (closed afterwards): its raw bytes, then decoded
+    as its ``Content-Encoding`` says (:func:`decode_body`), each at most ``limit`` bytes, else
+    :class:`BodyTooLargeError`. A response its transport built in memory, which httpx read
+    already (the testing fake's), gives its content as it is."""
     if response.is_stream_consumed and hasattr(response, "_content"):
         if len(response.content) > limit:
             raise too_large(limit)
-        return response.content, True
+        return response.content
     chunks: list[bytes] = []
     size = 0
     try:
@@ -70,7 +83,8 @@ async def read_body(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
             chunks.append(chunk)
     finally:
         await response.aclose()
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks), False
+    body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return decode_body(response.headers.raw, body, limit)
 
 
 def _inflate(body: bytes, wbits: int, limit: int, what: str) -> bytes:
@@ -101,9 +115,9 @@ def decode_body(headers: list[tuple[bytes, bytes]], body: bytes, limit: int) -> 
         # RFC 9110's deflate is zlib-wrapped; some servers send it raw (httpx accepts both)
         try:
             return _inflate(body, zlib.MAX_WBITS, limit, "deflate")
-        except ResponseRefusedError as err:
-            if "larger" in str(err):
-                raise
+        except BodyTooLargeError:
+            raise
+        except ResponseRefusedError:
             return _inflate(body, -zlib.MAX_WBITS, limit, "deflate")
     shown = encoding.decode("latin-1")[:40]
     raise ResponseRefusedError(

@@ -59,7 +59,13 @@ class DirectRequests:
     """
 
     def __init__(
-        self, http: httpx.AsyncClient, transport: FastTransport, sni_hostname: str | None
+        self,
+        http: httpx.AsyncClient,
+        transport: FastTransport,
+        sni_hostname: str | None,
+        *,
+        total_timeout: float | None = None,
+        max_body: int = 1 << 30,
     ) -> None:
         base = http.base_url
         scheme = base.raw_scheme
@@ -86,13 +92,22 @@ class DirectRequests:
         self._auth = auth if isinstance(auth, KubeAuth) else None
         self._cookies: CookieJar = http.cookies.jar
         self._http = http
-        self.total_timeout: float | None = None
-        self.max_body: int = 1 << 30
+        # an answer's bounds (ClientConfig.request_timeout, max_response_bytes)
+        self._total_timeout = total_timeout
+        self._max_body = max_body
 
     @classmethod
-    def of(cls, http: httpx.AsyncClient, sni_hostname: str | None = None) -> DirectRequests | None:
+    def of(
+        cls,
+        http: httpx.AsyncClient,
+        sni_hostname: str | None = None,
+        *,
+        total_timeout: float | None = None,
+        max_body: int = 1 << 30,
+    ) -> DirectRequests | None:
         """For ``http`` when its transport is a :class:`FastTransport` over http(s) and its auth
-        is kubectrl's (or none); otherwise ``None`` (every request goes through httpx)."""
+        is kubectrl's (or none); otherwise ``None`` (every request goes through httpx). Each
+        answer takes at most ``total_timeout`` seconds and ``max_body`` bytes."""
         # httpx keeps the transport it was given as ``_transport``; should that ever change,
         # this finds none and every request goes through httpx, as it would without httptools.
         transport = getattr(http, "_transport", None)
@@ -104,7 +119,7 @@ class DirectRequests:
             return None  # hooks see httpx's request and response objects
         if http.auth is not None and not isinstance(http.auth, KubeAuth):
             return None  # an auth flow of someone else's
-        return cls(http, transport, sni_hostname)
+        return cls(http, transport, sni_hostname, total_timeout=total_timeout, max_body=max_body)
 
     def target(self, path: str, query: dict[str, str]) -> bytes | None:
         """The request target of ``path`` (below the base URL) and ``query``, as httpx would
@@ -132,7 +147,7 @@ class DirectRequests:
         auth = self._auth
         authorization = await auth.authorization() if auth is not None else None
         exchange = self._transport.exchange
-        total, limit = self.total_timeout, self.max_body
+        total, limit = self._total_timeout, self._max_body
         data = self._encode(method, target, content, headers, authorization)
         status, raw, body = await exchange(
             self._key, data, self._timeouts, total=total, limit=limit
