@@ -8,46 +8,23 @@ by name the read options a cache cannot answer, reads subresources live and fenc
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
+from fake_objects import deployment, fake_api
 
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, BlockingClient
 from kubectrl.client._subresource import ClientSubResourceClient
 from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.runtime import CachedClient
-from kubectrl.testing import FakeAPI
 
 DEPLOY = ("apps/v1", "Deployment")
 
 
-def _api() -> FakeAPI:
-    api = FakeAPI()
-    api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
-    return api
-
-
-def _deployment(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-            },
-        },
-    }
-
-
 async def test_async_client_status_and_scale() -> None:
-    api = _api()
+    api = fake_api()
     async with AsyncClient(api.config()) as client:
-        created = await client.create(_deployment("web"))
+        created = await client.create(deployment("web"))
         created["status"] = {"observedGeneration": 1}
         written = await client.status().update(created)
         assert written["status"]["observedGeneration"] == 1
@@ -76,7 +53,7 @@ async def test_async_client_status_and_scale() -> None:
 
 
 async def test_patch_merge_from_on_the_async_client_sends_only_the_change() -> None:
-    api = _api()
+    api = fake_api()
     async with AsyncClient(api.config()) as client:
         cm = await client.create(
             {
@@ -96,9 +73,9 @@ async def test_patch_merge_from_on_the_async_client_sends_only_the_change() -> N
 
 
 def test_blocking_client_status_and_scale() -> None:
-    api = _api()
+    api = fake_api()
     with BlockingClient(api.config()) as client:
-        created = client.create(_deployment("web"))
+        created = client.create(deployment("web"))
         created["status"] = {"replicas": 2}
         assert client.status().update(created)["status"]["replicas"] == 2
         patched = client.status().patch(DEPLOY, "web", {"status": {"replicas": 3}}, namespace="ns")
@@ -110,7 +87,7 @@ def test_blocking_client_status_and_scale() -> None:
 
 
 async def test_cached_client_refuses_what_the_cache_cannot_answer_by_name() -> None:
-    api = _api()
+    api = fake_api()
     async with AsyncClient(api.config()) as client:
         cached = CachedClient(client, InformerFactory(client))
         with pytest.raises(ValueError, match=r"subresource is not served from the cache"):
@@ -124,10 +101,10 @@ async def test_cached_client_refuses_what_the_cache_cannot_answer_by_name() -> N
 
 
 async def test_cached_client_reads_subresources_live_and_fences_their_writes() -> None:
-    api = _api()
+    api = fake_api()
     leader = True
     async with AsyncClient(api.config()) as client:
-        await client.create(_deployment("web"))
+        await client.create(deployment("web"))
         cached = CachedClient(client, InformerFactory(client), leader_fence=lambda: leader)
         scale = await cached.subresource("scale").get(DEPLOY, "web", namespace="ns")
         assert scale["spec"]["replicas"] == 1
@@ -145,7 +122,7 @@ async def test_cached_client_reads_subresources_live_and_fences_their_writes() -
 
 
 async def test_a_subresource_name_is_one_path_segment() -> None:
-    api = _api()
+    api = fake_api()
     async with AsyncClient(api.config()) as client:
         for bad in ("", "scale/x"):
             with pytest.raises(ValueError, match="one path segment"):

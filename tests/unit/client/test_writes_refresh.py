@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from fake_objects import deployment, fake_api
 from kubernetes.client.models import V1ConfigMap, V1Deployment, V1DeploymentStatus
 from pydantic import ConfigDict
 
@@ -25,31 +26,8 @@ from kubectrl import kinds
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, BlockingClient
 from kubectrl.runtime import CachedClient
-from kubectrl.testing import FakeAPI
 
 DEPLOY = ("apps/v1", "Deployment")
-
-
-def _api() -> FakeAPI:
-    api = FakeAPI()
-    api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
-    return api
-
-
-def _deployment(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-            },
-        },
-    }
 
 
 def _as(typed: bool, data: dict[str, Any]) -> Any:
@@ -157,8 +135,8 @@ def _assert_refreshed(obj: Any, result: Any, before: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("typed", [False, True], ids=["dict", "model"])
 async def test_create_refreshes_the_object(typed: bool) -> None:
-    async with AsyncClient(_api().config()) as client:
-        obj = _as(typed, _deployment("web"))
+    async with AsyncClient(fake_api().config()) as client:
+        obj = _as(typed, deployment("web"))
         before = _wire(copy.deepcopy(obj))
         result = await client.create(obj)
         _assert_refreshed(obj, result, before)
@@ -168,8 +146,8 @@ async def test_create_refreshes_the_object(typed: bool) -> None:
 @pytest.mark.parametrize("typed", [False, True], ids=["dict", "model"])
 @pytest.mark.parametrize("verb", list(WRITES))
 async def test_write_refreshes_the_object(verb: str, typed: bool) -> None:
-    async with AsyncClient(_api().config()) as client:
-        obj = _as(typed, await client.create(_deployment("web")))
+    async with AsyncClient(fake_api().config()) as client:
+        obj = _as(typed, await client.create(deployment("web")))
         before = _wire(copy.deepcopy(obj))
         result = await WRITES[verb](client, obj)
         _assert_refreshed(obj, result, before)
@@ -184,15 +162,15 @@ async def test_write_refreshes_the_object(verb: str, typed: bool) -> None:
 @pytest.mark.parametrize("typed", [False, True], ids=["dict", "model"])
 @pytest.mark.parametrize("subresource", ["", "status"])
 async def test_apply_refreshes_the_object(typed: bool, subresource: str) -> None:
-    async with AsyncClient(_api().config()) as client:
-        created = await client.create(_deployment("web"))
+    async with AsyncClient(fake_api().config()) as client:
+        created = await client.create(deployment("web"))
         body: dict[str, Any] = {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": {"name": "web", "namespace": "ns"},
         }
         # The model's spec is required: on the status subresource the server ignores it.
-        body["spec"] = _deployment("web")["spec"] | {"replicas": 4}
+        body["spec"] = deployment("web")["spec"] | {"replicas": 4}
         if subresource:
             body["status"] = {"replicas": 9}
         obj = _as(typed, body)
@@ -205,8 +183,8 @@ async def test_apply_refreshes_the_object(typed: bool, subresource: str) -> None
 
 
 async def test_patch_leaves_a_patch_that_is_not_an_object_alone() -> None:
-    async with AsyncClient(_api().config()) as client:
-        await client.create(_deployment("web"))
+    async with AsyncClient(fake_api().config()) as client:
+        await client.create(deployment("web"))
         patch = {"spec": {"replicas": 2}}
         ops = [{"op": "replace", "path": "/spec/replicas", "value": 3}]
         await client.patch(DEPLOY, "web", patch, namespace="ns")
@@ -220,7 +198,7 @@ class FrozenConfigMap(V1ConfigMap):
 
 
 async def test_frozen_models_and_read_only_mappings_are_left_as_they_are() -> None:
-    async with AsyncClient(_api().config()) as client:
+    async with AsyncClient(fake_api().config()) as client:
         frozen = FrozenConfigMap(
             api_version="v1", kind="ConfigMap", metadata={"name": "f", "namespace": "ns"}
         )
@@ -240,8 +218,8 @@ async def test_frozen_models_and_read_only_mappings_are_left_as_they_are() -> No
 
 
 def test_the_blocking_client_refreshes_the_object() -> None:
-    with BlockingClient(_api().config()) as client:
-        obj = client.create(_deployment("web"))
+    with BlockingClient(fake_api().config()) as client:
+        obj = client.create(deployment("web"))
         model = kinds.from_dict(V1Deployment, obj)
         model.status = V1DeploymentStatus(replicas=2)
         result = client.status().update(model)
@@ -255,9 +233,9 @@ def test_the_blocking_client_refreshes_the_object() -> None:
 
 
 async def test_the_cached_client_refreshes_the_object() -> None:
-    async with AsyncClient(_api().config()) as client:
+    async with AsyncClient(fake_api().config()) as client:
         cached = CachedClient(client, InformerFactory(client))
-        obj = await cached.create(_deployment("web"))
+        obj = await cached.create(deployment("web"))
         obj = kinds.from_dict(V1Deployment, obj)
         obj.status = V1DeploymentStatus(replicas=2)
         result = await cached.status().update(obj)
