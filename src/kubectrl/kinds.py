@@ -168,6 +168,8 @@ class _Plan:
     # key -> (field name, shape, model class); shape is "one", "list" or "dict".
     nested: dict[str, tuple[str, str, type[Any]]]
     keeps_extra: bool
+    # key -> field name, for every key in ``known`` (used by _from_dict_partial).
+    names: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 _PLANS: dict[type[Any], _Plan] = {}
@@ -206,6 +208,7 @@ def _plan(cls: type[Any]) -> _Plan:
         return plan
     known: set[str] = set()
     nested: dict[str, tuple[str, str, type[Any]]] = {}
+    names: dict[str, str] = {}
     config = getattr(cls, "model_config", {}) or {}
     by_name = bool(config.get("validate_by_name") or config.get("populate_by_name"))
     for field_name, info in cls.model_fields.items():
@@ -220,11 +223,12 @@ def _plan(cls: type[Any]) -> _Plan:
         if by_name or not keys:
             keys.append(field_name)
         known.update(keys)
+        names.update(dict.fromkeys(keys, field_name))
         shape = _model_of(info.annotation)
         if shape is not None:
             for key in keys:
                 nested[key] = (field_name, shape[0], shape[1])
-    plan = _Plan(frozenset(known), nested, config.get("extra") == "allow")
+    plan = _Plan(frozenset(known), nested, config.get("extra") == "allow", names)
     _PLANS[cls] = plan
     return plan
 
@@ -372,18 +376,122 @@ def from_dict(cls: type[_M], data: _Mapping[str, Any]) -> _M:
                 raise
             raise _validation_error(cls, data, errors()) from None
     _keep_wire_times(instance, data, 0)
-    if found:
-        records: list[_Record] = []
-        for path, json_path, unknown in found:
-            node: Any = instance
-            for part in path:
-                node = _step(node, part)
-            if node is not None:
-                records.append((path, json_path, node, _copy.deepcopy(unknown)))
-        if records:
-            key = id(instance)
-            _UNKNOWN[key] = (_weakref.ref(instance, _forget(key)), records)
+    _remember_unknown(instance, found)
     return _typing.cast(_M, instance)
+
+
+def _remember_unknown(instance: Any, found: _Found) -> None:
+    """Record the unknown keys ``_prune`` found against the instance built from the pruned dict."""
+    if not found:
+        return
+    records: list[_Record] = []
+    for path, json_path, unknown in found:
+        node: Any = instance
+        for part in path:
+            node = _step(node, part)
+        if node is not None:
+            records.append((path, json_path, node, _copy.deepcopy(unknown)))
+    if records:
+        key = id(instance)
+        _UNKNOWN[key] = (_weakref.ref(instance, _forget(key)), records)
+
+
+def _from_dict_partial(cls: type[_M], data: _Mapping[str, Any]) -> _M:
+    """:func:`from_dict` for a part of an object (an apply configuration): only the keys of
+    ``data`` are set, and a required field ``data`` leaves out stays unset (absent, as pydantic's
+    ``model_construct`` leaves it) instead of failing validation.
+
+    Each value is validated against its field's type (constraints included; the model's own
+    validators, which may need the fields left out, do not run); sub-models are built the same
+    way, so ``model_fields_set`` at every level is exactly the keys ``data`` has there. Unknown
+    keys and datetimes' text are kept as :func:`from_dict` keeps them. Raises
+    :class:`~kubectrl.errors.ModelValidationError` when a value does not validate.
+    """
+    if not isinstance(data, dict):
+        data = dict(data)
+    found: _Found = []
+    pruned = _prune(cls, data, (), (), found)
+    errors: list[dict[str, Any]] = []
+    instance = _construct(cls, pruned, (), 0, errors)
+    if errors:
+        raise _validation_error(cls, data, errors)
+    _keep_wire_times(instance, data, 0)
+    _remember_unknown(instance, found)
+    return _typing.cast(_M, instance)
+
+
+_ADAPTERS: dict[tuple[type[Any], str], Any] = {}
+
+
+def _field_adapter(cls: type[Any], name: str) -> Any:
+    """A pydantic ``TypeAdapter`` of field ``name`` of ``cls``: its type and constraints."""
+    adapter = _ADAPTERS.get((cls, name))
+    if adapter is None:
+        from pydantic import TypeAdapter
+
+        info = cls.model_fields[name]
+        annotation: Any = info.annotation
+        if info.metadata:
+            args = (annotation, *info.metadata)
+            annotation = _typing.Annotated[args]
+        adapter = _ADAPTERS[(cls, name)] = TypeAdapter(annotation)
+    return adapter
+
+
+def _construct(
+    cls: type[Any],
+    data: dict[str, Any],
+    loc: tuple[Any, ...],
+    depth: int,
+    errors: list[dict[str, Any]],
+) -> Any:
+    plan = _plan(cls)
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in data.items():
+        name = plan.names.get(key)
+        if name is None:
+            extra[key] = value  # pruning left only what a model with extra="allow" keeps
+            continue
+        nested = plan.nested.get(key)
+        if nested is not None and value is not None and depth < _MAX_DEPTH:
+            _, shape, model = nested
+            if shape == "one" and isinstance(value, dict):
+                values[name] = _construct(model, value, (*loc, key), depth + 1, errors)
+                continue
+            if (
+                shape == "list"
+                and isinstance(value, list)
+                and all(isinstance(item, dict) for item in value)
+            ):
+                values[name] = [
+                    _construct(model, item, (*loc, key, i), depth + 1, errors)
+                    for i, item in enumerate(value)
+                ]
+                continue
+            if (
+                shape == "dict"
+                and isinstance(value, dict)
+                and all(isinstance(item, dict) for item in value.values())
+            ):
+                values[name] = {
+                    k: _construct(model, item, (*loc, key, k), depth + 1, errors)
+                    for k, item in value.items()
+                }
+                continue
+        try:
+            values[name] = _field_adapter(cls, name).validate_python(value)
+        except Exception as err:  # pydantic.ValidationError, imported lazily
+            found = getattr(err, "errors", None)
+            if found is None:
+                raise
+            errors.extend({**e, "loc": (*loc, key, *e.get("loc", ()))} for e in found())
+    instance = cls.model_construct(**values)
+    if extra:
+        kept = getattr(instance, "__pydantic_extra__", None)
+        if isinstance(kept, dict):
+            kept.update(extra)
+    return instance
 
 
 def adopt_unknown_fields(target: Any, source: Any) -> None:
@@ -656,6 +764,13 @@ def to_dict(obj: Any) -> dict[str, Any]:
         >>> to_dict(V1ConfigMap(metadata=V1ObjectMeta(name="x"), data={"k": "v"}))
         {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'k': 'v'}, 'metadata': {'name': 'x'}}
     """
+    return _to_dict(obj, None)
+
+
+def _to_dict(obj: Any, include: Any) -> dict[str, Any]:
+    """:func:`to_dict` of the fields in ``include`` only (pydantic's ``include``: field names, a
+    nested mapping for sub-models and list indices; ``None``: every field): server-side apply's
+    body. ``apiVersion``/``kind`` are filled from the class as ever."""
     if isinstance(obj, dict):
         return obj
     if isinstance(obj, _Mapping):
@@ -663,7 +778,9 @@ def to_dict(obj: Any) -> dict[str, Any]:
     cls = type(obj)
     if not is_model_class(cls):
         raise TypeError(f"to_dict needs a pydantic model instance or a dict, got {cls.__name__}")
-    dumped = _jsonable(obj.model_dump(by_alias=True, exclude_none=True, mode="python"))
+    dumped = _jsonable(
+        obj.model_dump(by_alias=True, exclude_none=True, mode="python", include=include)
+    )
     entry = _UNKNOWN.get(id(obj))
     if entry is not None and entry[0]() is obj:
         for path, json_path, node, unknown in entry[1]:

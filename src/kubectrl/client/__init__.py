@@ -22,6 +22,7 @@ from __future__ import annotations
 from kubectrl._exports import Deprecated as _Deprecated
 from kubectrl._exports import module_getattr as _module_getattr
 from kubectrl._exports import publish as _publish
+from kubectrl.client._apply import extract
 from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._config import (
     ClientConfig,
@@ -123,6 +124,7 @@ __all__ = [
     "WatchEvent",
     "WatchStream",
     "Writer",
+    "extract",
     "load_config",
     "load_incluster_config",
     "load_kubeconfig",
