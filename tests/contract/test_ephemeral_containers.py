@@ -35,7 +35,7 @@ async def _pod(target: Target) -> str:
 
 async def test_an_ephemeral_container_is_added_with_a_containers_defaults(target: Target) -> None:
     name = await _pod(target)
-    pod = await target.client.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
+    pod = await target.client.pods.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
     assert pod["spec"]["ephemeralContainers"] == [
         {
             "name": "debug",
@@ -51,7 +51,7 @@ async def test_an_ephemeral_container_is_added_with_a_containers_defaults(target
 
 async def test_only_the_ephemeral_containers_of_the_body_are_taken(target: Target) -> None:
     name = await _pod(target)
-    await target.client.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
+    await target.client.pods.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
     patch = {
         "metadata": {"labels": {"a": "b"}},
         "spec": {
@@ -95,7 +95,9 @@ async def test_an_ephemeral_container_the_server_refuses(
 ) -> None:
     name = await _pod(target)
     with pytest.raises(InvalidError) as caught:
-        await target.client.add_ephemeral_container(name, container, namespace=target.namespace)
+        await target.client.pods.add_ephemeral_container(
+            name, container, namespace=target.namespace
+        )
     prefix = "spec.ephemeralContainers[0]."
     assert [(c.type, c.field.removeprefix(prefix)) for c in caught.value.causes] == expected
     forbidden = [c.message for c in caught.value.causes if c.type == "FieldValueForbidden"]
@@ -104,9 +106,9 @@ async def test_an_ephemeral_container_the_server_refuses(
 
 async def test_an_existing_ephemeral_container_may_not_change(target: Target) -> None:
     name = await _pod(target)
-    await target.client.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
+    await target.client.pods.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
     with pytest.raises(InvalidError) as caught:
-        await target.client.add_ephemeral_container(
+        await target.client.pods.add_ephemeral_container(
             name, {**DEBUG, "image": "busybox:2"}, namespace=target.namespace
         )
     [cause] = caught.value.causes
@@ -118,7 +120,7 @@ async def test_an_existing_ephemeral_container_may_not_change(target: Target) ->
 
 async def test_an_existing_ephemeral_container_may_not_go(target: Target) -> None:
     name = await _pod(target)
-    pod = await target.client.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
+    pod = await target.client.pods.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
     pod["spec"]["ephemeralContainers"] = []
     with pytest.raises(InvalidError) as caught:
         await target.client.update(pod, subresource="ephemeralcontainers")

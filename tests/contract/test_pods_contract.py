@@ -60,31 +60,31 @@ async def test_log_text_and_errors(target: Target, tmp_path: Any) -> None:
         )
 
     async def logged() -> bool:
-        text = await target.client.pod_log(name, namespace=target.namespace, container="main")
+        text = await target.client.pods.log(name, namespace=target.namespace, container="main")
         return text == "first\nsecond\n"
 
     await eventually(logged, 120, describe="the log is served")
-    tail = await target.client.pod_log_bytes(
-        name, namespace=target.namespace, container="main", tail_lines=1
+    tail = await target.client.pods.log(
+        name, namespace=target.namespace, container="main", tail_lines=1, encoding=None
     )
     assert tail == b"second\n"
     with pytest.raises(BadRequestError) as bad:
-        await target.client.pod_log(name, namespace=target.namespace, container="nope")
+        await target.client.pods.log(name, namespace=target.namespace, container="nope")
     assert bad.value.server_message.startswith(f"container nope is not valid for pod {name}")
     with pytest.raises(NotFoundError, match='pods "ghost" not found'):
-        await target.client.pod_log("ghost", namespace=target.namespace)
+        await target.client.pods.log("ghost", namespace=target.namespace)
 
 
 async def test_exec_output_and_missing_container(target: Target) -> None:
     name = await _running_pod(target)
     if target.api is not None:
         target.api.pods.on_exec(lambda call: (b"out\n", b"err\n", 0))
-    result = await target.client.exec(
+    result = await target.client.pods.exec(
         name, ["sh", "-c", "echo out; echo err >&2"], namespace=target.namespace, container="main"
     )
     assert (result.stdout, result.stderr, result.exit_code) == (b"out\n", b"err\n", 0)
     with pytest.raises(BadRequestError) as bad:
-        await target.client.exec(name, ["true"], namespace=target.namespace, container="nope")
+        await target.client.pods.exec(name, ["true"], namespace=target.namespace, container="nope")
     assert f"container nope is not valid for pod {name}" in bad.value.server_message
 
 
@@ -102,7 +102,7 @@ async def test_eviction_against_a_budget_that_allows_none(target: Target) -> Non
     else:
         await target.client.create(pdb)
     with pytest.raises(TooManyRequestsError) as caught:
-        await target.client.evict(name, namespace=target.namespace)
+        await target.client.pods.evict(name, namespace=target.namespace)
     assert "disruption budget" in caught.value.server_message
     await target.client.get(("v1", "Pod"), name, namespace=target.namespace)  # still there
 
@@ -125,7 +125,7 @@ async def test_service_proxy_without_endpoints(target: Target) -> None:
 
 async def test_ephemeral_container(target: Target) -> None:
     name = await _running_pod(target)
-    pod = await target.client.add_ephemeral_container(
+    pod = await target.client.pods.add_ephemeral_container(
         name, {"name": "debug", "image": "busybox"}, namespace=target.namespace
     )
     assert [c["name"] for c in pod["spec"]["ephemeralContainers"]] == ["debug"]

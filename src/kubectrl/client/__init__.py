@@ -50,10 +50,12 @@ from kubectrl.client._interfaces import (
 )
 from kubectrl.client._merge import merge_patch_diff
 from kubectrl.client._models import to_model
-from kubectrl.client._pods import ExecResult, ExecSession, SessionOpener
-from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPortForward
+from kubectrl.client._pod_logs import LogOptions, LogStreamOptions
+from kubectrl.client._pods import Pods
+from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPods, BlockingPortForward
 from kubectrl.client._portforward import PortForward
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
+from kubectrl.client._remotecommand import ExecResult, ExecSession, SessionOpener
 from kubectrl.client._rest_extras import ServiceAccountToken
 from kubectrl.client._retry import (
     DEFAULT_BACKOFF,
@@ -86,6 +88,7 @@ __all__ = [
     "BlockingExecSession",
     "BlockingKubeClient",
     "BlockingPager",
+    "BlockingPods",
     "BlockingPortForward",
     "BlockingReader",
     "BlockingStatusClient",
@@ -101,10 +104,13 @@ __all__ = [
     "FieldValidation",
     "KindRef",
     "KubeClient",
+    "LogOptions",
+    "LogStreamOptions",
     "ModelList",
     "NoWarnings",
     "Pager",
     "PatchType",
+    "Pods",
     "PortForward",
     "Preconditions",
     "RESTMapper",

@@ -40,8 +40,7 @@ from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, docum
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
 from kubectrl.client._paths import check_request
-from kubectrl.client._pod_logs import PodLogs
-from kubectrl.client._pods import PodStreams
+from kubectrl.client._pods import MovedPodVerbs, Pods
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._refresh import names_answer_kind, refresh_in_place
 from kubectrl.client._rest_extras import RestExtras
@@ -235,7 +234,7 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
-class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
+class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
     """Asyncio Kubernetes client for any resource, built on httpx.
 
     Resources are named by ``(apiVersion, kind)`` tuples, a
@@ -301,6 +300,18 @@ class AsyncClient(KubeClient, Pager, PodStreams, PodLogs, RestExtras):
 
     def __repr__(self) -> str:
         return f"AsyncClient(server={self.config.server!r}, source={self.config.source!r})"
+
+    @property
+    def pods(self) -> Pods:
+        """The pod verbs (:class:`~kubectrl.client.Pods`): ``log``, ``log_stream``, ``exec``,
+        ``open_exec``, ``attach``, ``port_forward``, ``evict``, ``add_ephemeral_container``
+        and ``proxy``.
+
+        Example::
+
+            text = await client.pods.log("web-0", namespace="ns", tail_lines=100)
+        """
+        return Pods(self)
 
     # ------------------------------------------------------------------ plumbing
 

@@ -19,7 +19,7 @@ Example::
 
     class BlockingClient(BlockingFacade):
         delete = blocking(AsyncClient.delete)
-        follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
+        scale = blocking(AsyncClient.scale)
 
 Overloaded verbs cannot carry their overloads through ``ParamSpec``: a facade derives them
 under private names (``_get = blocking(AsyncClient._get)``) and takes its public signatures
@@ -190,8 +190,8 @@ def blocking_iterator(
 
     Example::
 
-        class BlockingClient(BlockingFacade):
-            follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
+        class BlockingPods(BlockingFacade):
+            _log_stream = blocking_iterator(Pods._log_stream)
     """
 
     def method(self: BlockingFacade, /, *args: P.args, **kwargs: P.kwargs) -> Iterator[T]:

@@ -1,4 +1,5 @@
-"""Pods' logs (``pods/log``): read whole, or followed line by line, as text or bytes.
+"""Pods' logs (``pods/log``): the options, the query and the line splitting of ``Pods.log`` and
+``Pods.log_stream`` (:mod:`kubectrl.client._pods`).
 
 The apiserver proxies ``GET /api/v1/namespaces/NS/pods/NAME/log`` to the kubelet; its options
 are ``corev1.PodLogOptions`` (``container``, ``follow``, ``tailLines``, ``sinceSeconds`` or
@@ -6,24 +7,123 @@ are ``corev1.PodLogOptions`` (``container``, ``follow``, ``tailLines``, ``sinceS
 The server answers a pod that does not exist with 404, a container the pod does not have and a
 container not started yet with 400 (``container "c" in pod "p" is waiting to start: ...``):
 each raised as the typed :class:`~kubectrl.errors.APIError` naming the pod.
+
+The options are typed bundles (:class:`LogOptions`, :class:`LogStreamOptions`) that the two
+calls take as keywords: mypy refuses a misspelt option or a wrong type, and at run time
+:func:`check_log_options` refuses an unknown keyword by name before anything is sent.
 """
 
 from __future__ import annotations
 
 import datetime
+import difflib
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import httpx
+from typing_extensions import TypedDict
 
-from kubectrl.client._paths import check_container, pod_path
-from kubectrl.client._pods import PodRef, pod_target
-from kubectrl.errors import APIConnectionError
+from kubectrl.client._paths import check_container
 
-if TYPE_CHECKING:
-    from kubectrl.client._config import ClientConfig
+__all__ = [
+    "LogOptions",
+    "LogStreamOptions",
+    "check_encoding",
+    "check_log_options",
+    "log_params",
+    "rfc3339",
+    "split_lines",
+    "text_line",
+]
 
-__all__ = ["PodLogs", "log_params", "rfc3339"]
+
+class LogStreamOptions(TypedDict, total=False):
+    """The options of ``pods.log_stream`` (``PodLogOptions`` with ``follow``).
+
+    ``namespace`` (default: the config's, or the Pod object's); ``container`` (default: the
+    pod's only or default container); ``tail_lines``: the last N lines only;
+    ``since_seconds`` or ``since_time`` (an aware ``datetime`` or an RFC 3339 string; not both):
+    start later; ``timestamps``: prefix each line with its RFC 3339 time; ``previous``: the
+    previous, terminated instance of the container; ``insecure_skip_tls_verify_backend``: the
+    apiserver does not verify the kubelet's serving certificate.
+    """
+
+    namespace: str | None
+    container: str | None
+    tail_lines: int | None
+    since_seconds: int | None
+    since_time: datetime.datetime | str | None
+    timestamps: bool
+    previous: bool
+    insecure_skip_tls_verify_backend: bool
+
+
+class LogOptions(LogStreamOptions, total=False):
+    """The options of ``pods.log``: :class:`LogStreamOptions` and ``limit_bytes`` (stop after
+    that many bytes of the log)."""
+
+    limit_bytes: int | None
+
+
+def _keys(bundle: type[Any]) -> frozenset[str]:
+    return frozenset(bundle.__required_keys__) | frozenset(bundle.__optional_keys__)
+
+
+_LOG_KEYS = _keys(LogOptions)
+_STREAM_KEYS = _keys(LogStreamOptions)
+
+
+def check_log_options(verb: str, options: Mapping[str, Any], *, stream: bool) -> None:
+    """Refuse an option the call does not take, as Python refuses an unknown keyword
+    (``TypeError`` naming it, the closest option, and the call's options).
+
+    Example::
+
+        >>> check_log_options("log", {"container": "app"}, stream=False)
+        >>> check_log_options("log", {"contaner": "app"}, stream=False)
+        Traceback (most recent call last):
+        ...
+        TypeError: log() got an unexpected keyword argument 'contaner' (did you mean 'container'?)
+    """
+    known = _STREAM_KEYS if stream else _LOG_KEYS
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"its options are {', '.join(sorted(known))}"
+            )
+            if key == "limit_bytes" and stream:
+                hint = "limit_bytes is an option of log(), not of a followed log"
+            raise TypeError(f"{verb}() got an unexpected keyword argument {key!r} ({hint})")
+
+
+def check_encoding(encoding: str | None, *, lines: bool) -> None:
+    """Refuse, before sending, an ``encoding`` that cannot decode text; for the lines of a
+    followed log, also one that does not write ``"\\n"`` as the byte ``\\n`` (UTF-16, UTF-32:
+    the lines are cut at that byte). ``None`` (bytes) is always fine.
+
+    Example::
+
+        >>> check_encoding("latin-1", lines=True)
+        >>> check_encoding("utf-16", lines=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: encoding 'utf-16' does not write a line end as one byte ...
+    """
+    if encoding is None:
+        return
+    try:
+        b"".decode(encoding)
+        newline = "\n".encode(encoding)
+    except LookupError as err:
+        raise ValueError(f"encoding {encoding!r} does not decode bytes to text ({err})") from None
+    if lines and newline != b"\n":
+        raise ValueError(
+            f"encoding {encoding!r} does not write a line end as one byte \\n (it writes "
+            f"{newline!r}), and a followed log is cut into lines at that byte: follow it with "
+            "encoding=None and decode the bytes"
+        )
 
 
 def rfc3339(moment: datetime.datetime | str) -> str:
@@ -46,41 +146,37 @@ def rfc3339(moment: datetime.datetime | str) -> str:
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def log_params(
-    *,
-    container: str | None,
-    follow: bool,
-    tail_lines: int | None,
-    since_seconds: int | None,
-    since_time: datetime.datetime | str | None,
-    timestamps: bool,
-    previous: bool,
-    limit_bytes: int | None,
-    insecure_skip_tls_verify_backend: bool,
-) -> dict[str, str]:
-    """The query of a ``pods/log`` request (``PodLogOptions``); ``ValueError`` for options the
-    server would refuse (both ``since_seconds`` and ``since_time``, negative counts)."""
+def log_params(options: Mapping[str, Any], *, follow: bool) -> dict[str, str]:
+    """The query of a ``pods/log`` request (``PodLogOptions``) from :class:`LogOptions`;
+    ``ValueError`` for options the server would refuse (both ``since_seconds`` and
+    ``since_time``, negative counts), :class:`~kubectrl.errors.InvalidPathSegmentError` for a
+    container that is not a name.
+
+    Example::
+
+        >>> log_params({"container": "app", "tail_lines": 10}, follow=True)
+        {'container': 'app', 'follow': 'true', 'tailLines': '10'}
+    """
+    since_seconds = options.get("since_seconds")
+    since_time = options.get("since_time")
     if since_seconds is not None and since_time is not None:
         raise ValueError("give since_seconds or since_time, not both (the server takes one)")
-    for label, value in (
-        ("tail_lines", tail_lines),
-        ("since_seconds", since_seconds),
-        ("limit_bytes", limit_bytes),
-    ):
+    for label in ("tail_lines", "since_seconds", "limit_bytes"):
+        value = options.get(label)
         if value is not None and (isinstance(value, bool) or value < 0):
             raise ValueError(f"{label} must be a non-negative integer, got {value!r}")
     if since_seconds is not None and since_seconds < 1:
         raise ValueError(f"since_seconds must be at least 1, got {since_seconds}")
     params: dict[str, Any] = {
-        "insecureSkipTLSVerifyBackend": insecure_skip_tls_verify_backend or None,
-        "container": check_container(container, verb="get", resource="pods/log"),
+        "insecureSkipTLSVerifyBackend": options.get("insecure_skip_tls_verify_backend") or None,
+        "container": check_container(options.get("container"), verb="get", resource="pods/log"),
         "follow": follow or None,
-        "tailLines": tail_lines,
+        "tailLines": options.get("tail_lines"),
         "sinceSeconds": since_seconds,
         "sinceTime": rfc3339(since_time) if since_time is not None else None,
-        "timestamps": timestamps or None,
-        "previous": previous or None,
-        "limitBytes": limit_bytes,
+        "timestamps": options.get("timestamps") or None,
+        "previous": options.get("previous") or None,
+        "limitBytes": options.get("limit_bytes"),
     }
     return {
         key: ("true" if value is True else str(value))
@@ -109,242 +205,16 @@ async def split_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         yield pending
 
 
-class PodLogs:
-    """The pods' log verbs of :class:`~kubectrl.client.AsyncClient` (a base class of it):
-    ``pod_log``, ``pod_log_bytes``, ``follow_pod_log``, ``follow_pod_log_bytes``."""
+def text_line(line: bytes, encoding: str) -> str:
+    """A log line as text without its line end (``\\n`` or ``\\r\\n``), undecodable bytes
+    replaced.
 
-    if TYPE_CHECKING:
-        config: ClientConfig
+    Example::
 
-        async def _send(
-            self,
-            method: str,
-            path: str,
-            *,
-            verb: str,
-            label: str = "",
-            namespace: str | None = None,
-            name: str | None = None,
-            params: Mapping[str, Any] | None = None,
-            body: Any = ...,
-            content_type: str = "application/json",
-            idempotent: bool | None = None,
-            accept: str | None = None,
-            raw_content: bytes | None = None,
-            extra_headers: Mapping[str, str] | None = None,
-            retry: bool = True,
-            check_status: bool = True,
-        ) -> httpx.Response: ...
-
-        async def _open_stream(
-            self,
-            path: str,
-            params: Mapping[str, str],
-            *,
-            verb: str,
-            label: str,
-            namespace: str | None,
-            name: str | None = None,
-            read_timeout: float | None,
-            accept: str | None = None,
-        ) -> httpx.Response: ...
-
-    async def _read_log(
-        self, pod: PodRef, namespace: str | None, options: dict[str, Any]
-    ) -> httpx.Response:
-        ns, name = pod_target(pod, namespace, self.config.namespace)
-        return await self._send(
-            "GET",
-            pod_path(ns, name, "log", verb="get"),
-            verb="get",
-            label="pods/log",
-            namespace=ns,
-            name=name,
-            params=log_params(follow=False, **options),
-            accept="*/*",
-        )
-
-    async def pod_log(
-        self,
-        pod: PodRef,
-        *,
-        namespace: str | None = None,
-        container: str | None = None,
-        tail_lines: int | None = None,
-        since_seconds: int | None = None,
-        since_time: datetime.datetime | str | None = None,
-        timestamps: bool = False,
-        previous: bool = False,
-        limit_bytes: int | None = None,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> str:
-        """Read a pod's log (``pods/log``) as text (UTF-8, undecodable bytes replaced), without
-        following. Use :meth:`pod_log_bytes` for the bytes as the container wrote them.
-
-        ``pod`` is a name (``namespace=`` or the config's namespace) or a Pod object.
-        ``since_seconds`` or ``since_time`` (an aware datetime or an RFC 3339 string, not both)
-        start the log later; ``insecure_skip_tls_verify_backend`` asks the apiserver not to
-        verify the kubelet's serving certificate. A pod that does not exist is a
-        :class:`~kubectrl.errors.NotFoundError`; a container the pod does not have, or one not
-        started yet, a :class:`~kubectrl.errors.BadRequestError` whose message names both.
-
-        Example::
-
-            text = await client.pod_log("web-0", namespace="ns", tail_lines=100)
-        """
-        response = await self._read_log(
-            pod,
-            namespace,
-            dict(
-                container=container,
-                tail_lines=tail_lines,
-                since_seconds=since_seconds,
-                since_time=since_time,
-                timestamps=timestamps,
-                previous=previous,
-                limit_bytes=limit_bytes,
-                insecure_skip_tls_verify_backend=insecure_skip_tls_verify_backend,
-            ),
-        )
-        return response.content.decode("utf-8", errors="replace")
-
-    async def pod_log_bytes(
-        self,
-        pod: PodRef,
-        *,
-        namespace: str | None = None,
-        container: str | None = None,
-        tail_lines: int | None = None,
-        since_seconds: int | None = None,
-        since_time: datetime.datetime | str | None = None,
-        timestamps: bool = False,
-        previous: bool = False,
-        limit_bytes: int | None = None,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> bytes:
-        """:meth:`pod_log` as the bytes the container wrote (``kubectl logs`` output).
-
-        Example::
-
-            raw = await client.pod_log_bytes("web-0", namespace="ns", limit_bytes=1 << 20)
-        """
-        response = await self._read_log(
-            pod,
-            namespace,
-            dict(
-                container=container,
-                tail_lines=tail_lines,
-                since_seconds=since_seconds,
-                since_time=since_time,
-                timestamps=timestamps,
-                previous=previous,
-                limit_bytes=limit_bytes,
-                insecure_skip_tls_verify_backend=insecure_skip_tls_verify_backend,
-            ),
-        )
-        return response.content
-
-    async def follow_pod_log_bytes(
-        self,
-        pod: PodRef,
-        *,
-        namespace: str | None = None,
-        container: str | None = None,
-        tail_lines: int | None = None,
-        since_seconds: int | None = None,
-        since_time: datetime.datetime | str | None = None,
-        timestamps: bool = False,
-        previous: bool = False,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> AsyncIterator[bytes]:
-        """Follow a pod's log (``pods/log?follow=true``), yielding each line as bytes with its
-        ``\\n`` as it arrives; when the stream ends mid-line (the container stopped, the server
-        closed) the partial last line comes without one. Ends when the server ends the stream;
-        stopping the iteration (``break``, cancellation, ``aclose()``) closes the connection.
-        A connection cut mid-stream raises :class:`~kubectrl.errors.APIConnectionError` naming
-        the pod, ``pods/log`` and the cause. Uses the watch pool (no read timeout).
-
-        Example::
-
-            async for line in client.follow_pod_log_bytes("web-0", namespace="ns"):
-                sys.stdout.buffer.write(line)
-        """
-        ns, name = pod_target(pod, namespace, self.config.namespace)
-        response = await self._open_stream(
-            pod_path(ns, name, "log", verb="get"),
-            log_params(
-                container=container,
-                follow=True,
-                tail_lines=tail_lines,
-                since_seconds=since_seconds,
-                since_time=since_time,
-                timestamps=timestamps,
-                previous=previous,
-                limit_bytes=None,
-                insecure_skip_tls_verify_backend=insecure_skip_tls_verify_backend,
-            ),
-            verb="get",
-            label="pods/log",
-            namespace=ns,
-            name=name,
-            read_timeout=None,
-            accept="*/*",
-        )
-        try:
-            async for line in split_lines(response.aiter_bytes()):
-                yield line
-        except httpx.TransportError as err:
-            what = f"pods/log {ns}/{name}" + (f" (container {container})" if container else "")
-            raise APIConnectionError(
-                f"the log stream of {what} broke off: {type(err).__name__}: {err}",
-                verb="get",
-                resource=what,
-            ) from err
-        finally:
-            await response.aclose()
-
-    async def follow_pod_log(
-        self,
-        pod: PodRef,
-        *,
-        namespace: str | None = None,
-        container: str | None = None,
-        tail_lines: int | None = None,
-        since_seconds: int | None = None,
-        since_time: datetime.datetime | str | None = None,
-        timestamps: bool = False,
-        previous: bool = False,
-        insecure_skip_tls_verify_backend: bool = False,
-    ) -> AsyncIterator[str]:
-        """Follow a pod's log, yielding its lines as text without the line end (``\\n`` or
-        ``\\r\\n``; undecodable bytes replaced), a partial last line included; see
-        :meth:`follow_pod_log_bytes`.
-
-        Example::
-
-            async for line in client.follow_pod_log("web-0", namespace="ns"):
-                print(line)
-        """
-        lines = self.follow_pod_log_bytes(
-            pod,
-            namespace=namespace,
-            container=container,
-            tail_lines=tail_lines,
-            since_seconds=since_seconds,
-            since_time=since_time,
-            timestamps=timestamps,
-            previous=previous,
-            insecure_skip_tls_verify_backend=insecure_skip_tls_verify_backend,
-        )
-        try:
-            async for line in lines:
-                text = line.decode("utf-8", errors="replace")
-                if text.endswith("\n"):
-                    text = text[:-2] if text.endswith("\r\n") else text[:-1]
-                yield text
-        finally:
-            await lines.aclose()  # type: ignore[attr-defined]
-
-
-for _verb in ("pod_log", "pod_log_bytes", "follow_pod_log", "follow_pod_log_bytes"):
-    getattr(PodLogs, _verb).__qualname__ = f"AsyncClient.{_verb}"
+        >>> text_line(b"ready\\r\\n", "utf-8")
+        'ready'
+    """
+    text = line.decode(encoding, errors="replace")
+    if text.endswith("\n"):
+        text = text[:-2] if text.endswith("\r\n") else text[:-1]
+    return text

@@ -1,61 +1,77 @@
-"""Pods' streaming subresources: exec, attach, eviction (the REST client's ``remotecommand``).
+"""The pod verbs, in one place: ``client.pods`` (:class:`Pods`; the blocking client's is
+:class:`~kubectrl.client.BlockingPods`).
 
-Exec and attach speak the Kubernetes channel protocol over a WebSocket (see
-:mod:`kubectrl.client._websocket`): subprotocol ``v5.channel.k8s.io``, falling back to
-``v4.channel.k8s.io`` with a server that does not offer v5. Every binary message starts with a
-channel byte: 0 stdin, 1 stdout, 2 stderr, 3 error (a ``metav1.Status`` JSON: ``Success``, or a
-``Failure`` whose reason ``NonZeroExitCode`` carries the exit code in ``details.causes``'
-``ExitCode`` entry), 4 resize (``{"Width": w, "Height": h}``), and in v5 only 255 close (its
-payload is the channel to close: the client closes stdin with ``[255, 0]``). The framing is
-k8s.io/apimachinery/pkg/util/httpstream/wsstream/conn.go; the Status and its exit code are
-client-go's tools/remotecommand/v4.go (errorDecoderV4).
+kube-rs keeps a pod's subresources on ``Api<Pod>`` (``logs``, ``log_stream``, ``exec``,
+``attach``, ``portforward``, ``evict``: kube-client/src/api/subresource.rs); client-go spreads
+them over ``Pods(ns).GetLogs``, ``EvictV1``, ``ProxyGet``, ``UpdateEphemeralContainers`` and the
+``remotecommand`` and ``portforward`` packages. Here they are the methods of one object:
+
+================================== =====================================================
+call                               request
+================================== =====================================================
+``log(pod, ...)``                  ``GET pods/log``: the whole log, as text (``str``), or as
+                                   bytes with ``encoding=None``
+``log_stream(pod, ...)``           ``GET pods/log?follow=true``: the lines as they come
+``exec(pod, command, ...)``        WebSocket ``pods/exec``, run to its end
+``open_exec(pod, command, ...)``   WebSocket ``pods/exec``, a live session
+``attach(pod, ...)``               WebSocket ``pods/attach``
+``port_forward(pod, port, ...)``   WebSocket ``pods/portforward``
+``evict(pod, ...)``                ``POST pods/eviction`` (``policy/v1``)
+``add_ephemeral_container(...)``   ``PATCH pods/ephemeralcontainers``
+``proxy(pod, path, ...)``          ``pods/proxy``: an HTTP request relayed to the pod
+================================== =====================================================
+
+A :class:`Pods` reaches its client through one small protocol declared here,
+:class:`ClientCore`: the client's ``config`` and its two request methods (``_send``, one
+bounded request; ``_open_stream``, a long-lived GET). mypy checks that
+:class:`~kubectrl.client.AsyncClient` fits it where ``client.pods`` builds its :class:`Pods`.
+
+The clients' former pod methods (``client.pod_log``, ``client.exec``, ...) are gone;
+:class:`MovedPodVerbs`, a base class of both clients, makes reading one raise an
+``AttributeError`` that names its new call.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
-import json
-import logging
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+import urllib.parse
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, overload
 
 import httpx
+from typing_extensions import Unpack
 
 from kubectrl.client._body import json_body
+from kubectrl.client._interfaces import documented_by
 from kubectrl.client._models import to_dict
-from kubectrl.client._paths import check_container, pod_path
-from kubectrl.client._websocket import WebSocket, WebSocketRefusedError, open_websocket
-from kubectrl.errors import (
-    APIConnectionError,
-    APIError,
-    InvalidPathSegmentError,
-    api_error_from_response,
+from kubectrl.client._paths import namespaced_path, pod_path
+from kubectrl.client._pod_logs import (
+    LogOptions,
+    LogStreamOptions,
+    check_encoding,
+    check_log_options,
+    log_params,
+    split_lines,
+    text_line,
 )
+from kubectrl.client._remotecommand import ExecResult, SessionOpener, open_stream, run_to_end
+from kubectrl.client._rest_extras import send_proxy
+from kubectrl.client._types import PatchType
+from kubectrl.client._websocket import WebSocket, WebSocketRefusedError, open_websocket
+from kubectrl.errors import APIConnectionError, APIError, InvalidPathSegmentError
 
 if TYPE_CHECKING:
     from kubectrl.client._config import ClientConfig
     from kubectrl.client._portforward import PortForward
 
 __all__ = [
-    "CHANNEL_PROTOCOLS",
-    "ExecResult",
-    "ExecSession",
+    "MOVED_TO_PODS",
+    "ClientCore",
+    "MovedPodVerbs",
+    "PodLogCalls",
     "PodRef",
-    "PodStreams",
-    "SessionOpener",
-    "exit_code_of",
+    "Pods",
     "pod_target",
 ]
-
-log = logging.getLogger("kubectrl.client.pods")
-
-#: The channel subprotocols offered for exec and attach, preferred first.
-CHANNEL_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
-
-STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
 #: A pod named by its name (with ``namespace=``), or the pod object itself (a dict or model).
 PodRef = Any
@@ -93,385 +109,221 @@ def pod_target(pod: PodRef, namespace: str | None, default_namespace: str) -> tu
     raise TypeError(f"a pod is a name or a Pod object, not {type(pod).__name__} ({pod!r})")
 
 
-@dataclasses.dataclass(frozen=True)
-class ExecResult:
-    """What a finished command gave: its ``stdout`` and ``stderr`` bytes and ``exit_code``.
+class ClientCore(Protocol):
+    """What the pod verbs (and the client's other REST extras) use of their client: its
+    ``config`` and two request methods. :class:`~kubectrl.client.AsyncClient` fits it.
 
-    ``status`` is the Status the server sent on the error channel (``{}`` if none).
-
-    Example::
-
-        result = await client.exec("db-0", ["pg_dump", "app"], namespace="ns")
-        if result.exit_code != 0:
-            raise RuntimeError(result.stderr.decode())
+    ``_send`` sends one request under the client's rate limit, bounds, retries and typed
+    errors (``retry=False``: one attempt; ``check_status=False``: any status is returned);
+    ``_open_stream`` opens a long-lived GET on the watch pool (no read timeout with
+    ``read_timeout=None``), raising the typed error for a status of 400 or more.
     """
-
-    stdout: bytes
-    stderr: bytes
-    exit_code: int
-    status: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
-    def ok(self) -> bool:
-        """Whether the command exited with code 0."""
-        return self.exit_code == 0
+    def config(self) -> ClientConfig: ...
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        verb: str,
+        label: str = "",
+        namespace: str | None = None,
+        name: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        body: Any = ...,
+        content_type: str = "application/json",
+        accept: str | None = None,
+        raw_content: bytes | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry: bool = True,
+        check_status: bool = True,
+    ) -> httpx.Response: ...
+
+    async def _open_stream(
+        self,
+        path: str,
+        params: Mapping[str, str],
+        *,
+        verb: str,
+        label: str,
+        namespace: str | None,
+        name: str | None = None,
+        read_timeout: float | None,
+        accept: str | None = None,
+    ) -> httpx.Response: ...
 
 
-def exit_code_of(status: Mapping[str, Any]) -> int | None:
-    """The exit code a channel-protocol Status reports: 0 for ``Success``, the ``ExitCode``
-    cause for a ``NonZeroExitCode`` failure, ``None`` for any other failure.
+class PodLogCalls(Protocol):
+    """The typed signatures of the two log calls: text (``str``) with an ``encoding``, the
+    bytes the container wrote with ``encoding=None``. :class:`Pods` binds its implementations
+    to these names; mypy checks them against these overloads."""
+
+    @overload
+    async def log(
+        self, pod: PodRef, *, encoding: str = "utf-8", **options: Unpack[LogOptions]
+    ) -> str: ...
+    @overload
+    async def log(self, pod: PodRef, *, encoding: None, **options: Unpack[LogOptions]) -> bytes: ...
+    async def log(
+        self, pod: PodRef, *, encoding: str | None = "utf-8", **options: Unpack[LogOptions]
+    ) -> str | bytes:
+        """Read a pod's log (``pods/log``) whole, without following: text decoded with
+        ``encoding`` (UTF-8 by default; undecodable bytes replaced), or with
+        ``encoding=None`` the bytes the container wrote (``kubectl logs`` output).
+
+        ``pod`` is a name (``namespace=`` or the config's namespace) or a Pod object. The
+        options (:class:`~kubectrl.client.LogOptions`, ``PodLogOptions``):
+        ``namespace``, ``container``, ``tail_lines``, ``since_seconds`` or ``since_time`` (an
+        aware datetime or an RFC 3339 string, not both), ``timestamps``, ``previous``,
+        ``limit_bytes``, ``insecure_skip_tls_verify_backend`` (the apiserver does not verify
+        the kubelet's serving certificate). An unknown option is a ``TypeError``, an option
+        the server would refuse a ``ValueError``, both before anything is sent. A pod that
+        does not exist is a :class:`~kubectrl.errors.NotFoundError`; a container the pod does
+        not have, or one not started yet, a :class:`~kubectrl.errors.BadRequestError` whose
+        message names both.
+
+        Example::
+
+            text = await client.pods.log("web-0", namespace="ns", tail_lines=100)
+            raw = await client.pods.log("web-0", namespace="ns", encoding=None)
+        """
+
+    @overload
+    def log_stream(
+        self, pod: PodRef, *, encoding: str = "utf-8", **options: Unpack[LogStreamOptions]
+    ) -> AsyncIterator[str]: ...
+    @overload
+    def log_stream(
+        self, pod: PodRef, *, encoding: None, **options: Unpack[LogStreamOptions]
+    ) -> AsyncIterator[bytes]: ...
+    def log_stream(
+        self,
+        pod: PodRef,
+        *,
+        encoding: str | None = "utf-8",
+        **options: Unpack[LogStreamOptions],
+    ) -> AsyncIterator[str] | AsyncIterator[bytes]:
+        """Follow a pod's log (``pods/log?follow=true``), yielding each line as it arrives:
+        as text without its line end (``\\n`` or ``\\r\\n``; decoded with ``encoding``,
+        undecodable bytes replaced), or with ``encoding=None`` as the bytes with their
+        ``\\n``. When the stream ends mid-line (the container stopped, the server closed) the
+        partial last line comes too, without a line end.
+
+        Ends when the server ends the stream; stopping the iteration (``break``, cancellation,
+        ``aclose()``) closes the connection. A connection cut mid-stream raises
+        :class:`~kubectrl.errors.APIConnectionError` naming the pod, ``pods/log`` and the
+        cause. Uses the watch pool (no read timeout); opening it is bounded and not retried,
+        as a watch. The options are :meth:`log`'s but ``limit_bytes``
+        (:class:`~kubectrl.client.LogStreamOptions`); an ``encoding`` that does not
+        write a line end as the byte ``\\n`` (UTF-16) is a ``ValueError``.
+
+        Example::
+
+            async for line in client.pods.log_stream("web-0", namespace="ns"):
+                print(line)
+        """
+
+
+class Pods:
+    """The pod verbs of a client (``client.pods``): logs, exec, attach, port-forward,
+    eviction, ephemeral containers and the pod proxy.
+
+    ``pod`` is, in every call, a name (with ``namespace=``, or the client config's namespace)
+    or the Pod object itself (a dict or a ``V1Pod``). Names, namespaces and containers are
+    checked before anything is sent
+    (:class:`~kubectrl.errors.InvalidPathSegmentError`); the server's refusals are the typed
+    errors of :mod:`kubectrl.errors`, naming the pod and the subresource.
 
     Example::
 
-        >>> exit_code_of({"status": "Failure", "reason": "NonZeroExitCode",
-        ...               "details": {"causes": [{"reason": "ExitCode", "message": "3"}]}})
-        3
-    """
-    if status.get("status") == "Success":
-        return 0
-    if status.get("reason") != "NonZeroExitCode":
-        return None
-    details = status.get("details")
-    causes = details.get("causes") if isinstance(details, Mapping) else None
-    for cause in causes if isinstance(causes, list) else ():
-        if isinstance(cause, Mapping) and cause.get("reason") == "ExitCode":
-            try:
-                return int(cause.get("message", ""))
-            except ValueError:
-                return None
-    return None
-
-
-class ExecSession:
-    """An open exec or attach: write stdin, read ``stdout``/``stderr``, resize, wait for the exit.
-
-    ``stdout`` and ``stderr`` are :class:`asyncio.StreamReader` objects (``read``, ``readline``,
-    ``readexactly``, ``async for line in ...``), fed until the server closes. ``wait()``
-    returns the exit code (raising the typed API error for a failure that is not an exit
-    code, and :class:`~kubectrl.errors.APIConnectionError` when the connection ends without
-    the command's status). Use it as an async context manager: leaving it closes the
-    connection.
-
-    Example::
-
-        async with client.open_exec("db-0", ["psql"], namespace="ns", stdin=True) as s:
-            await s.write(b"select 1;\\n")
-            await s.close_stdin()
-            print(await s.stdout.read())
-            assert await s.wait() == 0
+        text = await client.pods.log("web-0", namespace="ns", tail_lines=100)
+        result = await client.pods.exec("web-0", ["cat", "/etc/hostname"], namespace="ns")
     """
 
-    def __init__(
-        self, socket: WebSocket, *, what: str, namespace: str, name: str, verb: str
-    ) -> None:
-        self._socket = socket
-        self._what = what
-        self._namespace = namespace
-        self._name = name
-        self._verb = verb
-        self.protocol = socket.subprotocol
-        self.stdout = asyncio.StreamReader(limit=2**24)
-        self.stderr = asyncio.StreamReader(limit=2**24)
-        self._status: dict[str, Any] | None = None
-        self._error_bytes = bytearray()
-        self._failure: BaseException | None = None
-        self._reader = asyncio.get_running_loop().create_task(self._pump())
+    __slots__ = ("_client",)
+
+    def __init__(self, client: ClientCore) -> None:
+        self._client = client
 
     def __repr__(self) -> str:
-        return f"ExecSession({self._what}, protocol={self.protocol!r})"
+        return f"Pods({self._client!r})"
 
-    async def __aenter__(self) -> ExecSession:
-        return self
+    def _pod(self, pod: PodRef, namespace: str | None) -> tuple[str, str]:
+        return pod_target(pod, namespace, self._client.config.namespace)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
+    # ------------------------------------------------------------------ logs
 
-    async def _pump(self) -> None:
-        try:
-            while True:
-                message = await self._socket.receive()
-                if message is None:
-                    break
-                if not message:
-                    continue
-                channel, data = message[0], message[1:]
-                if channel == STDOUT:
-                    self.stdout.feed_data(data)
-                elif channel == STDERR:
-                    self.stderr.feed_data(data)
-                elif channel == ERROR:
-                    self._error_bytes += data
-                else:  # client-go's readDemuxLoop: "Unknown stream id %d, discarding message"
-                    log.warning(
-                        "%s: a message on unknown channel %d (%d bytes) discarded",
-                        self._what,
-                        channel,
-                        len(data),
-                    )
-        except (ConnectionError, OSError) as err:
-            self._failure = err
-        except Exception as err:  # aiohttp's errors: reported by wait()
-            self._failure = err
-        finally:
-            self.stdout.feed_eof()
-            self.stderr.feed_eof()
-            if self._error_bytes:
-                try:
-                    decoded = json.loads(bytes(self._error_bytes))
-                except ValueError:
-                    decoded = {
-                        "status": "Failure",
-                        "message": bytes(self._error_bytes).decode(errors="replace"),
-                    }
-                self._status = decoded if isinstance(decoded, dict) else {}
-
-    async def write(self, data: bytes) -> None:
-        """Send ``data`` to the command's stdin (the session must be opened with ``stdin=True``)."""
-        await self._send(bytes([STDIN]) + bytes(data))
-
-    async def close_stdin(self) -> None:
-        """Close stdin, so the command reads end-of-file (``v5.channel.k8s.io`` only).
-
-        Raises :class:`~kubectrl.errors.UnsupportedFeatureError` on a v4 connection: that
-        protocol cannot close one stream and keep the others.
-        """
-        if self.protocol != "v5.channel.k8s.io":
-            from kubectrl.errors import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(
-                f"closing stdin of {self._what} (the server speaks {self.protocol or 'no'} "
-                "channel protocol; closing one stream needs v5.channel.k8s.io)"
-            )
-        await self._send(bytes([CLOSE, STDIN]))
-
-    async def resize(self, width: int, height: int) -> None:
-        """Tell the terminal's new size (sessions opened with ``tty=True``)."""
-        if width < 0 or height < 0:
-            raise ValueError(f"terminal size must not be negative, got {width}x{height}")
-        size = json.dumps({"Width": width, "Height": height}).encode()
-        await self._send(bytes([RESIZE]) + size)
-
-    async def _send(self, message: bytes) -> None:
-        try:
-            await self._socket.send(message)
-        except (ConnectionError, OSError, RuntimeError) as err:
-            raise APIConnectionError(
-                f"the connection of {self._what} is closed: {type(err).__name__}: {err}",
-                verb=self._verb,
-                resource=self._what,
-            ) from err
-
-    @property
-    def status(self) -> dict[str, Any] | None:
-        """The Status from the error channel, once the server has closed (else ``None``)."""
-        return self._status
-
-    async def wait(self) -> int:
-        """Wait for the command to end and return its exit code.
-
-        Raises the typed :class:`~kubectrl.errors.APIError` for a failure without an exit code
-        (a command that cannot start, an internal error) and
-        :class:`~kubectrl.errors.APIConnectionError` when the connection closed before the
-        command's status arrived (naming the pod, the subresource and the cause).
-        """
-        await asyncio.shield(self._reader)
-        status = self._status
-        if status is None:
-            cause = (
-                f"{type(self._failure).__name__}: {self._failure}"
-                if self._failure is not None
-                else "closed by the server"
-            )
-            raise APIConnectionError(
-                f"the connection of {self._what} ended before the command's exit status "
-                f"arrived ({cause})",
-                verb=self._verb,
-                resource=self._what,
-            )
-        code = exit_code_of(status)
-        if code is None:
-            http_code = status.get("code")
-            err = api_error_from_response(
-                http_code if isinstance(http_code, int) and 400 <= http_code < 600 else 500,
-                json.dumps({"kind": "Status", "apiVersion": "v1", **status}).encode(),
-                verb=self._verb,
-                resource=self._what.split(" ")[0],
-                namespace=self._namespace,
-                name=self._name,
-            )
-            container = self._what.partition(" (container ")[2].rstrip(")")
-            if container:  # the message names it too
-                err.args = (f"{err.args[0]} (container {container})", *err.args[1:])
-            raise err
-        return code
-
-    async def close(self) -> None:
-        """Close the connection (idempotent); the reader stops, ``stdout``/``stderr`` end."""
-        try:
-            await self._socket.close()
-        finally:
-            if not self._reader.done():
-                self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-
-
-class SessionOpener:
-    """An exec or attach about to open: ``await`` it for the :class:`ExecSession`, or use it
-    as ``async with`` (the session is closed on leaving).
-
-    Example::
-
-        async with client.open_exec("web-0", ["sh"], namespace="ns", stdin=True) as session:
-            await session.write(b"exit 3\\n")
-            assert await session.wait() == 3
-    """
-
-    def __init__(self, opener: Callable[[], Awaitable[ExecSession]], what: str) -> None:
-        self._opener = opener
-        self._what = what
-        self._session: ExecSession | None = None
-
-    def __repr__(self) -> str:
-        return f"SessionOpener({self._what})"
-
-    def __await__(self) -> Generator[Any, None, ExecSession]:
-        return self._opener().__await__()
-
-    async def __aenter__(self) -> ExecSession:
-        self._session = await self._opener()
-        return self._session
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
-
-
-def _command_query(
-    command: Sequence[str] | None,
-    container: str | None,
-    stdin: bool,
-    stdout: bool,
-    stderr: bool,
-    tty: bool,
-) -> list[tuple[str, str]]:
-    query: list[tuple[str, str]] = [("command", part) for part in command or ()]
-    if container:
-        query.append(("container", container))
-    query += [
-        ("stdin", "true" if stdin else "false"),
-        ("stdout", "true" if stdout else "false"),
-        # A terminal merges stderr into stdout: the server refuses both at once.
-        ("stderr", "true" if stderr and not tty else "false"),
-        ("tty", "true" if tty else "false"),
-    ]
-    return query
-
-
-async def open_stream(
-    config: ClientConfig,
-    refused: Any,
-    *,
-    subresource: str,
-    namespace: str,
-    name: str,
-    command: Sequence[str] | None,
-    container: str | None,
-    stdin: bool,
-    stdout: bool,
-    stderr: bool,
-    tty: bool,
-) -> ExecSession:
-    """Open ``pods/<subresource>`` (exec or attach) as an :class:`ExecSession`.
-
-    ``refused(path, query, what)`` turns a refused upgrade into the typed API error (the REST
-    client asks again without upgrading, for the server's Status).
-    """
-    if subresource == "exec" and not command:
-        raise ValueError(f"exec into pod {namespace}/{name}: the command is empty")
-    if isinstance(command, str):
-        raise TypeError(
-            f"exec into pod {namespace}/{name}: the command is a list of arguments, not the "
-            f"string {command!r} (e.g. ['sh', '-c', {command!r}])"
-        )
-    path = pod_path(namespace, name, subresource, verb=subresource)
-    container = check_container(container, verb=subresource, resource=f"pods/{subresource}")
-    query = _command_query(command, container, stdin, stdout, stderr, tty)
-    what = f"pods/{subresource} {namespace}/{name}" + (
-        f" (container {container})" if container else ""
-    )
-    try:
-        socket = await open_websocket(config, path, query, CHANNEL_PROTOCOLS, what=what)
-    except WebSocketRefusedError as err:
-        await refused(path, query, subresource, namespace, name, err)
-        raise APIError(
-            f"the server refused the WebSocket upgrade: HTTP {err.status}",
-            code=err.status,
-            verb=subresource,
-            resource=f"pods/{subresource}",
-            namespace=namespace,
+    @documented_by(PodLogCalls.log)
+    async def _log(
+        self, pod: PodRef, *, encoding: str | None = "utf-8", **options: Unpack[LogOptions]
+    ) -> Any:
+        check_log_options("log", options, stream=False)
+        check_encoding(encoding, lines=False)
+        ns, name = self._pod(pod, options.get("namespace"))
+        path = pod_path(ns, name, "log", verb="get")
+        response = await self._client._send(
+            "GET",
+            path,
+            verb="get",
+            label="pods/log",
+            namespace=ns,
             name=name,
-        ) from err
-    return ExecSession(socket, what=what, namespace=namespace, name=name, verb=subresource)
+            params=log_params(options, follow=False),
+            accept="*/*",
+        )
+        if encoding is None:
+            return response.content
+        return response.content.decode(encoding, errors="replace")
 
+    @documented_by(PodLogCalls.log_stream)
+    async def _log_stream(
+        self,
+        pod: PodRef,
+        *,
+        encoding: str | None = "utf-8",
+        **options: Unpack[LogStreamOptions],
+    ) -> AsyncIterator[Any]:
+        check_log_options("log_stream", options, stream=True)
+        check_encoding(encoding, lines=True)
+        ns, name = self._pod(pod, options.get("namespace"))
+        path = pod_path(ns, name, "log", verb="get")
+        response = await self._client._open_stream(
+            path,
+            log_params(options, follow=True),
+            verb="get",
+            label="pods/log",
+            namespace=ns,
+            name=name,
+            read_timeout=None,
+            accept="*/*",
+        )
+        try:
+            async for line in split_lines(response.aiter_bytes()):
+                yield line if encoding is None else text_line(line, encoding)
+        except httpx.TransportError as err:
+            container = options.get("container")
+            what = f"pods/log {ns}/{name}" + (f" (container {container})" if container else "")
+            raise APIConnectionError(
+                f"the log stream of {what} broke off: {type(err).__name__}: {err}",
+                verb="get",
+                resource=what,
+            ) from err
+        finally:
+            await response.aclose()
 
-async def run_to_end(session: ExecSession, data: bytes | None) -> ExecResult:
-    """Feed ``data`` to stdin (then close it), collect stdout and stderr, wait for the exit."""
-    async with session:
-        if data is not None:
-            if data:
-                await session.write(data)
-            if session.protocol == "v5.channel.k8s.io":
-                await session.close_stdin()
-        out, err = await asyncio.gather(session.stdout.read(), session.stderr.read())
-        code = await session.wait()
-        return ExecResult(out, err, code, dict(session.status or {}))
-
-
-class PodStreams:
-    """The pods' streaming verbs of :class:`~kubectrl.client.AsyncClient`: ``exec``,
-    ``open_exec``, ``attach``, ``port_forward`` and ``evict`` (a base class of the client)."""
-
+    # The two log calls' public signatures are PodLogCalls' overloads (str, or bytes with
+    # encoding=None); the implementations above are bound to those names at run time, and mypy
+    # checks them against the overloads (_PodsConforms below).
     if TYPE_CHECKING:
-        config: ClientConfig
+        log = PodLogCalls.log
+        log_stream = PodLogCalls.log_stream
+    else:
+        log = _log
+        log_stream = _log_stream
 
-        async def _send(
-            self,
-            method: str,
-            path: str,
-            *,
-            verb: str,
-            label: str = "",
-            namespace: str | None = None,
-            name: str | None = None,
-            params: Mapping[str, Any] | None = None,
-            body: Any = ...,
-            content_type: str = "application/json",
-            idempotent: bool | None = None,
-            accept: str | None = None,
-            raw_content: bytes | None = None,
-            extra_headers: Mapping[str, str] | None = None,
-            retry: bool = True,
-            check_status: bool = True,
-        ) -> httpx.Response: ...
-
-        async def _throttle(self) -> None: ...
-
-        def _url(self, path: str, query: dict[str, str]) -> httpx.URL: ...
-
-        _http: httpx.AsyncClient
-        _extensions: dict[str, Any]
+    # ------------------------------------------------------------------ exec, attach
 
     async def _stream_refused(
         self,
@@ -485,10 +337,8 @@ class PodStreams:
         # The upgrade's error body is not kept by the WebSocket client: the same request
         # without the upgrade gets the server's Status (it fails the same way before it would
         # ask for the upgrade: authorization, the pod and the container are checked first).
-        import urllib.parse
-
         try:
-            await self._send(
+            await self._client._send(
                 "GET",
                 path + "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote),
                 verb=subresource,
@@ -500,9 +350,6 @@ class PodStreams:
         except APIError as err:
             if err.code == refused.status:
                 raise
-
-    def _pod(self, pod: PodRef, namespace: str | None) -> tuple[str, str]:
-        return pod_target(pod, namespace, self.config.namespace)
 
     def open_exec(
         self,
@@ -517,23 +364,24 @@ class PodStreams:
         tty: bool = False,
     ) -> SessionOpener:
         """Start ``command`` in a pod's container (``pods/exec``): ``await`` the result for the
-        live :class:`ExecSession` (stdin, stdout/stderr readers, resize, exit code), or use it
-        as ``async with`` to close the session on leaving.
+        live :class:`~kubectrl.client.ExecSession` (stdin, stdout/stderr readers, resize, exit
+        code), or use it as ``async with`` to close the session on leaving.
 
         ``pod`` is a name (``namespace=`` or the config's namespace) or a Pod object. Without
         ``container`` the server picks the pod's only (or default) container.
 
         Example::
 
-            async with client.open_exec("web-0", ["sh"], namespace="ns", stdin=True) as s:
+            async with client.pods.open_exec("web-0", ["sh"], namespace="ns", stdin=True) as s:
                 await s.write(b"echo hi; exit 3\\n")
                 assert await s.stdout.readline() == b"hi\\n"
                 assert await s.wait() == 3
         """
         ns, name = self._pod(pod, namespace)
+        config = self._client.config
         return SessionOpener(
             lambda: open_stream(
-                self.config,
+                config,
                 self._stream_refused,
                 subresource="exec",
                 namespace=ns,
@@ -568,7 +416,7 @@ class PodStreams:
 
         Example::
 
-            result = await client.exec("db-0", ["pg_dump", "app"], namespace="ns")
+            result = await client.pods.exec("db-0", ["pg_dump", "app"], namespace="ns")
             dump = result.stdout
         """
         session = await self.open_exec(
@@ -597,13 +445,14 @@ class PodStreams:
 
         Example::
 
-            async with client.attach("web-0", namespace="ns") as session:
+            async with client.pods.attach("web-0", namespace="ns") as session:
                 first = await session.stdout.readline()
         """
         ns, name = self._pod(pod, namespace)
+        config = self._client.config
         return SessionOpener(
             lambda: open_stream(
-                self.config,
+                config,
                 self._stream_refused,
                 subresource="attach",
                 namespace=ns,
@@ -617,6 +466,8 @@ class PodStreams:
             ),
             f"pods/attach {ns}/{name}",
         )
+
+    # ------------------------------------------------------------------ port-forward
 
     def port_forward(
         self,
@@ -632,7 +483,7 @@ class PodStreams:
 
         Example::
 
-            async with client.port_forward("web-0", 8080, namespace="ns") as forward:
+            async with client.pods.port_forward("web-0", 8080, namespace="ns") as forward:
                 reader, writer = await asyncio.open_connection(*forward.address)
         """
         from kubectrl.client._portforward import PORTFORWARD_PROTOCOLS, PortForward
@@ -640,7 +491,7 @@ class PodStreams:
         ns, name = self._pod(pod, namespace)
         path = pod_path(ns, name, "portforward", verb="portforward")
         what = f"pods/portforward {ns}/{name}"
-        config = self.config
+        config = self._client.config
 
         async def opener(port: int) -> WebSocket:
             query = [("ports", str(port))]
@@ -665,6 +516,8 @@ class PodStreams:
             local_port=local_port,
         )
 
+    # ------------------------------------------------------------------ eviction
+
     async def evict(
         self,
         pod: PodRef,
@@ -682,7 +535,7 @@ class PodStreams:
         Example::
 
             try:
-                await client.evict("web-0", namespace="ns")
+                await client.pods.evict("web-0", namespace="ns")
             except TooManyRequestsError as err:
                 print("blocked by a PodDisruptionBudget:", err.server_message)
         """
@@ -701,7 +554,7 @@ class PodStreams:
             body["deleteOptions"] = options
         path = pod_path(ns, name, "eviction", verb="create")
         # one attempt: a 429 from a PodDisruptionBudget is the caller's to wait out
-        response = await self._send(
+        response = await self._client._send(
             "POST",
             path,
             verb="create",
@@ -714,8 +567,140 @@ class PodStreams:
         data = json_body(response, verb="create", resource="pods/eviction")
         return data if isinstance(data, dict) else {}
 
+    # ------------------------------------------------------------------ ephemeral containers
 
-# The verbs are AsyncClient's (this base class only holds them): so they are named in its
-# documentation and in the docstrings of their blocking twins.
-for _verb in ("exec", "open_exec", "attach", "port_forward", "evict"):
-    getattr(PodStreams, _verb).__qualname__ = f"AsyncClient.{_verb}"
+    async def add_ephemeral_container(
+        self,
+        pod: PodRef,
+        container: Mapping[str, Any] | Any,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Add an ephemeral container to a running pod (the ``pods/ephemeralcontainers``
+        subresource, a strategic merge patch as ``kubectl debug`` sends); returns the pod.
+
+        ``container`` is an ``EphemeralContainer`` (a dict or a model): at least ``name`` and
+        ``image``; ``targetContainerName`` shares that container's process namespace. Its name
+        must be new in the pod (an existing ephemeral container cannot be changed or removed).
+
+        Example::
+
+            pod = await client.pods.add_ephemeral_container(
+                "web-0", {"name": "debug", "image": "busybox", "stdin": True, "tty": True,
+                          "targetContainerName": "app"}, namespace="ns")
+        """
+        ns, name = self._pod(pod, namespace)
+        path = namespaced_path("pods", ns, name, "ephemeralcontainers", verb="patch")
+        body = to_dict(container)
+        if not body.get("name"):
+            raise ValueError(f"the ephemeral container for pod {ns}/{name} needs a name")
+        response = await self._client._send(
+            "PATCH",
+            path,
+            verb="patch",
+            label="pods/ephemeralcontainers",
+            namespace=ns,
+            name=name,
+            params={"dryRun": "All" if dry_run else None},
+            body={"spec": {"ephemeralContainers": [body]}},
+            content_type=PatchType.STRATEGIC.value,
+        )
+        result = json_body(response, verb="patch", resource="pods/ephemeralcontainers")
+        return result if isinstance(result, dict) else {}
+
+    # ------------------------------------------------------------------ proxy
+
+    async def proxy(
+        self,
+        pod: PodRef,
+        path: str = "",
+        *,
+        namespace: str | None = None,
+        port: int | str | None = None,
+        scheme: str | None = None,
+        method: str = "GET",
+        params: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send an HTTP request to a pod's port through the apiserver (``pods/proxy``) and
+        return the response as it came: whatever its status, since it may be the pod's own
+        answer (a 404 of the application's) or the apiserver's (a ``Status``: the pod does not
+        exist). ``port`` is the container port's number or name, ``scheme`` ``"http"``
+        (default) or ``"https"``; ``path`` may not climb out of the proxy (``..``). Raises
+        :class:`~kubectrl.errors.APIConnectionError` when the apiserver cannot be reached.
+        The services' twin is the client's ``proxy_service``.
+
+        Example::
+
+            response = await client.pods.proxy("web-0", "/metrics", namespace="ns", port=8080)
+        """
+        ns, name = self._pod(pod, namespace)
+        return await send_proxy(
+            self._client,
+            "pods",
+            name,
+            path,
+            namespace=ns,
+            port=port,
+            scheme=scheme,
+            method=method,
+            params=params,
+            content=content,
+            headers=headers,
+        )
+
+
+#: The clients' former pod methods, and the call each became (``client.`` + it).
+MOVED_TO_PODS: dict[str, str] = {
+    "pod_log": "pods.log(...)",
+    "pod_log_bytes": "pods.log(..., encoding=None)",
+    "follow_pod_log": "pods.log_stream(...)",
+    "follow_pod_log_bytes": "pods.log_stream(..., encoding=None)",
+    "exec": "pods.exec(...)",
+    "open_exec": "pods.open_exec(...)",
+    "attach": "pods.attach(...)",
+    "port_forward": "pods.port_forward(...)",
+    "evict": "pods.evict(...)",
+    "add_ephemeral_container": "pods.add_ephemeral_container(...)",
+    "proxy_pod": "pods.proxy(...)",
+}
+
+
+class MovedPodVerbs:
+    """A base class of the clients: reading a pod method they no longer have
+    (:data:`MOVED_TO_PODS`) raises an ``AttributeError`` that names its new call.
+
+    Only a failed attribute lookup reaches it (Python's ``__getattr__``), so it costs nothing
+    otherwise; mypy does not see it, so a static check still reports the old names as missing.
+
+    Example::
+
+        >>> class Client(MovedPodVerbs):
+        ...     pass
+        >>> Client().pod_log  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        AttributeError: 'Client' object has no attribute 'pod_log': ... use client.pods.log(...)
+    """
+
+    __slots__ = ()
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> NoReturn:
+            moved = MOVED_TO_PODS.get(name)
+            message = f"{type(self).__name__!r} object has no attribute {name!r}"
+            if moved is not None:
+                message += f": the pod verbs moved to client.pods: use client.{moved}"
+            raise AttributeError(message, name=name, obj=self)
+
+
+if TYPE_CHECKING:
+    # The log implementations must fit their overloads (a wrong option, default or result
+    # type is a mypy error here).
+
+    class _PodsConforms(PodLogCalls):
+        log = Pods._log
+        log_stream = Pods._log_stream

@@ -48,7 +48,7 @@ class PortForward:
 
     Example::
 
-        async with client.port_forward("web-0", 8080, namespace="ns") as forward:
+        async with client.pods.port_forward("web-0", 8080, namespace="ns") as forward:
             host, port = forward.address
             reader, writer = await asyncio.open_connection(host, port)
     """

@@ -1,11 +1,15 @@
-"""The REST surface beyond CRUD: service account tokens, the proxy subresources, ephemeral
-containers.
+"""The REST surface beyond CRUD that is not a pod's: service account tokens and the services'
+proxy (the pods' verbs, their proxy included, are :mod:`kubectrl.client._pods`).
 
 * ``serviceaccounts/token`` (``authentication.k8s.io/v1`` TokenRequest, client-go's
   ``CoreV1().ServiceAccounts(ns).CreateToken``): a bound token for audiences, expiring;
-* ``services/proxy`` and ``pods/proxy``: an HTTP request relayed by the apiserver to a pod or a
-  service's endpoints (``/api/v1/namespaces/NS/services/[scheme:]NAME[:port]/proxy/PATH``);
-* ``pods/ephemeralcontainers``: add a debug container to a running pod (``kubectl debug``).
+* ``services/proxy`` (and ``pods/proxy``, through :func:`send_proxy`): an HTTP request relayed
+  by the apiserver to a service's endpoints or a pod
+  (``/api/v1/namespaces/NS/services/[scheme:]NAME[:port]/proxy/PATH``).
+
+:class:`RestExtras` is a base class of :class:`~kubectrl.client.AsyncClient` holding
+``create_token`` and ``proxy_service``; its methods reach the client through
+:class:`~kubectrl.client._pods.ClientCore` (their ``self`` type), as the pod verbs do.
 """
 
 from __future__ import annotations
@@ -19,15 +23,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kubectrl.client._body import json_body
-from kubectrl.client._models import to_dict
 from kubectrl.client._paths import check_proxy_path, check_segment, namespaced_path
-from kubectrl.client._pods import PodRef, pod_target
-from kubectrl.client._types import PatchType
 
 if TYPE_CHECKING:
-    from kubectrl.client._config import ClientConfig
+    from kubectrl.client._pods import ClientCore
 
-__all__ = ["RestExtras", "ServiceAccountToken", "proxy_path"]
+__all__ = ["RestExtras", "ServiceAccountToken", "proxy_path", "send_proxy"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,41 +96,46 @@ def proxy_path(
     return f"/api/v1/namespaces/{ns}/{kind}/{target}/proxy/{quoted}"
 
 
+async def send_proxy(
+    client: ClientCore,
+    kind: str,
+    name: str,
+    path: str,
+    *,
+    namespace: str,
+    port: int | str | None,
+    scheme: str | None,
+    method: str,
+    params: Mapping[str, str] | None,
+    content: bytes | None,
+    headers: Mapping[str, str] | None,
+) -> httpx.Response:
+    """Send one request through ``kind``'s (``pods`` or ``services``) ``proxy`` subresource and
+    return the response whatever its status (it may be the proxied application's own): one
+    attempt, no retry. The path is checked by :func:`proxy_path` before anything is sent."""
+    url_path = proxy_path(kind, namespace, name, path, port=port, scheme=scheme)
+    return await client._send(
+        method,
+        url_path,
+        verb=method.lower(),
+        label=f"{kind}/proxy",
+        namespace=namespace,
+        name=name,
+        params=params,
+        raw_content=content,
+        extra_headers=headers,
+        retry=False,
+        check_status=False,
+    )
+
+
 class RestExtras:
-    """``create_token``, ``proxy_pod``, ``proxy_service`` and ``add_ephemeral_container`` of
-    :class:`~kubectrl.client.AsyncClient` (a base class of it)."""
-
-    if TYPE_CHECKING:
-        config: ClientConfig
-        _http: httpx.AsyncClient
-        _extensions: dict[str, Any]
-
-        async def _send(
-            self,
-            method: str,
-            path: str,
-            *,
-            verb: str,
-            label: str = "",
-            namespace: str | None = None,
-            name: str | None = None,
-            params: Mapping[str, Any] | None = None,
-            body: Any = ...,
-            content_type: str = "application/json",
-            idempotent: bool | None = None,
-            accept: str | None = None,
-            raw_content: bytes | None = None,
-            extra_headers: Mapping[str, str] | None = None,
-            retry: bool = True,
-            check_status: bool = True,
-        ) -> httpx.Response: ...
-
-        async def _throttle(self) -> None: ...
-
-        def _url(self, path: str, query: dict[str, str]) -> httpx.URL: ...
+    """``create_token`` and ``proxy_service`` of :class:`~kubectrl.client.AsyncClient` (a base
+    class of it). Their ``self`` is typed :class:`~kubectrl.client._pods.ClientCore`: what they
+    use of the client, checked by mypy where a client calls them."""
 
     async def create_token(
-        self,
+        self: ClientCore,
         service_account: str,
         *,
         namespace: str | None = None,
@@ -187,39 +193,8 @@ class RestExtras:
             raw=raw,
         )
 
-    async def _proxy(
-        self,
-        kind: str,
-        name: str,
-        path: str,
-        *,
-        namespace: str | None,
-        port: int | str | None,
-        scheme: str | None,
-        method: str,
-        params: Mapping[str, str] | None,
-        content: bytes | None,
-        headers: Mapping[str, str] | None,
-    ) -> httpx.Response:
-        ns = namespace or self.config.namespace
-        url_path = proxy_path(kind, ns, name, path, port=port, scheme=scheme)
-        # one attempt, any status: the answer may be the proxied service's own
-        return await self._send(
-            method,
-            url_path,
-            verb=method.lower(),
-            label=f"{kind}/proxy",
-            namespace=ns,
-            name=name,
-            params=params,
-            raw_content=content,
-            extra_headers=headers,
-            retry=False,
-            check_status=False,
-        )
-
     async def proxy_service(
-        self,
+        self: ClientCore,
         name: str,
         path: str = "",
         *,
@@ -244,12 +219,15 @@ class RestExtras:
                                                   namespace="monitoring", port=9090,
                                                   params={"query": "up"})
             response.raise_for_status()
+
+        A pod's twin is ``client.pods.proxy``.
         """
-        return await self._proxy(
+        return await send_proxy(
+            self,
             "services",
             name,
             path,
-            namespace=namespace,
+            namespace=namespace or self.config.namespace,
             port=port,
             scheme=scheme,
             method=method,
@@ -258,80 +236,10 @@ class RestExtras:
             headers=headers,
         )
 
-    async def proxy_pod(
-        self,
-        pod: PodRef,
-        path: str = "",
-        *,
-        namespace: str | None = None,
-        port: int | str | None = None,
-        scheme: str | None = None,
-        method: str = "GET",
-        params: Mapping[str, str] | None = None,
-        content: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response:
-        """Send an HTTP request to a pod's port through the apiserver (``pods/proxy``); the
-        response comes back as it came (see :meth:`proxy_service`).
 
-        Example::
-
-            response = await client.proxy_pod("web-0", "/metrics", namespace="ns", port=8080)
-        """
-        ns, name = pod_target(pod, namespace, self.config.namespace)
-        return await self._proxy(
-            "pods",
-            name,
-            path,
-            namespace=ns,
-            port=port,
-            scheme=scheme,
-            method=method,
-            params=params,
-            content=content,
-            headers=headers,
-        )
-
-    async def add_ephemeral_container(
-        self,
-        pod: PodRef,
-        container: Mapping[str, Any] | Any,
-        *,
-        namespace: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """Add an ephemeral container to a running pod (the ``pods/ephemeralcontainers``
-        subresource, a strategic merge patch as ``kubectl debug`` sends); returns the pod.
-
-        ``container`` is an ``EphemeralContainer`` (a dict or a model): at least ``name`` and
-        ``image``; ``targetContainerName`` shares that container's process namespace. Its name
-        must be new in the pod (an existing ephemeral container cannot be changed or removed).
-
-        Example::
-
-            pod = await client.add_ephemeral_container(
-                "web-0", {"name": "debug", "image": "busybox", "stdin": True, "tty": True,
-                          "targetContainerName": "app"}, namespace="ns")
-        """
-        ns, name = pod_target(pod, namespace, self.config.namespace)
-        path = namespaced_path("pods", ns, name, "ephemeralcontainers", verb="patch")
-        body = to_dict(container)
-        if not body.get("name"):
-            raise ValueError(f"the ephemeral container for pod {ns}/{name} needs a name")
-        response = await self._send(
-            "PATCH",
-            path,
-            verb="patch",
-            label="pods/ephemeralcontainers",
-            namespace=ns,
-            name=name,
-            params={"dryRun": "All" if dry_run else None},
-            body={"spec": {"ephemeralContainers": [body]}},
-            content_type=PatchType.STRATEGIC.value,
-        )
-        result = json_body(response, verb="patch", resource="pods/ephemeralcontainers")
-        return result if isinstance(result, dict) else {}
-
-
-for _verb in ("create_token", "proxy_service", "proxy_pod", "add_ephemeral_container"):
+# The verbs are AsyncClient's (this base class only holds them): so they are named in its
+# documentation and in the docstrings of their blocking twins. Their ``self: ClientCore`` is for
+# mypy; at run time the signature shows a plain ``self`` (the blocking twins copy it).
+for _verb in ("create_token", "proxy_service"):
     getattr(RestExtras, _verb).__qualname__ = f"AsyncClient.{_verb}"
+    getattr(RestExtras, _verb).__annotations__.pop("self", None)

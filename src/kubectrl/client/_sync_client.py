@@ -29,7 +29,8 @@ from kubectrl.client._blocking import (
 )
 from kubectrl.client._config import ClientConfig
 from kubectrl.client._interfaces import BlockingKubeClient, BlockingPager
-from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPortForward
+from kubectrl.client._pods import MovedPodVerbs
+from kubectrl.client._pods_blocking import BlockingPods
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict_blocking
 from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
@@ -93,12 +94,12 @@ class BlockingWatchStream(Iterator[WatchEvent]):
             self._portal.call(self._stream.close())
 
 
-class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
+class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPodVerbs):
     """Blocking Kubernetes client with the same methods as :class:`AsyncClient`.
 
     Each verb is :class:`AsyncClient`'s, run on a private loop thread: same parameters, defaults,
     errors and docstrings. Iterators (``list_pages``, ``list_items``, ``watch``,
-    ``follow_pod_log``) become plain iterators. Close it (or use ``with``) to stop its loop
+    ``pods.log_stream``) become plain iterators. Close it (or use ``with``) to stop its loop
     thread and connections.
 
     Example::
@@ -155,26 +156,20 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager):
     scale = blocking(AsyncClient.scale)
     delete = blocking(AsyncClient.delete)
     delete_collection = blocking(AsyncClient.delete_collection)
-    pod_log = blocking(AsyncClient.pod_log)
-    pod_log_bytes = blocking(AsyncClient.pod_log_bytes)
-    follow_pod_log = blocking_iterator(AsyncClient.follow_pod_log)
-    follow_pod_log_bytes = blocking_iterator(AsyncClient.follow_pod_log_bytes)
-    exec = blocking(AsyncClient.exec)
-    evict = blocking(AsyncClient.evict)
-    open_exec = blocking_wrapped(
-        AsyncClient.open_exec, BlockingExecSession, returns="BlockingExecSession"
-    )
-    attach = blocking_wrapped(
-        AsyncClient.attach, BlockingExecSession, returns="BlockingExecSession"
-    )
-    port_forward = blocking_wrapped(
-        AsyncClient.port_forward, BlockingPortForward, returns="BlockingPortForward"
-    )
     server_version = blocking(AsyncClient.server_version)
     create_token = blocking(AsyncClient.create_token)
     proxy_service = blocking(AsyncClient.proxy_service)
-    proxy_pod = blocking(AsyncClient.proxy_pod)
-    add_ephemeral_container = blocking(AsyncClient.add_ephemeral_container)
+
+    @property
+    def pods(self) -> BlockingPods:
+        """The blocking pod verbs (:class:`~kubectrl.client.BlockingPods`): those of
+        :attr:`AsyncClient.pods`, run on this client's loop thread.
+
+        Example::
+
+            text = client.pods.log("web-0", namespace="ns", tail_lines=100)
+        """
+        return BlockingPods(self._portal, self._target.pods)
 
     def status(self) -> BlockingClientStatusWriter:
         """The blocking writer of the ``status`` subresource (:meth:`AsyncClient.status`).

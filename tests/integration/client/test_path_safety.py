@@ -165,25 +165,25 @@ async def test_the_pod_verbs_refuse_a_traversal_pod_name(
     secret = f"../../{ns}/secrets/admin-toke%6E"
 
     async def port_forward() -> None:
-        async with client.port_forward(pod, 80, namespace="tenant"):
+        async with client.pods.port_forward(pod, 80, namespace="tenant"):
             pass
 
     async def open_exec() -> None:
-        async with client.open_exec(pod, ["sh"], namespace="tenant"):
+        async with client.pods.open_exec(pod, ["sh"], namespace="tenant"):
             pass
 
     calls: dict[str, Callable[[], Awaitable[Any]]] = {
-        "add_ephemeral_container": lambda: client.add_ephemeral_container(
+        "add_ephemeral_container": lambda: client.pods.add_ephemeral_container(
             pod, {"name": "debug", "image": "busybox"}, namespace="tenant"
         ),
-        "evict": lambda: client.evict(pod, namespace="tenant"),
-        "exec": lambda: client.exec(pod, ["true"], namespace="tenant"),
+        "evict": lambda: client.pods.evict(pod, namespace="tenant"),
+        "exec": lambda: client.pods.exec(pod, ["true"], namespace="tenant"),
         "open_exec": open_exec,
-        "attach": lambda: client.attach(pod, namespace="tenant").__aenter__(),
+        "attach": lambda: client.pods.attach(pod, namespace="tenant").__aenter__(),
         "port_forward": port_forward,
-        "pod_log": lambda: client.pod_log(pod, namespace="tenant"),
+        "log": lambda: client.pods.log(pod, namespace="tenant"),
         "create_token": lambda: client.create_token(secret, namespace="tenant"),
-        "proxy_pod": lambda: client.proxy_pod(pod, "/", namespace="tenant"),
+        "pods.proxy": lambda: client.pods.proxy(pod, "/", namespace="tenant"),
         "proxy_service path": lambda: client.proxy_service(
             "web", f"../../../../{ns}/secrets/admin-token", namespace=ns
         ),

@@ -112,13 +112,13 @@ async def test_pod_log_and_follow(
                 },
             }
         )
-        text = await client.pod_log(
+        text = await client.pods.log(
             "web", namespace=namespace, tail_lines=10, insecure_skip_tls_verify_backend=True
         )
         assert text == "line 0\nline 1\nline 2\n"
         lines = [
             line
-            async for line in client.follow_pod_log(
+            async for line in client.pods.log_stream(
                 "web", namespace=namespace, insecure_skip_tls_verify_backend=True
             )
         ]

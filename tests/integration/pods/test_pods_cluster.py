@@ -137,7 +137,7 @@ async def test_exec_stdout_and_stderr_apart_same_as_kubectl(
 ) -> None:
     command = ["sh", "-c", "echo out; echo err >&2"]
     theirs = kubectl("exec", POD, "-c", "main", "--", *command, namespace=pod_namespace)
-    ours = await client.exec(POD, command, namespace=pod_namespace, container="main")
+    ours = await client.pods.exec(POD, command, namespace=pod_namespace, container="main")
     assert theirs.returncode == 0
     assert (ours.stdout, ours.stderr, ours.exit_code) == (theirs.stdout, theirs.stderr, 0)
     assert ours.stdout == b"out\n"
@@ -152,7 +152,9 @@ async def test_exec_stdin_round_trip(
     command = ["head", "-c", str(len(data))]
     theirs = kubectl("exec", "-i", POD, "-c", "main", "--", *command, input=data,
                      namespace=pod_namespace)  # fmt: skip
-    ours = await client.exec(POD, command, namespace=pod_namespace, container="main", stdin=data)
+    ours = await client.pods.exec(
+        POD, command, namespace=pod_namespace, container="main", stdin=data
+    )
     assert theirs.returncode == 0, theirs.stderr
     assert ours.stdout == theirs.stdout == data
     assert ours.ok
@@ -164,7 +166,7 @@ async def test_exec_ten_mib_through_stdout_intact(
     size = 10 * 1024 * 1024
     command = ["sh", "-c", f"yes 0123456789abcdef | head -c {size}"]
     theirs = kubectl("exec", POD, "-c", "main", "--", *command, namespace=pod_namespace)
-    ours = await client.exec(POD, command, namespace=pod_namespace, container="main")
+    ours = await client.pods.exec(POD, command, namespace=pod_namespace, container="main")
     assert len(ours.stdout) == size
     assert hashlib.sha256(ours.stdout).digest() == hashlib.sha256(theirs.stdout).digest()
     assert ours.stdout == (b"0123456789abcdef\n" * (size // 17 + 1))[:size]
@@ -183,7 +185,7 @@ async def test_exec_failures_are_the_servers_same_as_kubectl(
         assert theirs.returncode == 1
         assert needle.encode() in theirs.stderr
         with pytest.raises(InternalError) as caught:
-            await client.exec(POD, command, namespace=pod_namespace, container="main")
+            await client.pods.exec(POD, command, namespace=pod_namespace, container="main")
         assert needle in str(caught.value)
         assert f"pods/exec {pod_namespace}/{POD}" in str(caught.value)
 
@@ -194,14 +196,14 @@ async def test_exec_missing_container_and_pod_name_them(
     theirs = kubectl("exec", POD, "-c", "nope", "--", "true", namespace=pod_namespace)
     assert theirs.returncode == 1
     with pytest.raises(BadRequestError) as caught:
-        await client.exec(POD, ["true"], namespace=pod_namespace, container="nope")
+        await client.pods.exec(POD, ["true"], namespace=pod_namespace, container="nope")
     message = str(caught.value)
     assert "container nope is not valid for pod box" in message
     assert "container nope is not valid for pod box" in theirs.stderr.decode()
     assert "pods/exec" in message
 
     with pytest.raises(NotFoundError) as missing:
-        await client.exec("ghost", ["true"], namespace=pod_namespace)
+        await client.pods.exec("ghost", ["true"], namespace=pod_namespace)
     assert 'pods "ghost" not found' in str(missing.value)
     assert f"pods/exec {pod_namespace}/ghost" in str(missing.value)
 
@@ -212,14 +214,14 @@ async def test_exec_forbidden_by_rbac_names_pod_and_subresource(
     user = kubectrl_cluster.add_user("pods-exec-nobody")
     async with AsyncClient(load_kubeconfig(user.path)) as denied:
         with pytest.raises(ForbiddenError) as caught:
-            await denied.exec(POD, ["true"], namespace=pod_namespace)
+            await denied.pods.exec(POD, ["true"], namespace=pod_namespace)
     message = str(caught.value)
     assert f"pods/exec {pod_namespace}/{POD}" in message
     assert "forbidden" in message
 
 
 async def test_open_exec_session_streams_and_waits(client: AsyncClient, pod_namespace: str) -> None:
-    async with client.open_exec(
+    async with client.pods.open_exec(
         POD, ["sh", "-c", "echo one; echo two >&2"], namespace=pod_namespace, container="side"
     ) as session:
         assert session.protocol in ("v5.channel.k8s.io", "v4.channel.k8s.io")
@@ -243,10 +245,10 @@ async def test_logs_same_as_kubectl_and_follow_sees_new_lines(
         return done if done.returncode == 0 else None
 
     theirs = _wait("kwok to read the Logs object", kubectl_logs)
-    ours = await client.pod_log(POD, namespace=pod_namespace, container="main")
+    ours = await client.pods.log(POD, namespace=pod_namespace, container="main")
     assert ours.encode() == theirs.stdout == b"first\nsecond\n"
 
-    lines = client.follow_pod_log(POD, namespace=pod_namespace, container="main")
+    lines = client.pods.log_stream(POD, namespace=pod_namespace, container="main")
     seen = [await anext(lines), await anext(lines)]
     with log_file.open("a") as f:
         f.write(cri_log_line("third"))
@@ -276,11 +278,11 @@ async def test_logs_of_missing_pod_and_container_name_them(
     client: AsyncClient, kubectl: Kubectl, pod_namespace: str
 ) -> None:
     with pytest.raises(NotFoundError) as missing:
-        await client.pod_log("ghost", namespace=pod_namespace)
+        await client.pods.log("ghost", namespace=pod_namespace)
     assert 'pods "ghost" not found' in str(missing.value)
     theirs = kubectl("logs", POD, "-c", "nope", namespace=pod_namespace)
     with pytest.raises(BadRequestError) as bad:
-        await client.pod_log(POD, namespace=pod_namespace, container="nope")
+        await client.pods.log(POD, namespace=pod_namespace, container="nope")
     assert "container nope is not valid for pod box" in str(bad.value)
     assert "container nope is not valid for pod box" in theirs.stderr.decode()
 
@@ -330,7 +332,7 @@ async def test_port_forward_twenty_concurrent_connections_and_kubectl(
             },
         ),
     )
-    async with client.port_forward(POD, 8080, namespace=pod_namespace) as forward:
+    async with client.pods.port_forward(POD, 8080, namespace=pod_namespace) as forward:
         host, port = forward.address
 
         async def probe() -> bytes | None:
@@ -369,7 +371,7 @@ async def test_port_forward_twenty_concurrent_connections_and_kubectl(
 
 async def test_port_forward_error_stream_surfaces(client: AsyncClient, pod_namespace: str) -> None:
     # Port 9 is not configured in the pod's PortForward: kwok answers on the error channel.
-    async with client.port_forward(POD, 9, namespace=pod_namespace) as forward:
+    async with client.pods.port_forward(POD, 9, namespace=pod_namespace) as forward:
         reader, writer = await asyncio.open_connection(*forward.address)
         writer.write(b"x")
         assert await asyncio.wait_for(reader.read(), DEADLINE) == b""
@@ -392,7 +394,7 @@ async def test_eviction_blocked_by_budget_is_a_typed_429(
     await client.create(pdb)
     try:
         with pytest.raises(TooManyRequestsError) as caught:
-            await client.evict(POD, namespace=pod_namespace)
+            await client.pods.evict(POD, namespace=pod_namespace)
         assert "disruption budget" in caught.value.server_message
         assert "pods/eviction" in str(caught.value)
     finally:
@@ -415,7 +417,7 @@ async def test_connection_refused_names_the_subresource(pod_namespace: str) -> N
     config = ClientConfig(server="https://127.0.0.1:1", insecure_skip_tls_verify=True)
     async with AsyncClient(config) as nowhere:
         with pytest.raises(APIConnectionError) as caught:
-            await nowhere.exec(POD, ["true"], namespace=pod_namespace)
+            await nowhere.pods.exec(POD, ["true"], namespace=pod_namespace)
     assert f"pods/exec {pod_namespace}/{POD}" in str(caught.value)
 
 
@@ -438,19 +440,19 @@ async def test_log_bytes_since_time_and_a_partial_last_line_same_as_kubectl(
         return done if done.returncode == 0 and b"old" in done.stdout else None
 
     theirs = _wait("kwok to read the new Logs object", kubectl_logs)
-    ours = await client.pod_log_bytes(POD, namespace=pod_namespace, container="main")
+    ours = await client.pods.log(POD, namespace=pod_namespace, container="main", encoding=None)
     assert ours == theirs.stdout
     assert ours.endswith(b"half a li")  # the partial last line, without a line end
-    text = await client.pod_log({"metadata": {"name": POD, "namespace": pod_namespace}},
-                                container="main")  # fmt: skip
+    text = await client.pods.log({"metadata": {"name": POD, "namespace": pod_namespace}},
+                                 container="main")  # fmt: skip
     assert text.encode() == ours
 
     since = kubectl("logs", POD, "-c", "main", "--since-time=2025-01-01T00:00:00Z",
                     namespace=pod_namespace)  # fmt: skip
     assert since.returncode == 0, since.stderr
     moment = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
-    ours_since = await client.pod_log_bytes(
-        POD, namespace=pod_namespace, container="main", since_time=moment
+    ours_since = await client.pods.log(
+        POD, namespace=pod_namespace, container="main", since_time=moment, encoding=None
     )
     assert ours_since == since.stdout
     assert b"old" not in ours_since
@@ -476,9 +478,12 @@ async def test_log_of_a_pod_not_scheduled_yet_is_empty_as_kubectl_shows(
     await client.create(pending)
     theirs = kubectl("logs", "pending", "-c", "main", namespace=pod_namespace)
     assert (theirs.returncode, theirs.stdout) == (0, b"")
-    assert await client.pod_log_bytes("pending", namespace=pod_namespace, container="main") == b""
+    empty = await client.pods.log("pending", namespace=pod_namespace, container="main")
+    assert empty == ""
+    raw = await client.pods.log("pending", namespace=pod_namespace, container="main", encoding=None)
+    assert raw == b""
     with pytest.raises(BadRequestError) as caught:
-        await client.pod_log("pending", namespace=pod_namespace, container="nope")
+        await client.pods.log("pending", namespace=pod_namespace, container="nope")
     assert "container nope is not valid for pod pending" in str(caught.value)
     assert f"pods/log {pod_namespace}/pending" in str(caught.value)
 
@@ -535,7 +540,7 @@ async def test_proxy_returns_the_response_as_kubectl_sees_it(
     assert response.status_code == 503
     assert response.json()["message"] == 'no endpoints available for service "lonely"'
     assert response.json()["message"].encode() in theirs.stderr
-    missing = await client.proxy_pod("ghost", "/", namespace=pod_namespace, port=80)
+    missing = await client.pods.proxy("ghost", "/", namespace=pod_namespace, port=80)
     assert missing.status_code == 404
     assert missing.json()["message"] == 'pods "ghost" not found'
 
@@ -543,11 +548,11 @@ async def test_proxy_returns_the_response_as_kubectl_sees_it(
 async def test_ephemeral_container_added_as_kubectl_debug_does(
     client: AsyncClient, kubectl: Kubectl, pod_namespace: str
 ) -> None:
-    dry = await client.add_ephemeral_container(
+    dry = await client.pods.add_ephemeral_container(
         POD, {"name": "dry", "image": "busybox"}, namespace=pod_namespace, dry_run=True
     )
     assert [c["name"] for c in dry["spec"]["ephemeralContainers"]] == ["dry"]
-    pod = await client.add_ephemeral_container(
+    pod = await client.pods.add_ephemeral_container(
         POD,
         {"name": "debug", "image": "busybox", "targetContainerName": "main"},
         namespace=pod_namespace,
@@ -557,7 +562,7 @@ async def test_ephemeral_container_added_as_kubectl_debug_does(
                    namespace=pod_namespace)  # fmt: skip
     assert seen.stdout == b"debug"
     with pytest.raises(NotFoundError, match='pods "ghost" not found'):
-        await client.add_ephemeral_container("ghost", {"name": "x", "image": "y"},
+        await client.pods.add_ephemeral_container("ghost", {"name": "x", "image": "y"},
                                              namespace=pod_namespace)  # fmt: skip
 
 
@@ -597,7 +602,7 @@ async def test_a_kubeconfig_with_the_wrong_ca_names_pod_subresource_and_cause(
     path.write_text(json.dumps(data))
     async with AsyncClient(load_kubeconfig(path)) as wrong:
         with pytest.raises(APIConnectionError) as caught:
-            await wrong.exec(POD, ["true"], namespace=pod_namespace, container="main")
+            await wrong.pods.exec(POD, ["true"], namespace=pod_namespace, container="main")
     message = str(caught.value)
     assert f"pods/exec {pod_namespace}/{POD}" in message
     assert "CERTIFICATE_VERIFY_FAILED" in message
@@ -663,7 +668,7 @@ async def test_exec_cut_mid_stream_names_pod_subresource_and_cause(
     relayed = config.with_options(server=f"https://{server.hostname}:{port}")
     try:
         async with AsyncClient(relayed) as client:
-            session = await client.open_exec(
+            session = await client.pods.open_exec(
                 POD, ["sh", "-c", "echo started; sleep 60"], namespace=pod_namespace,
                 container="main",
             )  # fmt: skip
@@ -690,7 +695,7 @@ async def test_followed_log_cut_mid_stream_names_pod_subresource_and_cause(
     async with AsyncClient(load_kubeconfig(path)) as client:
 
         async def first_line() -> str | None:
-            lines = client.follow_pod_log(POD, namespace=pod_namespace, container="main")
+            lines = client.pods.log_stream(POD, namespace=pod_namespace, container="main")
             try:
                 line = await asyncio.wait_for(anext(lines), DEADLINE)
             finally:
@@ -700,7 +705,7 @@ async def test_followed_log_cut_mid_stream_names_pod_subresource_and_cause(
         deadline = time.monotonic() + DEADLINE
         while await first_line() is None:  # kwok reads the new Logs object
             assert time.monotonic() < deadline
-        lines = client.follow_pod_log(POD, namespace=pod_namespace, container="main")
+        lines = client.pods.log_stream(POD, namespace=pod_namespace, container="main")
         assert await asyncio.wait_for(anext(lines), DEADLINE) == "before the cut"
         assert proxy.cut() >= 1
         with pytest.raises(APIConnectionError) as caught:

@@ -78,15 +78,15 @@ async def client() -> AsyncIterator[AsyncClient]:
 
 async def test_v5_is_offered_first_and_v4_is_spoken(client: AsyncClient) -> None:
     OFFERED.clear()
-    result = await client.exec("web", ["run", "3"], namespace="ns")
+    result = await client.pods.exec("web", ["run", "3"], namespace="ns")
     assert OFFERED == [["v5.channel.k8s.io", "v4.channel.k8s.io"]]
     assert (result.stdout, result.stderr, result.exit_code) == (b"out\n", b"err\n", 3)
     assert not result.ok
-    assert (await client.exec("web", ["run", "0"], namespace="ns")).ok
+    assert (await client.pods.exec("web", ["run", "0"], namespace="ns")).ok
 
 
 async def test_v4_session_cannot_close_stdin_but_stdin_flows(client: AsyncClient) -> None:
-    async with client.open_exec("web", ["cat", "5"], namespace="ns", stdin=True) as session:
+    async with client.pods.open_exec("web", ["cat", "5"], namespace="ns", stdin=True) as session:
         assert session.protocol == "v4.channel.k8s.io"
         with pytest.raises(UnsupportedFeatureError, match=r"needs v5\.channel\.k8s\.io"):
             await session.close_stdin()
@@ -94,14 +94,14 @@ async def test_v4_session_cannot_close_stdin_but_stdin_flows(client: AsyncClient
         assert await session.stdout.read() == b"hello"
         assert await session.wait() == 0
     # The one-shot form sends stdin and, on v4, leaves closing it to the command.
-    result = await client.exec("web", ["cat", "3"], namespace="ns", stdin=b"abc")
+    result = await client.pods.exec("web", ["cat", "3"], namespace="ns", stdin=b"abc")
     assert (result.stdout, result.exit_code) == (b"abc", 0)
 
 
 async def test_a_connection_closed_without_status_names_pod_and_subresource(
     client: AsyncClient,
 ) -> None:
-    async with client.open_exec("web", ["cut"], namespace="ns") as session:
+    async with client.pods.open_exec("web", ["cut"], namespace="ns") as session:
         assert await session.stdout.read() == b"partial"
         with pytest.raises(APIConnectionError) as caught:
             await session.wait()

@@ -669,9 +669,9 @@ VERBS_READING_JSON: dict[str, Callable[[AsyncClient], Any]] = {
     "list": lambda c: c.list(CONFIGMAPS, namespace="default"),
     "patch": lambda c: c.patch(CONFIGMAPS, "a", {}, namespace="default"),
     "delete": lambda c: c.delete(CONFIGMAPS, "a", namespace="default"),
-    "evict": lambda c: c.evict("a", namespace="default"),
+    "evict": lambda c: c.pods.evict("a", namespace="default"),
     "create_token": lambda c: c.create_token("default", namespace="default"),
-    "add_ephemeral_container": lambda c: c.add_ephemeral_container(
+    "add_ephemeral_container": lambda c: c.pods.add_ephemeral_container(
         "a", {"name": "debug", "image": "busybox"}, namespace="default"
     ),
 }

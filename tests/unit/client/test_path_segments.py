@@ -175,40 +175,42 @@ def _pod_calls(
     pod: str, namespace: str = "ns", container: str | None = None
 ) -> dict[str, Callable[[AsyncClient], Awaitable[Any]]]:
     async def open_exec(c: AsyncClient) -> None:
-        async with c.open_exec(pod, ["ls"], namespace=namespace, container=container):
+        async with c.pods.open_exec(pod, ["ls"], namespace=namespace, container=container):
             pass
 
     async def attach(c: AsyncClient) -> None:
-        async with c.attach(pod, namespace=namespace, container=container):
+        async with c.pods.attach(pod, namespace=namespace, container=container):
             pass
 
     async def port_forward(c: AsyncClient) -> None:
-        async with c.port_forward(pod, 80, namespace=namespace) as forward:
+        async with c.pods.port_forward(pod, 80, namespace=namespace) as forward:
             _, writer = await asyncio.open_connection(*forward.address)
             writer.close()
 
     calls: dict[str, Callable[[AsyncClient], Awaitable[Any]]] = {
-        "exec": lambda c: c.exec(pod, ["ls"], namespace=namespace, container=container),
+        "exec": lambda c: c.pods.exec(pod, ["ls"], namespace=namespace, container=container),
         "open_exec": open_exec,
         "attach": attach,
-        "pod_log": lambda c: c.pod_log(pod, namespace=namespace, container=container),
-        "pod_log_bytes": lambda c: c.pod_log_bytes(pod, namespace=namespace, container=container),
-        "follow_pod_log": lambda c: _drain(
-            c.follow_pod_log(pod, namespace=namespace, container=container)
+        "log": lambda c: c.pods.log(pod, namespace=namespace, container=container),
+        "log bytes": lambda c: c.pods.log(
+            pod, namespace=namespace, container=container, encoding=None
         ),
-        "follow_pod_log_bytes": lambda c: _drain(
-            c.follow_pod_log_bytes(pod, namespace=namespace, container=container)
+        "log_stream": lambda c: _drain(
+            c.pods.log_stream(pod, namespace=namespace, container=container)
+        ),
+        "log_stream bytes": lambda c: _drain(
+            c.pods.log_stream(pod, namespace=namespace, container=container, encoding=None)
         ),
     }
     if container is None:
         calls |= {
             "port_forward": port_forward,
-            "evict": lambda c: c.evict(pod, namespace=namespace),
-            "add_ephemeral_container": lambda c: c.add_ephemeral_container(
+            "evict": lambda c: c.pods.evict(pod, namespace=namespace),
+            "add_ephemeral_container": lambda c: c.pods.add_ephemeral_container(
                 pod, {"name": "debug", "image": "busybox"}, namespace=namespace
             ),
             "create_token": lambda c: c.create_token(pod, namespace=namespace),
-            "proxy_pod": lambda c: c.proxy_pod(pod, "/metrics", namespace=namespace, port=80),
+            "pods.proxy": lambda c: c.pods.proxy(pod, "/metrics", namespace=namespace, port=80),
             "proxy_service": lambda c: c.proxy_service(pod, "/", namespace=namespace),
         }
     return calls
@@ -237,7 +239,7 @@ async def test_the_pod_verbs_refuse_an_empty_pod_name() -> None:
 @pytest.mark.parametrize("bad", ["../../../../api/v1/namespaces/kube-system/secrets/x", "a/./b"])
 async def test_a_proxied_path_cannot_climb_out_of_the_proxy(bad: str) -> None:
     calls: dict[str, Callable[[AsyncClient], Awaitable[Any]]] = {
-        "proxy_pod": lambda c: c.proxy_pod("web-0", bad, namespace="ns", port=80),
+        "pods.proxy": lambda c: c.pods.proxy("web-0", bad, namespace="ns", port=80),
         "proxy_service": lambda c: c.proxy_service("web", bad, namespace="ns"),
     }
     assert await _refused(calls, "path") == []
@@ -278,7 +280,7 @@ async def test_question_mark_and_hash_are_escaped_inside_their_segment() -> None
     assert _segments(sent[0][1])[4:] == ["n#s", "configmaps", "a#b"]
     sent = await _sent(lambda c: c.get(CM, "x?y", namespace="ns", subresource="st#tus"))
     assert sent == [("GET", "/api/v1/namespaces/ns/configmaps/x%3Fy/st%23tus")]
-    sent = await _sent(lambda c: c.pod_log("w?b", namespace="n#s", container="c"))
+    sent = await _sent(lambda c: c.pods.log("w?b", namespace="n#s", container="c"))
     assert sent == [("GET", "/api/v1/namespaces/n%23s/pods/w%3Fb/log?container=c")]
     # What is a plain path character stays as it is (RBAC names have colons).
     sent = await _sent(lambda c: c.get(CM, "system:node:a@b", namespace="ns"))
@@ -341,20 +343,20 @@ def test_the_blocking_client_refuses_before_sending() -> None:
                         "delete_collection": lambda: client.delete_collection(CM, namespace=".."),
                         "status().update": lambda: client.status().update(_cm(bad)),
                         "subresource": lambda: client.subresource("scale").get(DEPLOY, bad),
-                        "exec": lambda: client.exec(bad, ["ls"], namespace="ns"),
-                        "open_exec": lambda: client.open_exec(
+                        "exec": lambda: client.pods.exec(bad, ["ls"], namespace="ns"),
+                        "open_exec": lambda: client.pods.open_exec(
                             bad, ["ls"], namespace="ns"
                         ).__enter__(),
-                        "attach": lambda: client.attach(bad, namespace="ns").__enter__(),
-                        "port_forward": lambda: client.port_forward(bad, 80, namespace="ns"),
-                        "pod_log": lambda: client.pod_log(bad, namespace="ns"),
-                        "follow_pod_log": lambda: next(iter(client.follow_pod_log(bad))),
-                        "evict": lambda: client.evict(bad, namespace="ns"),
-                        "add_ephemeral_container": lambda: client.add_ephemeral_container(
+                        "attach": lambda: client.pods.attach(bad, namespace="ns").__enter__(),
+                        "port_forward": lambda: client.pods.port_forward(bad, 80, namespace="ns"),
+                        "log": lambda: client.pods.log(bad, namespace="ns"),
+                        "log_stream": lambda: next(iter(client.pods.log_stream(bad))),
+                        "evict": lambda: client.pods.evict(bad, namespace="ns"),
+                        "add_ephemeral_container": lambda: client.pods.add_ephemeral_container(
                             bad, {"name": "d", "image": "busybox"}, namespace="ns"
                         ),
                         "create_token": lambda: client.create_token(bad, namespace="ns"),
-                        "proxy_pod": lambda: client.proxy_pod(bad, namespace="ns"),
+                        "pods.proxy": lambda: client.pods.proxy(bad, namespace="ns"),
                     }.items():
                         try:
                             attempt()

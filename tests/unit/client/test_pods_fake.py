@@ -4,12 +4,15 @@ tools/remotecommand/v4.go for the exit code's place in the error channel's Statu
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
-from kubectrl.client import AsyncClient, BlockingClient
-from kubectrl.client._pods import exit_code_of, pod_target
+from kubectrl.client import AsyncClient, BlockingClient, BlockingPods, Pods
+from kubectrl.client._pods import MOVED_TO_PODS, pod_target
+from kubectrl.client._remotecommand import exit_code_of
 from kubectrl.errors import (
     BadRequestError,
     NotFoundError,
@@ -63,19 +66,19 @@ def test_pod_target_takes_a_name_or_an_object() -> None:
 
 async def test_logs_per_container(api: FakeAPI, client: AsyncClient) -> None:
     api.pods.set_log("default", "db-0", "a\nb\nc\n", container="main")
-    assert await client.pod_log("db-0", namespace="default", container="main") == "a\nb\nc\n"
-    tail = await client.pod_log("db-0", namespace="default", container="main", tail_lines=1)
+    assert await client.pods.log("db-0", namespace="default", container="main") == "a\nb\nc\n"
+    tail = await client.pods.log("db-0", namespace="default", container="main", tail_lines=1)
     assert tail == "c\n"
     lines = [
-        line async for line in client.follow_pod_log("db-0", namespace="default", container="main")
+        line async for line in client.pods.log_stream("db-0", namespace="default", container="main")
     ]
     assert lines == ["a", "b", "c"]
     with pytest.raises(BadRequestError, match="container nope is not valid for pod db-0"):
-        await client.pod_log("db-0", namespace="default", container="nope")
+        await client.pods.log("db-0", namespace="default", container="nope")
     with pytest.raises(BadRequestError, match="a container name must be specified"):
-        await client.pod_log("db-0", namespace="default")
+        await client.pods.log("db-0", namespace="default")
     with pytest.raises(NotFoundError, match='pods "ghost" not found'):
-        await client.pod_log("ghost", namespace="default")
+        await client.pods.log("ghost", namespace="default")
 
 
 async def test_exec_with_a_handler(api: FakeAPI, client: AsyncClient) -> None:
@@ -86,24 +89,24 @@ async def test_exec_with_a_handler(api: FakeAPI, client: AsyncClient) -> None:
         return call.stdin.upper(), b"warned\n", 3 if call.command[0] == "fail" else 0
 
     api.pods.on_exec(handler)
-    done = await client.exec(POD, ["cat"], container="main", stdin=b"abc")
+    done = await client.pods.exec(POD, ["cat"], container="main", stdin=b"abc")
     assert (done.stdout, done.stderr, done.exit_code, done.ok) == (b"ABC", b"warned\n", 0, True)
-    failed = await client.exec("db-0", ["fail"], namespace="default", container="side")
+    failed = await client.pods.exec("db-0", ["fail"], namespace="default", container="side")
     assert failed.exit_code == 3
     assert failed.status["reason"] == "NonZeroExitCode"
     assert [(c.container, c.command) for c in calls] == [("main", ["cat"]), ("side", ["fail"])]
     with pytest.raises(BadRequestError, match="container nope is not valid") as caught:
-        await client.exec("db-0", ["x"], namespace="default", container="nope")
+        await client.pods.exec("db-0", ["x"], namespace="default", container="nope")
     assert "pods/exec default/db-0" in str(caught.value)
     with pytest.raises(NotFoundError, match='pods "ghost" not found'):
-        await client.exec("ghost", ["x"], namespace="default", container="main")
+        await client.pods.exec("ghost", ["x"], namespace="default", container="main")
     with pytest.raises(TypeError, match="list of arguments"):
-        await client.exec("db-0", "ls -l", namespace="default")  # type: ignore[arg-type]
+        await client.pods.exec("db-0", "ls -l", namespace="default")  # type: ignore[arg-type]
 
 
 async def test_exec_session_streams(api: FakeAPI, client: AsyncClient) -> None:
     api.pods.on_exec(lambda call: (b"one\ntwo\n", b"", 0))
-    async with client.open_exec("db-0", ["x"], namespace="default", container="main") as s:
+    async with client.pods.open_exec("db-0", ["x"], namespace="default", container="main") as s:
         assert await s.stdout.readline() == b"one\n"
         assert await s.stdout.readline() == b"two\n"
         assert await s.wait() == 0
@@ -111,9 +114,9 @@ async def test_exec_session_streams(api: FakeAPI, client: AsyncClient) -> None:
 
 async def test_exec_without_handler_and_attach_are_unsupported(client: AsyncClient) -> None:
     with pytest.raises(UnsupportedFeatureError, match="on_exec"):
-        await client.exec("db-0", ["x"], namespace="default", container="main")
+        await client.pods.exec("db-0", ["x"], namespace="default", container="main")
     with pytest.raises(UnsupportedFeatureError, match=r"pods/attach|WebSocket to attach"):
-        await client.attach("db-0", namespace="default", container="main")
+        await client.pods.attach("db-0", namespace="default", container="main")
 
 
 async def test_eviction_checks_budgets(api: FakeAPI, client: AsyncClient) -> None:
@@ -128,21 +131,21 @@ async def test_eviction_checks_budgets(api: FakeAPI, client: AsyncClient) -> Non
     )
     api.seed({**POD, "metadata": {"name": "free", "namespace": "default"}})
     with pytest.raises(TooManyRequestsError) as caught:
-        await client.evict("db-0", namespace="default")
+        await client.pods.evict("db-0", namespace="default")
     assert "disruption budget" in caught.value.server_message
     assert "pods/eviction default/db-0" in str(caught.value)
-    await client.evict("free", namespace="default", dry_run=True)
+    await client.pods.evict("free", namespace="default", dry_run=True)
     assert sorted(p["metadata"]["name"] for p in api.objects("Pod")) == ["db-0", "free"]
-    await client.evict("free", namespace="default")
+    await client.pods.evict("free", namespace="default")
     assert [p["metadata"]["name"] for p in api.objects("Pod")] == ["db-0"]
 
 
 def test_blocking_exec_and_session(api: FakeAPI) -> None:
     api.pods.on_exec(lambda call: (b"out", b"err", 0))
     with BlockingClient(api.config()) as client:
-        done = client.exec("db-0", ["x"], namespace="default", container="main")
+        done = client.pods.exec("db-0", ["x"], namespace="default", container="main")
         assert (done.stdout, done.stderr) == (b"out", b"err")
-        with client.open_exec("db-0", ["x"], namespace="default", container="main") as s:
+        with client.pods.open_exec("db-0", ["x"], namespace="default", container="main") as s:
             assert s.read_stdout() == b"out"
             assert s.read_stderr() == b"err"
             assert s.wait() == 0
@@ -150,26 +153,51 @@ def test_blocking_exec_and_session(api: FakeAPI) -> None:
 
 async def test_logs_as_bytes_and_a_partial_last_line(api: FakeAPI, client: AsyncClient) -> None:
     api.pods.set_log("default", "db-0", b"one\r\ntwo\n\xffpart", container="main")
-    raw = await client.pod_log_bytes(POD, container="main")
+    raw = await client.pods.log(POD, container="main", encoding=None)
     assert raw == b"one\r\ntwo\n\xffpart"
-    assert await client.pod_log(POD, container="main") == "one\r\ntwo\n\ufffdpart"
-    chunks = [line async for line in client.follow_pod_log_bytes(POD, container="main")]
+    assert await client.pods.log(POD, container="main") == "one\r\ntwo\n\ufffdpart"
+    assert (
+        await client.pods.log(POD, container="main", encoding="latin-1") == "one\r\ntwo\n\xffpart"
+    )
+    chunks = [line async for line in client.pods.log_stream(POD, container="main", encoding=None)]
     assert chunks == [b"one\r\n", b"two\n", b"\xffpart"]
-    texts = [line async for line in client.follow_pod_log("db-0", container="main")]
+    texts = [line async for line in client.pods.log_stream("db-0", container="main")]
     assert texts == ["one", "two", "\ufffdpart"]
-    assert await client.pod_log_bytes(POD, container="main", tail_lines=1) == b"\xffpart"
-    assert await client.pod_log_bytes(POD, container="main", limit_bytes=3) == b"one"
+    latin = [
+        line async for line in client.pods.log_stream(POD, container="main", encoding="cp1252")
+    ]
+    assert latin == ["one", "two", "\xffpart"]
+    assert await client.pods.log(POD, container="main", tail_lines=1, encoding=None) == b"\xffpart"
+    assert await client.pods.log(POD, container="main", limit_bytes=3, encoding=None) == b"one"
 
 
 async def test_log_options_checked_before_sending(client: AsyncClient) -> None:
     import datetime
 
     with pytest.raises(ValueError, match="since_seconds or since_time, not both"):
-        await client.pod_log(POD, since_seconds=5, since_time="2026-01-01T00:00:00Z")
+        await client.pods.log(POD, since_seconds=5, since_time="2026-01-01T00:00:00Z")
     with pytest.raises(ValueError, match="has no time zone"):
-        await client.pod_log(POD, since_time=datetime.datetime(2026, 1, 1))
+        await client.pods.log(POD, since_time=datetime.datetime(2026, 1, 1))
     with pytest.raises(ValueError, match="tail_lines must be a non-negative integer"):
-        await client.pod_log(POD, tail_lines=-1)
+        await client.pods.log(POD, tail_lines=-1)
+
+
+async def test_an_unknown_log_option_or_encoding_is_refused_before_sending(
+    client: AsyncClient,
+) -> None:
+    # mypy refuses these too (tests/typing/test_typing_pods.py); at run time they fail by name.
+    options: dict[str, Any] = {"contaner": "main"}
+    with pytest.raises(TypeError, match=r"log\(\) got an unexpected keyword argument 'contaner' "
+                       r"\(did you mean 'container'\?\)"):  # fmt: skip
+        await client.pods.log(POD, **options)
+    with pytest.raises(TypeError, match="limit_bytes is an option of log"):
+        await _drain(client.pods.log_stream(POD, limit_bytes=3))  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="'no-such-codec' does not decode bytes to text"):
+        await client.pods.log(POD, encoding="no-such-codec")
+    with pytest.raises(ValueError, match="'rot13' does not decode bytes to text"):
+        await client.pods.log(POD, encoding="rot13")
+    with pytest.raises(ValueError, match="'utf-16' does not write a line end as one byte"):
+        await _drain(client.pods.log_stream(POD, encoding="utf-16"))
 
 
 async def test_fake_refuses_log_options_it_cannot_honour(client: AsyncClient) -> None:
@@ -177,13 +205,68 @@ async def test_fake_refuses_log_options_it_cannot_honour(client: AsyncClient) ->
 
     moment = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
     with pytest.raises(UnsupportedFeatureError, match="pods/log with sinceTime"):
-        await client.pod_log(POD, container="main", since_time=moment)
+        await client.pods.log(POD, container="main", since_time=moment)
     with pytest.raises(UnsupportedFeatureError, match="pods/log with timestamps"):
-        await client.pod_log(POD, container="main", timestamps=True)
+        await client.pods.log(POD, container="main", timestamps=True)
 
 
-def test_blocking_log_bytes(api: FakeAPI) -> None:
+def test_blocking_log_text_and_bytes(api: FakeAPI) -> None:
     api.pods.set_log("default", "db-0", "a\nb", container="side")
     with BlockingClient(api.config()) as client:
-        assert client.pod_log_bytes("db-0", container="side") == b"a\nb"
-        assert list(client.follow_pod_log_bytes("db-0", container="side")) == [b"a\n", b"b"]
+        assert isinstance(client.pods, BlockingPods)
+        assert client.pods.log("db-0", container="side") == "a\nb"
+        assert client.pods.log("db-0", container="side", encoding=None) == b"a\nb"
+        assert list(client.pods.log_stream("db-0", container="side")) == ["a", "b"]
+        lines = client.pods.log_stream("db-0", container="side", encoding=None)
+        assert list(lines) == [b"a\n", b"b"]
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED_TO_PODS.items()))
+async def test_a_removed_pod_method_names_its_new_call(
+    api: FakeAPI, client: AsyncClient, old: str, new: str
+) -> None:
+    with pytest.raises(AttributeError, match=re.escape(f"use client.{new}")) as caught:
+        getattr(client, old)
+    assert caught.value.name == old
+    assert not hasattr(client, old)
+    blocking_client = BlockingClient(api.config())
+    try:
+        with pytest.raises(AttributeError, match=re.escape(f"use client.{new}")):
+            getattr(blocking_client, old)
+    finally:
+        blocking_client.close()
+    # the new call exists, on both clients
+    verb = new.removeprefix("pods.").partition("(")[0]
+    assert callable(getattr(client.pods, verb))
+    assert callable(getattr(BlockingPods, verb))
+
+
+def test_other_missing_attributes_keep_python_s_message(client: AsyncClient) -> None:
+    with pytest.raises(AttributeError, match=r"^'AsyncClient' object has no attribute 'lst'$"):
+        client.lst  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_the_pods_are_one_object_with_every_pod_verb(client: AsyncClient) -> None:
+    verbs = {name for name in dir(Pods) if not name.startswith("_")}
+    assert verbs == {
+        "log",
+        "log_stream",
+        "exec",
+        "open_exec",
+        "attach",
+        "port_forward",
+        "evict",
+        "add_ephemeral_container",
+        "proxy",
+    }
+    assert {name for name in dir(BlockingPods) if not name.startswith("_")} == verbs
+    assert isinstance(client.pods, Pods)
+    assert repr(client.pods) == f"Pods({client!r})"
+    # none of them is left on the clients, nor any of their former names
+    for cls in (AsyncClient, BlockingClient):
+        assert not (verbs | set(MOVED_TO_PODS)) & set(dir(cls)), cls
+
+
+async def _drain(lines: AsyncIterator[Any]) -> None:
+    async for _ in lines:
+        pass

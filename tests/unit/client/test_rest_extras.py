@@ -90,7 +90,7 @@ async def test_proxy_returns_the_response_whatever_its_status() -> None:
         warning_handler=recorder,
     )
     async with AsyncClient(config) as client:
-        response = await client.proxy_pod(
+        response = await client.pods.proxy(
             "web", "/hello", namespace="ns", port=80, params={"q": "1"}
         )
         assert (response.status_code, response.text) == (418, "from the pod")
@@ -105,11 +105,11 @@ async def test_proxy_returns_the_response_whatever_its_status() -> None:
 
 async def test_add_ephemeral_container_is_a_strategic_patch_of_the_subresource() -> None:
     async with _client() as client:
-        pod = await client.add_ephemeral_container(
+        pod = await client.pods.add_ephemeral_container(
             "web", {"name": "debug", "image": "busybox"}, namespace="ns"
         )
         with pytest.raises(ValueError, match="needs a name"):
-            await client.add_ephemeral_container("web", {"image": "busybox"}, namespace="ns")
+            await client.pods.add_ephemeral_container("web", {"image": "busybox"}, namespace="ns")
     assert pod["spec"]["ephemeralContainers"] == [{"name": "debug", "image": "busybox"}]
     assert SEEN[0].method == "PATCH"
     assert SEEN[0].url.path == "/api/v1/namespaces/ns/pods/web/ephemeralcontainers"
@@ -134,8 +134,8 @@ def test_the_fake_refuses_what_it_cannot_serve_and_stores_ephemeral_containers()
     )  # fmt: skip
     with BlockingClient(api.config()) as client:
         with pytest.raises(UnsupportedFeatureError, match="pods/proxy"):
-            client.proxy_pod("p", "/")
+            client.pods.proxy("p", "/")
         with pytest.raises(UnsupportedFeatureError, match="services/proxy"):
             client.proxy_service("s", "/", port=80)
-        pod = client.add_ephemeral_container("p", {"name": "d", "image": "b"})
+        pod = client.pods.add_ephemeral_container("p", {"name": "d", "image": "b"})
         assert [c["name"] for c in pod["spec"]["ephemeralContainers"]] == ["d"]

@@ -86,7 +86,7 @@ def serve() -> Callable[[Callable[[Connection], Awaitable[None]]], Any]:
 
 
 def exec_web(client: AsyncClient) -> Awaitable[Any]:
-    return client.exec("web", ["true"], namespace="ns", container="main")
+    return client.pods.exec("web", ["true"], namespace="ns", container="main")
 
 
 def assert_names_target(err: BaseException, *more: str) -> str:
@@ -115,7 +115,7 @@ async def test_an_upgrade_never_answered_times_out_within_the_configured_bounds(
             await within(exec_web(client))
         assert_names_target(caught.value, "not answered in time", "0.3 s")
         # port-forward: the local connection is closed and the reason kept.
-        async with client.port_forward("web", 8080, namespace="ns") as forward:
+        async with client.pods.port_forward("web", 8080, namespace="ns") as forward:
             reader, writer = await asyncio.open_connection(*forward.address)
             assert await within(reader.read()) == b""
             writer.close()
@@ -145,7 +145,7 @@ async def test_a_silent_peer_is_given_up_by_the_heartbeat(serve: Any) -> None:
         assert OP_PING in connection.opcodes, "the client pings"
         await within(connection.eof.wait())  # and drops the connection it gave up
 
-        async with client.port_forward("web", 8080, namespace="ns") as forward:
+        async with client.pods.port_forward("web", 8080, namespace="ns") as forward:
             reader, writer = await asyncio.open_connection(*forward.address)
             assert await within(reader.read()) == b""
             writer.close()
@@ -224,7 +224,7 @@ async def test_port_forward_discards_an_unknown_channel_with_a_warning(
     caplog.set_level(logging.WARNING, logger="kubectrl")
     async with (
         serve(portforward_unknown_channel) as (_, client),
-        client.port_forward("web", 8080, namespace="ns") as forward,
+        client.pods.port_forward("web", 8080, namespace="ns") as forward,
     ):
         reader, writer = await asyncio.open_connection(*forward.address)
         assert await within(reader.read()) == b"pong"
@@ -302,7 +302,7 @@ async def run(handler):
     async with HostileServer(handler) as server:
         async with AsyncClient(ClientConfig(server=server.url, rate_limit=None)) as client:
             try:
-                result = await client.exec("web", ["true"], namespace="ns", container="main")
+                result = await client.pods.exec("web", ["true"], namespace="ns", container="main")
                 return f"accepted {len(result.stdout)} bytes"
             except APIConnectionError as err:
                 return str(err)
