@@ -41,13 +41,16 @@ def tests_unit(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff (lint and format check) and import-linter's layer contracts."""
+    """ruff (lint and format check), import-linter's layer contracts, and the generated blocking
+    client interfaces checked against their source (scripts/unasync.py --check)."""
     session.install("-e", ".")
     install_group(session, "lint")
-    paths = ["src", "tests", "examples", "benchmarks", "noxfile.py", "conftest.py"]
+    paths = ["src", "tests", "examples", "benchmarks", "scripts", "noxfile.py", "conftest.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
     session.run("lint-imports")
+    # the blocking client interfaces are generated from the asyncio ones: fail when they drift
+    session.run("python", "scripts/unasync.py", "--check")
 
 
 @nox.session(python=PYTHON)

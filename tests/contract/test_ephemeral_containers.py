@@ -59,12 +59,11 @@ async def test_only_the_ephemeral_containers_of_the_body_are_taken(target: Targe
             "ephemeralContainers": [{"name": "second", "image": "busybox:1"}],
         },
     }
-    pod = await target.client.patch(
+    pod = await target.client.subresource("ephemeralcontainers").patch(
         ("v1", "Pod"),
         name,
         patch,
         namespace=target.namespace,
-        subresource="ephemeralcontainers",
         patch_type="strategic",
     )
     assert "labels" not in pod["metadata"]
@@ -123,7 +122,7 @@ async def test_an_existing_ephemeral_container_may_not_go(target: Target) -> Non
     pod = await target.client.pods.add_ephemeral_container(name, DEBUG, namespace=target.namespace)
     pod["spec"]["ephemeralContainers"] = []
     with pytest.raises(InvalidError) as caught:
-        await target.client.update(pod, subresource="ephemeralcontainers")
+        await target.client.subresource("ephemeralcontainers").update(pod, resource=("v1", "Pod"))
     assert [(c.field, c.message) for c in caught.value.causes] == [
         (
             "spec.ephemeralContainers",

@@ -20,12 +20,11 @@ async def test_apply_to_the_scale_subresource(target: Target) -> None:
         "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": 3},
     }
-    applied = await c.patch(
+    applied = await c.subresource("scale").patch(
         DEPLOY,
         name,
         scale,
         namespace=ns,
-        subresource="scale",
         patch_type="apply",
         field_manager="scaler",
         force=True,  # the creator's field manager owns spec.replicas

@@ -131,9 +131,7 @@ async def test_generation_unchanged_by_status_writes(target: Target) -> None:
     await c.create(
         {"apiVersion": kind[0], "kind": "Widget", "metadata": {"name": name, "namespace": ns}}
     )
-    status = await c.patch(
-        kind, name, {"status": {"phase": "Ready"}}, namespace=ns, subresource="status"
-    )
+    status = await c.status().patch(kind, name, {"status": {"phase": "Ready"}}, namespace=ns)
     assert status["metadata"]["generation"] == 1
     assert status["status"]["phase"] == "Ready"
 

@@ -262,7 +262,7 @@ async def test_apply_to_the_status_subresource(target: Target) -> None:
         "metadata": {"name": name, "namespace": ns},
         "status": {"phase": "Applied"},
     }
-    applied = await c.apply(body, field_manager="status-writer", subresource="status")
+    applied = await c.status().apply(body, field_manager="status-writer")
     assert applied["status"]["phase"] == "Applied"
     entry = next(e for e in applied["metadata"]["managedFields"] if e["manager"] == "status-writer")
     assert (entry["operation"], entry.get("subresource")) == ("Apply", "status")

@@ -39,7 +39,7 @@ async def test_status_write_ignores_spec(target: Target) -> None:
     created = await c.create(_widget(kind, name, ns, color="red"))
     created["spec"]["color"] = "blue"
     created["status"] = {"phase": "Ready", "replicas": 2}
-    written = await c.update_status(created)
+    written = await c.status().update(created)
     assert written["status"] == {"phase": "Ready", "replicas": 2}
     assert written["spec"]["color"] == "red"
     assert (await c.get(kind, name, namespace=ns))["spec"]["color"] == "red"
@@ -49,7 +49,7 @@ async def test_main_resource_update_ignores_status(target: Target) -> None:
     c, ns, name = target.client, target.namespace, unique("mainstatus")
     kind = await target.widget()
     await c.create(_widget(kind, name, ns, color="red"))
-    await c.patch(kind, name, {"status": {"phase": "Ready"}}, namespace=ns, subresource="status")
+    await c.status().patch(kind, name, {"status": {"phase": "Ready"}}, namespace=ns)
     current = await c.get(kind, name, namespace=ns)
     current["spec"]["color"] = "green"
     current["status"]["phase"] = "Hacked"
@@ -79,9 +79,7 @@ async def test_status_write_of_missing_object_is_not_found(target: Target) -> No
     c, ns = target.client, target.namespace
     kind = await target.widget()
     with pytest.raises(NotFoundError):
-        await c.patch(
-            kind, unique("ghost"), {"status": {"phase": "x"}}, namespace=ns, subresource="status"
-        )
+        await c.status().patch(kind, unique("ghost"), {"status": {"phase": "x"}}, namespace=ns)
 
 
 async def test_deployment_scale_subresource(target: Target) -> None:
@@ -113,12 +111,11 @@ async def test_status_write_ignores_metadata_labels(target: Target) -> None:
     c, ns, name = target.client, target.namespace, unique("statusmeta")
     kind = await target.widget()
     await c.create(_widget(kind, name, ns))
-    written = await c.patch(
+    written = await c.status().patch(
         kind,
         name,
         {"metadata": {"labels": {"sneaky": "yes"}}, "status": {"phase": "Ready"}},
         namespace=ns,
-        subresource="status",
     )
     assert written["status"]["phase"] == "Ready"
     assert "sneaky" not in (written["metadata"].get("labels") or {})
@@ -133,14 +130,14 @@ async def test_update_status_with_stale_resource_version_conflicts(target: Targe
     await c.patch(kind, name, {"spec": {"color": "x"}}, namespace=ns)
     created["status"] = {"phase": "Late"}
     with pytest.raises(ConflictError):
-        await c.update_status(created)
+        await c.status().update(created)
 
 
 async def test_custom_resource_scale_reads_the_status_path(target: Target) -> None:
     c, ns, name = target.client, target.namespace, unique("crscale2")
     kind = await target.widget()
     await c.create(_widget(kind, name, ns, replicas=2))
-    await c.patch(kind, name, {"status": {"replicas": 1}}, namespace=ns, subresource="status")
+    await c.status().patch(kind, name, {"status": {"replicas": 1}}, namespace=ns)
     scale = await c.get(kind, name, namespace=ns, subresource="scale")
     assert (scale["apiVersion"], scale["kind"]) == ("autoscaling/v1", "Scale")
     assert scale["spec"] == {"replicas": 2}

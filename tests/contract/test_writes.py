@@ -64,7 +64,7 @@ async def test_deployment_status_write_keeps_spec(target: Target) -> None:
     created = await c.create(deployment(name, ns, replicas=2))
     created["spec"]["replicas"] = 7
     created["status"] = {"observedGeneration": 1, "replicas": 2}
-    written = await c.update_status(created)
+    written = await c.status().update(created)
     assert written["status"]["observedGeneration"] == 1
     assert written["spec"]["replicas"] == 2
     assert written["metadata"]["generation"] == 1

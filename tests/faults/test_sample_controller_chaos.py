@@ -100,7 +100,7 @@ class Churn:
                     )
                 else:
                     available = self.rng.randint(0, 10)
-                    await self.client.patch(
+                    await self.client.status().patch(
                         DEPLOYMENT,
                         f"dep-{index:03d}",
                         {
@@ -111,7 +111,6 @@ class Churn:
                             }
                         },
                         namespace=self.namespace,
-                        subresource="status",
                     )
                 self.ok += 1
             except NotFoundError:

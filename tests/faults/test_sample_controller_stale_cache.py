@@ -136,12 +136,11 @@ async def test_status_write_from_a_stale_foo_does_not_conflict(
                 FOO, "edited", {"metadata": {"labels": {"team": "a"}}}, namespace=namespace
             )
             # The Deployment becomes available: the controller syncs the (stale) Foo.
-            await api.patch(
+            await api.status().patch(
                 DEPLOYMENT,
                 "edited",
                 {"status": {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}},
                 namespace=namespace,
-                subresource="status",
             )
             await eventually(
                 "status.availableReplicas 1 while the Foos' watch is held back",

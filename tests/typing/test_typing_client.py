@@ -41,7 +41,7 @@ async def untyped_async_reads(client: AsyncClient) -> None:
 async def typed_async_writes(client: AsyncClient, cm: V1ConfigMap, raw: dict[str, Any]) -> None:
     assert_type(await client.create(cm), V1ConfigMap)
     assert_type(await client.update(cm), V1ConfigMap)
-    assert_type(await client.update_status(cm), V1ConfigMap)
+    assert_type(await client.status().update(cm), V1ConfigMap)
     assert_type(await client.apply(cm, field_manager="me"), V1ConfigMap)
     assert_type(await client.patch(V1ConfigMap, "x", {"data": {}}, namespace="a"), V1ConfigMap)
     assert_type(await client.create(raw), dict[str, Any])
@@ -66,6 +66,6 @@ def blocking_client(client: BlockingClient, cm: V1ConfigMap) -> None:
         assert_type(page, dict[str, Any])
     assert_type(client.create(cm), V1ConfigMap)
     assert_type(client.update(cm), V1ConfigMap)
-    assert_type(client.update_status(cm), V1ConfigMap)
+    assert_type(client.status().update(cm), V1ConfigMap)
     assert_type(client.apply(cm, field_manager="me"), V1ConfigMap)
     assert_type(client.patch(V1ConfigMap, "x", {}, namespace="a"), V1ConfigMap)

@@ -13,13 +13,11 @@ from kubernetes.client.models import V1ConfigMap, V1Deployment
 from typing_extensions import assert_type
 
 from kubectrl.client import AsyncClient, BlockingClient, ModelList
-from kubectrl.client._interfaces import (
+from kubectrl.client._interfaces import KubeClient, StatusWriter, SubResourceClient
+from kubectrl.client._interfaces_blocking import (
     BlockingKubeClient,
     BlockingStatusWriter,
     BlockingSubResourceClient,
-    KubeClient,
-    StatusWriter,
-    SubResourceClient,
 )
 from kubectrl.runtime import BlockingCachedClient, CachedClient, Manager
 
@@ -39,7 +37,6 @@ async def every_async_client_is_a_kube_client(
         )
         assert_type(await client.create(cm), V1ConfigMap)
         assert_type(await client.update(cm, field_manager="me"), V1ConfigMap)
-        assert_type(await client.update_status(cm), V1ConfigMap)
         assert_type(await client.patch(V1ConfigMap, "x", {}, namespace="a"), V1ConfigMap)
         assert_type(await client.apply(cm, field_manager="me", force=True), V1ConfigMap)
         assert_type(await client.patch_merge_from(cm, cm), V1ConfigMap)
@@ -73,7 +70,6 @@ def every_blocking_client_is_a_blocking_kube_client(
         assert_type(client.list(V1ConfigMap, namespace="a").items, list[V1ConfigMap])
         assert_type(client.create(cm, dry_run=True), V1ConfigMap)
         assert_type(client.update(cm), V1ConfigMap)
-        assert_type(client.update_status(cm), V1ConfigMap)
         assert_type(client.patch(V1ConfigMap, "x", {}, namespace="a"), V1ConfigMap)
         assert_type(client.apply(cm, field_manager="me"), V1ConfigMap)
         assert_type(client.patch_merge_from(cm, cm), V1ConfigMap)
@@ -95,4 +91,13 @@ async def misspelled_keywords_are_errors(manager: Manager, api: AsyncClient) -> 
     await manager.client.status().update({}, namspace="a")  # type: ignore[call-overload]
     manager.blocking_client.list(V1ConfigMap, label_selectr="a=b")  # type: ignore[call-overload]
     manager.blocking_client.status().patch(V1ConfigMap, "x", {}, subresource="status")  # type: ignore[call-overload]
-    await api.apply({"kind": "ConfigMap"})  # type: ignore[call-overload]
+    await api.apply({"kind": "ConfigMap"}, forse=True)  # type: ignore[call-overload]
+
+
+async def status_is_written_one_way(api: AsyncClient, cm: V1ConfigMap) -> None:
+    # the status subresource is written through status() only: the object verbs take no
+    # subresource, and the former update_status is gone
+    await api.update(cm, subresource="status")  # type: ignore[call-overload]
+    await api.patch(V1ConfigMap, "x", {}, subresource="status")  # type: ignore[call-overload]
+    await api.apply(cm, subresource="status")  # type: ignore[call-overload]
+    await api.update_status(cm)  # type: ignore[attr-defined]

@@ -52,7 +52,7 @@ async def cached_reads(client: CachedClient) -> None:
 async def cached_writes(client: CachedClient, foo: Foo, raw: dict[str, Any]) -> None:
     assert_type(await client.create(foo), Foo)
     assert_type(await client.update(foo), Foo)
-    assert_type(await client.update_status(foo), Foo)
+    assert_type(await client.status().update(foo), Foo)
     assert_type(await client.apply(foo, field_manager="me"), Foo)
     assert_type(await client.patch(Foo, "x", {"spec": {}}, namespace="a"), Foo)
     assert_type(await client.patch_merge_from(foo, foo), Foo)

@@ -33,13 +33,6 @@ from kubectrl.client._config import (
 )
 from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._interfaces import (
-    BlockingKubeClient,
-    BlockingPager,
-    BlockingReader,
-    BlockingStatusClient,
-    BlockingStatusWriter,
-    BlockingSubResourceClient,
-    BlockingWriter,
     KubeClient,
     Pager,
     Reader,
@@ -48,8 +41,30 @@ from kubectrl.client._interfaces import (
     SubResourceClient,
     Writer,
 )
+from kubectrl.client._interfaces_blocking import (
+    BlockingKubeClient,
+    BlockingPager,
+    BlockingReader,
+    BlockingStatusClient,
+    BlockingStatusWriter,
+    BlockingSubResourceClient,
+    BlockingWriter,
+)
 from kubectrl.client._merge import merge_patch_diff
 from kubectrl.client._models import to_model
+from kubectrl.client._options import (
+    ApplyOptions,
+    DeleteAllOptions,
+    DeleteOptions,
+    FieldValidation,
+    GetOptions,
+    ListOptions,
+    MergeOptions,
+    PageOptions,
+    PatchOptions,
+    WatchOptions,
+    WriteOptions,
+)
 from kubectrl.client._pod_logs import LogOptions, LogStreamOptions
 from kubectrl.client._pods import Pods
 from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPods, BlockingPortForward
@@ -76,12 +91,12 @@ from kubectrl.client._warnings import (
 )
 from kubectrl.client._watch import WatchStream
 from kubectrl.client._watch_decoder import EventType, WatchEvent
-from kubectrl.client._write_options import FieldValidation
 
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_RETRY",
     "APIResource",
+    "ApplyOptions",
     "AsyncClient",
     "Backoff",
     "BlockingClient",
@@ -98,17 +113,24 @@ __all__ = [
     "BlockingWriter",
     "ClientConfig",
     "DeduplicateWarnings",
+    "DeleteAllOptions",
+    "DeleteOptions",
     "EventType",
     "ExecResult",
     "ExecSession",
     "FieldValidation",
+    "GetOptions",
     "KindRef",
     "KubeClient",
+    "ListOptions",
     "LogOptions",
     "LogStreamOptions",
+    "MergeOptions",
     "ModelList",
     "NoWarnings",
+    "PageOptions",
     "Pager",
+    "PatchOptions",
     "PatchType",
     "Pods",
     "PortForward",
@@ -128,7 +150,9 @@ __all__ = [
     "WarningLogger",
     "WarningRecorder",
     "WatchEvent",
+    "WatchOptions",
     "WatchStream",
+    "WriteOptions",
     "Writer",
     "extract",
     "load_config",

@@ -24,10 +24,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
+from typing_extensions import Unpack
 
 from kubectrl import kinds as _kinds
 from kubectrl._aio import wait_within
 from kubectrl._clock import Clock, RealClock
+from kubectrl.client._apply import apply_body
 from kubectrl.client._body import (
     Answer,
     ResponseRefusedError,
@@ -36,9 +38,26 @@ from kubectrl.client._body import (
 )
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
-from kubectrl.client._interfaces import KubeClient, Pager, Reader, Writer, documented_by
+from kubectrl.client._interfaces import Body, KubeClient, Pager, Reader, Writer, documented_by
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
+from kubectrl.client._options import (
+    ApplyOptions,
+    DeleteAllOptions,
+    DeleteOptions,
+    GetOptions,
+    ListOptions,
+    MergeOptions,
+    PageOptions,
+    PatchOptions,
+    WatchOptions,
+    WriteOptions,
+    check_matching_fields,
+    check_options,
+    delete_body,
+    fields_selector,
+    query_params,
+)
 from kubectrl.client._paths import check_request
 from kubectrl.client._pods import MovedPodVerbs, Pods
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
@@ -49,7 +68,6 @@ from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceCl
 from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
 from kubectrl.client._warnings import handle_warnings
 from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
-from kubectrl.client._write_options import FieldValidation, write_params
 from kubectrl.errors import (
     APIConnectionError,
     MalformedResponseError,
@@ -57,15 +75,21 @@ from kubectrl.errors import (
     TransportError,
     api_error_from_response,
 )
-from kubectrl.labels import LabelSelectorLike, selector_string
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of, metadata_of
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from kubectrl.client._direct import DirectRequests
 
-__all__ = ["AsyncClient", "KindRef", "ModelList", "PatchType", "Preconditions", "ResourceRef"]
+__all__ = [
+    "AsyncClient",
+    "KindRef",
+    "ModelList",
+    "PatchType",
+    "Preconditions",
+    "ResourceRef",
+    "check_matching_fields",
+    "fields_selector",
+]
 
 log = logging.getLogger("kubectrl.client")
 
@@ -90,8 +114,8 @@ def _typed_list(model: type[M], page: dict[str, Any]) -> ModelList[M]:
     )
 
 
-def _no_metadata_only(model: type[Any] | None, metadata_only: bool) -> None:
-    if model is not None and metadata_only:
+def _no_metadata_only(model: type[Any] | None, options: Mapping[str, Any]) -> None:
+    if model is not None and options.get("metadata_only"):
         raise ValueError(
             f"metadata_only=True returns PartialObjectMetadata, not {model.__name__}: name the "
             "kind by a tuple or GVK instead"
@@ -109,68 +133,6 @@ _UNSET: Any = _Default()
 
 #: Parsed request URLs kept per client (a controller's paths and queries repeat).
 _URL_CACHE_SIZE = 4096
-
-
-def check_matching_fields(
-    matching_fields: Mapping[str, str], field_selector: str | None = None
-) -> dict[str, str]:
-    """``matching_fields`` as a plain dict, checked: field names and values are strings, names
-    non-empty and free of ``,``, ``=`` and ``!``; a ``field_selector`` beside it is refused.
-
-    Raises ``ValueError`` (``TypeError`` for a value that is not a string) naming the entry.
-
-    Example::
-
-        >>> check_matching_fields({"metadata.name": "a"})
-        {'metadata.name': 'a'}
-    """
-    if field_selector:
-        raise ValueError(
-            f"pass matching_fields or field_selector, not both (matching_fields="
-            f"{dict(matching_fields)!r}, field_selector={field_selector!r})"
-        )
-    if not isinstance(matching_fields, Mapping):
-        raise TypeError(
-            f"matching_fields must be a mapping of field to value, not {matching_fields!r}"
-        )
-    checked: dict[str, str] = {}
-    for field, value in matching_fields.items():
-        if not isinstance(field, str) or not field or any(c in field for c in ",=!"):
-            raise ValueError(
-                f"matching_fields: {field!r} is not a field name (a non-empty string without "
-                "',', '=' or '!', e.g. 'metadata.name')"
-            )
-        if not isinstance(value, str):
-            raise TypeError(
-                f"matching_fields[{field!r}] must be a string, not {type(value).__name__} "
-                f"({value!r})"
-            )
-        checked[field] = value
-    return checked
-
-
-def _escape_field_value(value: str) -> str:
-    # apimachinery's fields.EscapeValue: a selector value escapes \, "," and "=".
-    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
-
-
-def fields_selector(
-    matching_fields: Mapping[str, str] | None, field_selector: str | None
-) -> str | None:
-    """The ``fieldSelector`` a list sends: ``field_selector`` as given, or ``matching_fields``
-    as ``k=v,k2=v2`` (values escaped, as controller-runtime's ``MatchingFields`` renders it).
-
-    An empty or absent ``matching_fields`` selects nothing; both at once is a ``ValueError``.
-
-    Example::
-
-        >>> print(fields_selector({"metadata.name": "a,b", "status.phase": "Running"}, None))
-        metadata.name=a\\,b,status.phase=Running
-    """
-    if matching_fields is None:
-        return field_selector
-    checked = check_matching_fields(matching_fields, field_selector)
-    return ",".join(f"{k}={_escape_field_value(v)}" for k, v in checked.items()) or None
 
 
 async def _close_response(response: httpx.Response) -> None:
@@ -502,15 +464,9 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
     # ------------------------------------------------------------------ reads
 
     @documented_by(Reader.get)
-    async def _get(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> Any:
+    async def _get(self, resource: KindRef, name: str, **options: Unpack[GetOptions]) -> Any:
+        check_options("get", options, GetOptions)
+        namespace, subresource = options.get("namespace"), options.get("subresource") or ""
         model = _model_of(resource)
         if model is not None and subresource not in ("", "status"):
             raise ValueError(
@@ -526,42 +482,17 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
             name=name,
-            params={"resourceVersion": resource_version},
+            params=query_params(options),
         )
         data = await self._json(response)
         return _typed(model, data) if model is not None else data
 
     @documented_by(Pager.list_pages)
-    def _list_pages(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> AsyncIterator[Any]:
+    def _list_pages(self, resource: KindRef, **options: Unpack[PageOptions]) -> AsyncIterator[Any]:
+        check_options("list_pages", options, PageOptions)
         model = _model_of(resource)
-        _no_metadata_only(model, metadata_only)
-        pages = self._raw_pages(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            shard_selector=shard_selector,
-            limit=limit,
-            continue_=continue_,
-            resource_version=resource_version,
-            resource_version_match=resource_version_match,
-            timeout_seconds=timeout_seconds,
-            metadata_only=metadata_only,
-        )
+        _no_metadata_only(model, options)
+        pages = self._raw_pages(resource, options)
         if model is None:
             return pages
         return self._typed_pages(model, pages)
@@ -577,25 +508,15 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             await pages.aclose()  # type: ignore[attr-defined]
 
     async def _raw_pages(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
+        self, resource: KindRef, options: Mapping[str, Any]
     ) -> AsyncIterator[dict[str, Any]]:
         # list_pages as dicts (an async generator: nothing is sent before the first page is asked).
+        namespace = options.get("namespace")
         check_request("list", resource, namespace=namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace) if namespace else None
-        token = continue_
+        metadata_only = bool(options.get("metadata_only"))
+        params = query_params(options)
         while True:
             response = await self._send(
                 "GET",
@@ -603,16 +524,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
                 verb="list",
                 label=res.label,
                 namespace=ns,
-                params={
-                    "labelSelector": selector_string(label_selector),
-                    "fieldSelector": field_selector,
-                    "shardSelector": shard_selector or None,
-                    "limit": limit,
-                    "continue": token,
-                    "resourceVersion": None if token else resource_version,
-                    "resourceVersionMatch": None if token else resource_version_match,
-                    "timeoutSeconds": timeout_seconds,
-                },
+                params=params,
                 accept=METADATA_LIST_ACCEPT if metadata_only else None,
             )
             page = await self._json(response)
@@ -630,40 +542,22 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             token = (page.get("metadata") or {}).get("continue") or None
             if not token:
                 return
+            # the next page: the same snapshot, named by the token alone
+            params = {**params, "continue": token}
+            params.pop("resourceVersion", None)
+            params.pop("resourceVersionMatch", None)
 
     @documented_by(Reader.list)
-    async def _list(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Any:
-        field_selector = fields_selector(matching_fields, field_selector)
+    async def _list(self, resource: KindRef, **options: Unpack[ListOptions]) -> Any:
+        check_options("list", options, ListOptions)
+        query_params(options)  # a bad option fails here, before discovery
         model = _model_of(resource)
-        _no_metadata_only(model, metadata_only)
-        check_request("list", resource, namespace=namespace)
+        _no_metadata_only(model, options)
+        check_request("list", resource, namespace=options.get("namespace"))
         res = await self.resource(resource)
         items: list[dict[str, Any]] = []
         metadata: dict[str, Any] = {}
-        async for page in self._raw_pages(
-            res,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=limit,
-            resource_version=resource_version,
-            resource_version_match=resource_version_match,
-            timeout_seconds=timeout_seconds,
-            metadata_only=metadata_only,
-        ):
+        async for page in self._raw_pages(res, options):
             items.extend(page.get("items") or ())
             if not metadata:
                 metadata = {
@@ -679,22 +573,12 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
 
     @documented_by(Pager.list_items)
     async def _list_items(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
+        self, resource: KindRef, **options: Unpack[ListOptions]
     ) -> AsyncIterator[Any]:
+        check_options("list_items", options, ListOptions)
         model = _model_of(resource)
-        pages = self._raw_pages(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=limit,
-        )
+        _no_metadata_only(model, options)
+        pages = self._raw_pages(resource, {"limit": 500, **options})  # client-go's pager size
         try:
             async for page in pages:
                 for item in page.get("items") or ():
@@ -702,22 +586,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         finally:
             await pages.aclose()  # type: ignore[attr-defined]
 
-    def watch(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        allow_watch_bookmarks: bool = True,
-        send_initial_events: bool | None = None,
-        timeout_seconds: int | None = None,
-        stall_timeout: float | None = _UNSET,
-        metadata_only: bool = False,
-    ) -> WatchStream:
+    def watch(self, resource: KindRef, **options: Unpack[WatchOptions]) -> WatchStream:
         """Watch changes; returns a :class:`WatchStream` (async iterator and context manager).
 
         Start from a list's ``metadata.resourceVersion`` to see exactly the later changes.
@@ -745,33 +614,27 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
                 async for event in events:
                     ...
         """
-        if stall_timeout is _UNSET:
-            if allow_watch_bookmarks:
-                stall_timeout = DEFAULT_STALL_TIMEOUT
-            elif timeout_seconds:
-                stall_timeout = timeout_seconds + 30.0
-            else:
-                stall_timeout = None
-
-        selector = selector_string(label_selector)  # a malformed selector fails here, not later
-        check_request("watch", resource, namespace=namespace)  # so does a malformed namespace
+        check_options("watch", options, WatchOptions)
+        bookmarks = options.get("allow_watch_bookmarks", True)
+        timeout_seconds = options.get("timeout_seconds")
+        if "stall_timeout" in options:
+            stall_timeout = options["stall_timeout"]
+        elif bookmarks:
+            stall_timeout = DEFAULT_STALL_TIMEOUT
+        elif timeout_seconds:
+            stall_timeout = timeout_seconds + 30.0
+        else:
+            stall_timeout = None
+        namespace = options.get("namespace")
+        # a malformed selector or option fails here, not later; so does a malformed namespace
+        params = _clean(
+            {"watch": True, **query_params({**options, "allow_watch_bookmarks": bookmarks})}
+        )
+        check_request("watch", resource, namespace=namespace)
 
         async def opener(read_timeout: float | None) -> tuple[httpx.Response, str, str | None]:
             res = await self.resource(resource)
             ns = self._namespace(res, namespace) if namespace else None
-            params = _clean(
-                {
-                    "watch": True,
-                    "labelSelector": selector,
-                    "fieldSelector": field_selector,
-                    "shardSelector": shard_selector or None,
-                    "resourceVersion": resource_version,
-                    "resourceVersionMatch": resource_version_match,
-                    "allowWatchBookmarks": True if allow_watch_bookmarks else None,
-                    "sendInitialEvents": send_initial_events,
-                    "timeoutSeconds": timeout_seconds,
-                }
-            )
             response = await self._open_stream(
                 res.path(namespace=ns, verb="watch"),
                 params,
@@ -779,12 +642,14 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
                 label=res.label,
                 namespace=ns,
                 read_timeout=read_timeout,
-                accept=METADATA_WATCH_ACCEPT if metadata_only else None,
+                accept=METADATA_WATCH_ACCEPT if options.get("metadata_only") else None,
             )
             return response, res.label, ns
 
         return WatchStream(
-            opener, resource_version=resource_version or "", stall_timeout=stall_timeout
+            opener,
+            resource_version=options.get("resource_version") or "",
+            stall_timeout=stall_timeout,
         )
 
     async def _open_stream(
@@ -860,16 +725,10 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
     # ------------------------------------------------------------------ writes
 
     @documented_by(Writer.create)
-    async def _create(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def _create(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
+        check_options("create", options, WriteOptions)
         body = to_dict(obj)
+        namespace = options.get("namespace")
         check_request(
             "create", gvk_of(body), namespace=namespace or metadata_of(body).get("namespace")
         )
@@ -882,10 +741,14 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             label=res.label,
             namespace=ns,
             name=metadata_of(body).get("name") or metadata_of(body).get("generateName"),
-            params={"fieldManager": field_manager, **write_params(dry_run, field_validation)},
+            params=self._write_params(options),
             body=body,
         )
         return self._result(obj, await self._json(response))
+
+    def _write_params(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        # a write's query: its options, the manager defaulting to the client's field owner
+        return query_params(options, field_manager=self.config.field_owner)
 
     @staticmethod
     def _result(obj: Any, data: dict[str, Any]) -> Any:
@@ -898,29 +761,34 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         return _kinds.from_dict(type(obj), data)
 
     @documented_by(Writer.update)
-    async def _update(
+    async def _update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
+        check_options("update", options, WriteOptions)
+        return await self._put(obj, options)
+
+    async def _put(
         self,
-        obj: Mapping[str, Any] | BaseModel,
+        obj: Body,
+        options: Mapping[str, Any],
         *,
-        namespace: str | None = None,
         subresource: str = "",
         resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
     ) -> Any:
+        # update, of the object or of one of its subresources (the status writer's and the
+        # subresource client's way in; ``resource`` names the parent of a subresource body)
         body = to_dict(obj)
         name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("update needs metadata.name")
+        namespace = options.get("namespace")
+        kind = resource if resource is not None else gvk_of(body)
         check_request(
             "update",
-            resource if resource is not None else gvk_of(body),
+            kind,
             name=name,
             namespace=namespace or metadata_of(body).get("namespace"),
             subresource=subresource,
         )
-        res = await self.resource(resource if resource is not None else gvk_of(body))
+        res = await self.resource(kind)
         ns = self._namespace(res, namespace, body)
         response = await self._send(
             "PUT",
@@ -929,50 +797,18 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
             name=name,
-            params={"fieldManager": field_manager, **write_params(dry_run, field_validation)},
+            params=self._write_params(options),
             body=body,
         )
         data = await self._json(response)
         return data if subresource not in ("", "status") else self._result(obj, data)
 
-    @documented_by(Writer.update_status)
-    async def _update_status(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        return await self.status().update(
-            obj,
-            namespace=namespace,
-            field_manager=field_manager,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
-
     @documented_by(Writer.patch_merge_from)
     async def _patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: Any, modified: Any, **options: Unpack[MergeOptions]
     ) -> Any:
-        return await send_merge_from(
-            self._patch,
-            original,
-            modified,
-            optimistic_lock=optimistic_lock,
-            subresource=subresource,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
+        check_options("patch_merge_from", options, MergeOptions)
+        return await send_merge_from(self._patch_at, original, modified, options)
 
     def status(self) -> ClientStatusWriter:
         """The writer of the ``status`` subresource: ``update``, ``patch``, ``apply``,
@@ -998,21 +834,26 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
 
     @documented_by(Writer.patch)
     async def _patch(
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
+    ) -> Any:
+        check_options("patch", options, PatchOptions)
+        return await self._patch_at(resource, name, patch, options)
+
+    async def _patch_at(
         self,
         resource: KindRef,
         name: str,
         patch: Any,
+        options: Mapping[str, Any],
         *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
         subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
     ) -> Any:
-        kind = PatchType.parse(patch_type)
+        # patch, of the object or of one of its subresources
+        kind = PatchType.parse(options.get("patch_type", PatchType.MERGE))
         verb = "patch" if kind is not PatchType.APPLY else "apply"
+        if options.get("force") and kind is not PatchType.APPLY:
+            raise ValueError(f"force=True is for server-side apply, not a {kind.name} patch")
+        namespace = options.get("namespace")
         check_request(verb, resource, name=name, namespace=namespace, subresource=subresource)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
@@ -1024,11 +865,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             label=res.label + (f"/{subresource}" if subresource else ""),
             namespace=ns,
             name=name,
-            params={
-                "fieldManager": field_manager,
-                "force": force if kind is PatchType.APPLY else None,
-                **write_params(dry_run, field_validation),
-            },
+            params=self._write_params(options),
             body=body,
             content_type=kind.value,
             idempotent=kind is PatchType.APPLY,
@@ -1044,21 +881,24 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         return _kinds.from_dict(model, data)
 
     @documented_by(Writer.apply)
-    async def _apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+    async def _apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
+        check_options("apply", options, ApplyOptions)
+        return await self._apply_at(obj, options)
+
+    async def _apply_at(
+        self, obj: Body, options: Mapping[str, Any], *, subresource: str = ""
     ) -> Any:
-        body = to_dict(obj)
+        # server-side apply, of the object or of its status
+        body = apply_body(obj)
         name = str(metadata_of(body).get("name") or "")
         if not name:
             raise ValueError("apply needs metadata.name")
+        if not (options.get("field_manager") or self.config.field_owner):
+            raise ValueError(
+                f"apply of {gvk_of(body).kind} {name!r} needs a field manager: pass "
+                "field_manager= or set ClientConfig.field_owner"
+            )
+        namespace = options.get("namespace")
         check_request(
             "apply",
             gvk_of(body),
@@ -1067,29 +907,21 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             subresource=subresource,
         )
         res = await self.resource(gvk_of(body))
-        ns = self._namespace(res, namespace, body)
-        applied = await self.patch(
+        applied = await self._patch_at(
             res,
             name,
             body,
-            namespace=ns,
-            patch_type=PatchType.APPLY,
+            {
+                **options,
+                "namespace": self._namespace(res, namespace, body),
+                "patch_type": PatchType.APPLY,
+            },
             subresource=subresource,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-            field_validation=field_validation,
         )
         return applied if subresource not in ("", "status") else self._result(obj, applied)
 
     async def scale(
-        self,
-        resource: KindRef,
-        name: str,
-        replicas: int,
-        *,
-        namespace: str | None = None,
-        dry_run: bool = False,
+        self, resource: KindRef, name: str, replicas: int, **options: Unpack[WriteOptions]
     ) -> dict[str, Any]:
         """Set ``spec.replicas`` through the ``scale`` subresource of any scalable resource (a
         Deployment, StatefulSet, ReplicaSet, a custom resource declaring ``scale``); returns the
@@ -1097,30 +929,20 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
 
         Example: ``await client.scale(("apps/v1", "Deployment"), "web", 3, namespace="ns")``.
         """
+        check_options("scale", options, WriteOptions)
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
             raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
+        namespace = options.get("namespace")
         check_request("patch", resource, name=name, namespace=namespace, subresource="scale")
-        return await self.patch(
-            await self.resource(resource),
-            name,
-            {"spec": {"replicas": replicas}},
-            namespace=namespace,
-            subresource="scale",
-            dry_run=dry_run,
-        )
+        patch = {"spec": {"replicas": replicas}}
+        return await self._patch_at(resource, name, patch, options, subresource="scale")  # type: ignore[no-any-return]
 
     @documented_by(Writer.delete)
     async def delete(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Preconditions | Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        self, resource: KindRef, name: str, **options: Unpack[DeleteOptions]
     ) -> dict[str, Any]:
+        check_options("delete", options, DeleteOptions)
+        namespace = options.get("namespace")
         check_request("delete", resource, name=name, namespace=namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
@@ -1131,48 +953,16 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             label=res.label,
             namespace=ns,
             name=name,
-            body=self._delete_options(
-                propagation_policy, grace_period_seconds, preconditions, dry_run
-            ),
+            body=delete_body(options),
         )
         return await self._json(response)
 
-    @staticmethod
-    def _delete_options(
-        propagation_policy: str | None,
-        grace_period_seconds: int | None,
-        preconditions: Preconditions | Mapping[str, str] | None,
-        dry_run: bool,
-    ) -> dict[str, Any]:
-        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
-        if propagation_policy:
-            options["propagationPolicy"] = propagation_policy
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if preconditions is not None:
-            pre = (
-                preconditions.to_dict()
-                if isinstance(preconditions, Preconditions)
-                else dict(preconditions)
-            )
-            if pre:
-                options["preconditions"] = pre
-        if dry_run:
-            options["dryRun"] = ["All"]
-        return options
-
     @documented_by(Writer.delete_collection)
     async def delete_collection(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+        self, resource: KindRef, **options: Unpack[DeleteAllOptions]
     ) -> dict[str, Any]:
+        check_options("delete_collection", options, DeleteAllOptions)
+        namespace = options.get("namespace")
         check_request("deletecollection", resource, namespace=namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
@@ -1182,11 +972,8 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             verb="deletecollection",
             label=res.label,
             namespace=ns,
-            params={
-                "labelSelector": selector_string(label_selector),
-                "fieldSelector": field_selector,
-            },
-            body=self._delete_options(propagation_policy, grace_period_seconds, None, dry_run),
+            params={k: v for k, v in query_params(options).items() if k != "dryRun"},
+            body=delete_body(options),  # dryRun travels in the body, as client-go sends it
         )
         return await self._json(response)
 
@@ -1217,7 +1004,6 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         list_items = Pager.list_items
         create = KubeClient.create
         update = KubeClient.update
-        update_status = KubeClient.update_status
         patch = KubeClient.patch
         apply = KubeClient.apply
         patch_merge_from = KubeClient.patch_merge_from
@@ -1228,7 +1014,6 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         list_items = _list_items
         create = _create
         update = _update
-        update_status = _update_status
         patch = _patch
         apply = _apply
         patch_merge_from = _patch_merge_from
@@ -1245,7 +1030,6 @@ if TYPE_CHECKING:
         list_items = AsyncClient._list_items
         create = AsyncClient._create
         update = AsyncClient._update
-        update_status = AsyncClient._update_status
         patch = AsyncClient._patch
         apply = AsyncClient._apply
         patch_merge_from = AsyncClient._patch_merge_from

@@ -119,6 +119,10 @@ class ClientConfig:
     watch_open_timeout: float = 45.0
     max_connections: int = 100
     user_agent: str = _USER_AGENT
+    #: The field manager of every write that names none (controller-runtime's
+    #: ``client.WithFieldOwner``): required by server-side apply, sent as ``fieldManager`` by
+    #: create, update and patch. ``None``: the server names the manager after the user agent.
+    field_owner: str | None = None
     ca_data: bytes | None = dataclasses.field(default=None, repr=False)
     client_cert_data: bytes | None = dataclasses.field(default=None, repr=False)
     client_key_data: bytes | None = dataclasses.field(default=None, repr=False)

@@ -8,25 +8,25 @@ fenced under leader election) and :class:`~kubectrl.runtime.BlockingCachedClient
 works with "a client" takes one of these protocols, so it accepts any of them:
 
 - :class:`Reader`: ``get`` and ``list``;
-- :class:`Writer`: ``create``, ``update``, ``update_status``, ``patch``, ``apply``,
-  ``patch_merge_from``, ``delete``, ``delete_collection``;
-- :class:`StatusClient`: ``status()`` (a :class:`StatusWriter` for the ``status``
-  subresource) and ``subresource(name)`` (a :class:`SubResourceClient` for any other, e.g.
-  ``"scale"``);
+- :class:`Writer`: ``create``, ``update``, ``patch``, ``apply``, ``patch_merge_from``,
+  ``delete``, ``delete_collection``;
+- :class:`StatusClient`: ``status()`` (a :class:`StatusWriter`, the one way to write the
+  ``status`` subresource) and ``subresource(name)`` (a :class:`SubResourceClient` for any
+  other, e.g. ``"scale"``);
 - :class:`KubeClient`: all of the above, "a client";
 - :class:`Pager`: ``list_pages`` and ``list_items`` (the API server's paged lists;
   :class:`~kubectrl.client.AsyncClient` and :class:`~kubectrl.client.BlockingClient` only).
 
-The typed verbs are overloaded: a model class in (``V1Deployment``, a custom resource class)
-gives instances of it out, a tuple kind / GVK / GVR / :class:`~kubectrl.client.APIResource`
-gives dicts; a body is answered in its own type. Every option is a keyword spelled out here, so
-a type checker refuses a misspelled one on any client.
+A verb's options travel as one typed bundle (:mod:`kubectrl.client._options`: ``GetOptions``,
+``ListOptions``, ``WriteOptions``, ``PatchOptions``, ...), so a type checker refuses a misspelt
+option on any client. The typed verbs are overloaded: a model class in (``V1Deployment``, a
+custom resource class) gives instances of it out; a tuple kind / GVK / GVR /
+:class:`~kubectrl.client.APIResource` gives dicts; a body is answered in its own type.
 
-Each protocol has a blocking twin, ``Blocking<Name>``, with the same parameters, defaults and
-overloads, returning the result instead of an awaitable (and ``Iterator`` for
-``AsyncIterator``). Python's type system cannot derive an overloaded blocking signature from an
-``async def`` one, so the twins are the one written copy; a test compares the two declarations
-parameter by parameter.
+Each protocol has a blocking twin, ``Blocking<Name>``, in
+:mod:`kubectrl.client._interfaces_blocking`: generated from this file by
+``scripts/unasync.py`` (``async def`` becomes ``def``, ``AsyncIterator`` ``Iterator``), and
+``nox -s lint`` fails when the two drift (``scripts/unasync.py --check``).
 
 Example::
 
@@ -34,32 +34,33 @@ Example::
         cm = await client.get(V1ConfigMap, name, namespace="ns")      # a V1ConfigMap
         await client.patch(V1ConfigMap, name, {"metadata": {"labels": {"a": "b"}}},
                            namespace="ns")
-
-    def ensure_labels_blocking(client: BlockingKubeClient, name: str) -> None:
-        client.patch(("v1", "ConfigMap"), name, {"metadata": {"labels": {"a": "b"}}},
-                     namespace="ns")
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, overload
 
-from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
-from kubectrl.client._write_options import FieldValidation
-from kubectrl.labels import LabelSelectorLike
+from typing_extensions import Unpack
+
+from kubectrl.client._options import (
+    ApplyOptions,
+    DeleteAllOptions,
+    DeleteOptions,
+    GetOptions,
+    ListOptions,
+    MergeOptions,
+    PageOptions,
+    PatchOptions,
+    WriteOptions,
+    _Scope,
+)
+from kubectrl.client._types import KindRef, M, ModelList, ResourceRef
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = [
-    "BlockingKubeClient",
-    "BlockingPager",
-    "BlockingReader",
-    "BlockingStatusClient",
-    "BlockingStatusWriter",
-    "BlockingSubResourceClient",
-    "BlockingWriter",
     "KubeClient",
     "Pager",
     "Reader",
@@ -71,6 +72,8 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: A body: a mapping or a model instance.
+Body: TypeAlias = "Mapping[str, Any] | BaseModel"
 
 
 def documented_by(declaration: Callable[..., Any]) -> Callable[[F], F]:
@@ -87,7 +90,7 @@ def documented_by(declaration: Callable[..., Any]) -> Callable[[F], F]:
         ...     @documented_by(Reader.get)
         ...     async def _get(self, *args: Any, **kwargs: Any) -> Any: ...
         >>> Impl._get.__doc__.splitlines()[0]
-        'Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).'
+        'Read one object (or one of its subresources, e.g. ``"scale"``: a dict).'
     """
 
     def decorate(implementation: F) -> F:
@@ -105,7 +108,7 @@ def documented_by(declaration: Callable[..., Any]) -> Callable[[F], F]:
     return decorate
 
 
-# ---------------------------------------------------------------------------------- asyncio
+# unasync: the protocols below are the source of kubectrl.client._interfaces_blocking.
 
 
 class Reader(Protocol):
@@ -118,45 +121,19 @@ class Reader(Protocol):
     """
 
     @overload
-    async def get(
-        self,
-        resource: type[M],
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> M: ...
+    async def get(self, resource: type[M], name: str, **options: Unpack[GetOptions]) -> M: ...
     @overload
     async def get(
-        self,
-        resource: ResourceRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
+        self, resource: ResourceRef, name: str, **options: Unpack[GetOptions]
     ) -> dict[str, Any]: ...
-    async def get(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> Any:
-        """Read one object (or one of its subresources, e.g. ``"scale"`` or ``"status"``).
+    async def get(self, resource: KindRef, name: str, **options: Unpack[GetOptions]) -> Any:
+        """Read one object (or one of its subresources, e.g. ``"scale"``: a dict).
 
-        With a model class, returns an instance of it (only the ``"status"`` subresource has the
-        object's shape; read others with a tuple kind); with a tuple kind, GVK, GVR or
+        With a model class, returns an instance of it; with a tuple kind, GVK, GVR or
         :class:`~kubectrl.client.APIResource`, a dict. Raises
         :class:`~kubectrl.errors.NotFoundError` when it does not exist and
         :class:`~kubectrl.errors.ModelValidationError` when the object does not fit the model.
-        ``resource_version`` reads at that version (``"0"``: any version the server has).
-
-        The cache-backed client reads its informer cache and refuses ``subresource`` and
-        ``resource_version`` (``ValueError``; read those with ``client.reader``).
+        Options: :class:`~kubectrl.client.GetOptions`.
 
         Example::
 
@@ -165,79 +142,29 @@ class Reader(Protocol):
         """
 
     @overload
-    async def list(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> ModelList[M]: ...
+    async def list(self, resource: type[M], **options: Unpack[ListOptions]) -> ModelList[M]: ...
     @overload
     async def list(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
+        self, resource: ResourceRef, **options: Unpack[ListOptions]
     ) -> dict[str, Any]: ...
-    async def list(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Any:
+    async def list(self, resource: KindRef, **options: Unpack[ListOptions]) -> Any:
         """List objects into one list object: ``{"apiVersion", "kind": "<Kind>List",
         "metadata": {"resourceVersion"}, "items": [...]}`` for a tuple kind, a
         :class:`~kubectrl.client.ModelList` of instances for a model class. Items carry
         ``apiVersion`` and ``kind``; watch from ``metadata.resourceVersion`` to see later changes.
 
-        ``namespace=None`` lists every namespace. ``label_selector`` here and in every other
-        method takes any :data:`~kubectrl.labels.LabelSelectorLike`: a string
-        (``"app=web,tier in (a,b)"``), a ``{label: value}`` mapping, a ``metav1.LabelSelector``
-        dict with ``matchLabels`` / ``matchExpressions``, or a
-        :class:`~kubectrl.labels.LabelSelector`.
-
-        ``matching_fields`` selects by fields with exact values (controller-runtime's
-        ``client.MatchingFields``): on the API server's clients it is sent as the field selector
-        ``k=v,k2=v2`` (values escaped), so it takes the fields the server supports for the kind
-        (``metadata.name``, ``status.phase`` for pods, ...); on the cache-backed client it is served
-        by a field index registered with ``manager.field_indexer.index_field(kind, field, fn)``,
-        exactly one field. ``matching_fields`` and ``field_selector`` together are a ``ValueError``.
-
+        Options: :class:`~kubectrl.client.ListOptions` (no ``namespace``: every namespace).
         On the API server's clients the list follows pages of ``limit`` items to the end (every
-        page of one snapshot); ``metadata_only=True`` asks for ``PartialObjectMetadata`` items
-        (tuple kinds only). The cache-backed client refuses ``field_selector``, ``limit``,
-        ``resource_version``, ``resource_version_match``, ``timeout_seconds`` and
-        ``metadata_only`` (``ValueError``).
+        page of one snapshot) and ``matching_fields`` is sent as a field selector; the
+        cache-backed client serves ``matching_fields`` from a field index registered with
+        ``manager.field_indexer.index_field(kind, field, fn)`` (exactly one field) and refuses
+        the options a cache cannot answer (``ValueError``).
 
         Example::
 
             cms = await client.list(("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
             names = [cm["metadata"]["name"] for cm in cms["items"]]
             typed = await client.list(V1ConfigMap, namespace="ns")
-            names = [cm.metadata.name for cm in typed.items]
             jobs = await client.list(V1Job, namespace="ns", matching_fields={"metadata.name": "x"})
         """
 
@@ -248,66 +175,23 @@ class Pager(Protocol):
 
     @overload
     def list_pages(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
+        self, resource: type[M], **options: Unpack[PageOptions]
     ) -> AsyncIterator[ModelList[M]]: ...
     @overload
     def list_pages(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
+        self, resource: ResourceRef, **options: Unpack[PageOptions]
     ) -> AsyncIterator[dict[str, Any]]: ...
-    def list_pages(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> AsyncIterator[Any]:
+    def list_pages(self, resource: KindRef, **options: Unpack[PageOptions]) -> AsyncIterator[Any]:
         """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
 
         Every page of one listing comes from the same snapshot (the first page's resourceVersion). A
         continue token older than etcd's compaction raises :class:`~kubectrl.errors.ExpiredError`:
-        start again with a full list. Items carry ``apiVersion`` and ``kind``.
-        ``metadata_only=True`` asks for ``PartialObjectMetadata`` items (``meta.k8s.io/v1``): names,
-        labels, owners, but no spec or status. With a model class, each page is a
-        :class:`~kubectrl.client.ModelList` of instances of it (``metadata_only`` is then refused:
-        the items would not be that class).
-
-        ``shard_selector`` is sent as the ``shardSelector`` parameter (a
-        :class:`kubectrl.cache.ShardSelector` as text: ``shardRange(object.metadata.uid, '0x...',
-        '0x...')``); a kube-apiserver with the ``ShardedListAndWatch`` gate returns only that
-        shard and echoes it in ``metadata.shardInfo``, any other server ignores it and returns
-        everything (the informers check the echo and filter by themselves).
+        start again with a full list. With a model class, each page is a
+        :class:`~kubectrl.client.ModelList` (``metadata_only`` is then refused: the items would
+        not be that class). A kube-apiserver with the ``ShardedListAndWatch`` gate returns only
+        the ``shard_selector``'s shard and echoes it in ``metadata.shardInfo``; any other server
+        returns everything (the informers check the echo and filter by themselves). Options:
+        :class:`~kubectrl.client.PageOptions`.
 
         Example::
 
@@ -316,37 +200,15 @@ class Pager(Protocol):
         """
 
     @overload
-    def list_items(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> AsyncIterator[M]: ...
+    def list_items(self, resource: type[M], **options: Unpack[ListOptions]) -> AsyncIterator[M]: ...
     @overload
     def list_items(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
+        self, resource: ResourceRef, **options: Unpack[ListOptions]
     ) -> AsyncIterator[dict[str, Any]]: ...
-    def list_items(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> AsyncIterator[Any]:
+    def list_items(self, resource: KindRef, **options: Unpack[ListOptions]) -> AsyncIterator[Any]:
         """Yield objects one by one, fetching pages of ``limit`` (500, as client-go's pager).
 
-        With a model class, yields instances of it.
+        With a model class, yields instances of it. Options: :class:`~kubectrl.client.ListOptions`.
 
         Example::
 
@@ -363,49 +225,25 @@ class Writer(Protocol):
     answer (metadata such as ``resourceVersion``, spec and status): a dict is cleared and
     refilled, a model instance gets the answer's fields, so the same variable can be written
     again without a conflict. The answer is still returned, as another object. Refreshed:
-    ``obj`` of ``create``, ``update`` (no subresource or ``"status"``), ``update_status``,
-    ``apply``; ``modified`` of ``patch_merge_from``; ``patch``'s body when it is an object of
-    the kind (it names the answer's ``apiVersion`` and ``kind``; a partial patch or a JSON
-    patch is left alone). Left as is: a read-only ``Mapping`` and an instance of a frozen model.
+    ``obj`` of ``create``, ``update`` and ``apply``; ``modified`` of ``patch_merge_from``;
+    ``patch``'s body when it is an object of the kind (it names the answer's ``apiVersion`` and
+    ``kind``; a partial patch or a JSON patch is left alone). Left as is: a read-only
+    ``Mapping`` and an instance of a frozen model.
 
-    ``update_status(obj)`` is ``status().update(obj)``; ``patch_merge_from(original,
-    modified)`` sends the merge patch between two versions of an object (``client.MergeFrom``).
-
-    Every write takes ``dry_run=True`` (``dryRun=All``: validated, defaulted and admitted, not
-    stored) and, but the deletes, ``field_validation=`` ``"Strict"``, ``"Warn"`` or
-    ``"Ignore"`` (the API's ``fieldValidation`` for fields the kind does not declare; ``None``
-    leaves the server's default, ``Warn``).
+    Writes take the objects themselves; the ``status`` subresource is written through
+    ``status()`` (:class:`StatusWriter`), any other through ``subresource(name)``. Every write
+    takes ``dry_run=True`` and names its field manager (``field_manager=``, default the
+    client's ``ClientConfig.field_owner``); the options are
+    :class:`~kubectrl.client.WriteOptions` and the bundles built on them.
     """
 
     @overload
-    async def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
+    async def create(self, obj: M, **options: Unpack[WriteOptions]) -> M: ...
     @overload
     async def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Mapping[str, Any], **options: Unpack[WriteOptions]
     ) -> dict[str, Any]: ...
-    async def create(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def create(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """Create ``obj`` (its ``apiVersion``/``kind`` pick the resource); return what the
         server stored, as a dict for a dict and as an instance of ``obj``'s class for a model.
         Raises :class:`~kubectrl.errors.AlreadyExistsError` if the name is taken and
@@ -418,49 +256,20 @@ class Writer(Protocol):
         """
 
     @overload
-    async def update(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
+    async def update(self, obj: M, **options: Unpack[WriteOptions]) -> M: ...
     @overload
     async def update(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Mapping[str, Any], **options: Unpack[WriteOptions]
     ) -> dict[str, Any]: ...
-    async def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """Replace ``obj`` (PUT); returns the stored object, typed like ``obj``.
 
         A model instance built by a typed read keeps the fields its class does not know, so the
         update does not drop them (:func:`kubectrl.kinds.to_dict`). With
         ``metadata.resourceVersion`` set, a concurrent change makes it fail with
-        :class:`~kubectrl.errors.ConflictError` (optimistic locking).
-
-        ``subresource="status"`` writes only the status. For ``"scale"`` pass the parent's
-        ``resource=`` (the body is an ``autoscaling/v1`` Scale).
+        :class:`~kubectrl.errors.ConflictError` (optimistic locking). The server ignores a
+        status in the body of a kind with a status subresource: write it with
+        ``status().update(obj)``.
 
         Example::
 
@@ -469,89 +278,21 @@ class Writer(Protocol):
         """
 
     @overload
-    async def update_status(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    async def update_status(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    async def update_status(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """``status().update(obj)``: PUT the status, typed like ``obj``.
-
-        Example: ``foo = await client.update_status(foo)``.
-        """
-
-    @overload
     async def patch(
-        self,
-        resource: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: type[M], name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> M: ...
     @overload
     async def patch(
-        self,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: ResourceRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> dict[str, Any]: ...
     async def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> Any:
         """Patch an object: JSON patch (a list of operations), merge patch (default),
         strategic merge patch (built-in types only) or server-side apply (prefer :meth:`apply`).
 
         ``patch`` may be a model instance (serialized by :func:`kubectrl.kinds.to_dict`). With a
-        model class as ``resource`` the result is an instance of it (``"status"`` or no
-        subresource; other subresources come back as dicts).
+        model class as ``resource`` the result is an instance of it.
 
         Example::
 
@@ -563,47 +304,22 @@ class Writer(Protocol):
         """
 
     @overload
-    async def apply(
-        self,
-        obj: M,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
+    async def apply(self, obj: M, **options: Unpack[ApplyOptions]) -> M: ...
     @overload
     async def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Mapping[str, Any], **options: Unpack[ApplyOptions]
     ) -> dict[str, Any]: ...
-    async def apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Server-side apply ``obj`` as ``field_manager``; creates it if missing. Returns
-        the object typed like ``obj`` (a model instance for a model).
+    async def apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
+        """Server-side apply ``obj`` as ``field_manager`` (default: the client's
+        ``ClientConfig.field_owner``; one of the two is required); creates it if missing.
+        Returns the object typed like ``obj``.
 
-        Fields owned by another manager with a different value raise
+        Only the fields the caller set are sent: a model instance sends the fields set on it
+        (not its class's defaults), so the manager owns no field it did not mean to; a dict is
+        sent as it is. Fields owned by another manager with a different value raise
         :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
-        should hold only the fields this manager cares about (and no ``resourceVersion``); it is
-        refreshed with the whole stored object, so build the body afresh for the next apply.
+        is refreshed with the whole stored object, so build the body afresh (or
+        :func:`~kubectrl.client.extract` this manager's fields) for the next apply.
 
         Example::
 
@@ -614,35 +330,17 @@ class Writer(Protocol):
 
     @overload
     async def patch_merge_from(
-        self,
-        original: M,
-        modified: M,
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: M, modified: M, **options: Unpack[MergeOptions]
     ) -> M: ...
     @overload
     async def patch_merge_from(
         self,
         original: Mapping[str, Any],
         modified: Mapping[str, Any],
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        **options: Unpack[MergeOptions],
     ) -> dict[str, Any]: ...
     async def patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: Any, modified: Any, **options: Unpack[MergeOptions]
     ) -> Any:
         """Send the JSON merge patch that turns ``original`` into ``modified``
         (controller-runtime's ``client.MergeFrom``); the result is typed like ``modified``.
@@ -651,8 +349,8 @@ class Writer(Protocol):
         ``foo.model_copy(deep=True)``). With ``optimistic_lock`` the patch carries ``original``'s
         ``metadata.resourceVersion``, so the server refuses it with
         :class:`~kubectrl.errors.ConflictError` if the object changed since it was read
-        (``MergeFromWithOptimisticLock``). Without it only the changed fields are sent and the patch
-        always applies. An empty patch is still sent (it returns the current object).
+        (``MergeFromWithOptimisticLock``). Without it only the changed fields are sent and the
+        patch always applies. An empty patch is still sent (it returns the current object).
 
         Example::
 
@@ -662,22 +360,12 @@ class Writer(Protocol):
         """
 
     async def delete(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Preconditions | Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        self, resource: KindRef, name: str, **options: Unpack[DeleteOptions]
     ) -> dict[str, Any]:
         """Delete one object. Returns the object (when finalizers or graceful deletion keep
-        it around for now) or a success ``Status``.
-
-        ``propagation_policy``: ``"Foreground"``, ``"Background"`` or ``"Orphan"``.
-        ``preconditions`` (uid and/or resourceVersion) make a stale delete fail with
-        :class:`~kubectrl.errors.ConflictError`.
+        it around for now) or a success ``Status``. ``preconditions`` (uid and/or
+        resourceVersion) make a stale delete fail with :class:`~kubectrl.errors.ConflictError`.
+        Options: :class:`~kubectrl.client.DeleteOptions`.
 
         Example::
 
@@ -686,18 +374,10 @@ class Writer(Protocol):
         """
 
     async def delete_collection(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+        self, resource: KindRef, **options: Unpack[DeleteAllOptions]
     ) -> dict[str, Any]:
-        """Delete every object matching the selectors (in one namespace for
-        namespaced types).
+        """Delete every object matching the selectors (in one namespace for namespaced
+        types). Options: :class:`~kubectrl.client.DeleteAllOptions`.
 
         Example::
 
@@ -708,45 +388,24 @@ class Writer(Protocol):
 
 class StatusWriter(Protocol):
     """Writes of the ``status`` subresource (``client.status()``, controller-runtime's
-    ``SubResourceWriter`` from ``Status()``); results are the whole object, typed like the
-    body (``update``, ``apply``, ``patch_merge_from``) or the kind (``patch``). The object
-    passed in is refreshed with it too, as :class:`Writer`'s writes do.
+    ``SubResourceWriter`` from ``Status()``), the one way to write a status; results are the
+    whole object, typed like the body (``update``, ``apply``, ``patch_merge_from``) or the
+    kind (``patch``). The object passed in is refreshed with it too, as :class:`Writer`'s
+    writes do.
 
     Example::
 
         foo.status = FooStatus(ready=True)
-        foo = await client.status().update(foo)
+        await client.status().update(foo)        # foo now has the new resourceVersion
     """
 
     @overload
-    async def update(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
+    async def update(self, obj: M, **options: Unpack[WriteOptions]) -> M: ...
     @overload
     async def update(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Mapping[str, Any], **options: Unpack[WriteOptions]
     ) -> dict[str, Any]: ...
-    async def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """PUT the status (optimistic lock on ``metadata.resourceVersion``); the
         stored object comes back typed like ``obj``.
 
@@ -755,44 +414,14 @@ class StatusWriter(Protocol):
 
     @overload
     async def patch(
-        self,
-        resource: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: type[M], name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> M: ...
     @overload
     async def patch(
-        self,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: ResourceRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> dict[str, Any]: ...
     async def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> Any:
         """Patch the status (merge patch by default, any :class:`~kubectrl.client.PatchType`);
         the object comes back typed like ``resource``.
@@ -803,70 +432,31 @@ class StatusWriter(Protocol):
         """
 
     @overload
-    async def apply(
-        self,
-        obj: M,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
+    async def apply(self, obj: M, **options: Unpack[ApplyOptions]) -> M: ...
     @overload
     async def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Mapping[str, Any], **options: Unpack[ApplyOptions]
     ) -> dict[str, Any]: ...
-    async def apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Server-side apply of the status as ``field_manager``; typed like ``obj``.
+    async def apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
+        """Server-side apply of the status (only the fields set, as :meth:`Writer.apply`);
+        typed like ``obj``.
 
         Example: ``await client.status().apply(foo_status_only, field_manager="foo-controller")``.
         """
 
     @overload
     async def patch_merge_from(
-        self,
-        original: M,
-        modified: M,
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: M, modified: M, **options: Unpack[MergeOptions]
     ) -> M: ...
     @overload
     async def patch_merge_from(
         self,
         original: Mapping[str, Any],
         modified: Mapping[str, Any],
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        **options: Unpack[MergeOptions],
     ) -> dict[str, Any]: ...
     async def patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: Any, modified: Any, **options: Unpack[MergeOptions]
     ) -> Any:
         """The merge patch from ``original`` to ``modified``, sent to the
         status (``MergeFrom`` on ``Status()``); typed like ``modified``.
@@ -892,9 +482,7 @@ class SubResourceClient(Protocol):
         await client.subresource("scale").update(scale, resource=V1Deployment)
     """
 
-    async def get(
-        self, resource: KindRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]:
+    async def get(self, resource: KindRef, name: str, **options: Unpack[_Scope]) -> dict[str, Any]:
         """Read the subresource of the object ``name`` of kind ``resource`` (a dict).
 
         Example::
@@ -903,14 +491,7 @@ class SubResourceClient(Protocol):
         """
 
     async def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        resource: KindRef,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Body, *, resource: KindRef, **options: Unpack[WriteOptions]
     ) -> dict[str, Any]:
         """PUT the subresource body ``obj`` of an object of kind ``resource``
         (the object's name and namespace come from ``obj``'s metadata); returns the stored body.
@@ -919,17 +500,7 @@ class SubResourceClient(Protocol):
         """
 
     async def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> dict[str, Any]:
         """Patch the subresource of the object ``name`` of kind ``resource``; returns the
         stored body.
@@ -971,619 +542,4 @@ class KubeClient(Reader, Writer, StatusClient, Protocol):
             foo = await client.get(Foo, request.name, namespace=request.namespace)
             await client.status().patch(Foo, foo.metadata.name, {"status": {"ready": True}},
                                         namespace=request.namespace)
-    """
-
-
-# ---------------------------------------------------------------------------------- blocking
-# The blocking twins: the same declarations without async (tests/unit/client checks that).
-
-
-class BlockingReader(Protocol):
-    """Blocking :class:`Reader`."""
-
-    @overload
-    def get(
-        self,
-        resource: type[M],
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> M: ...
-    @overload
-    def get(
-        self,
-        resource: ResourceRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> dict[str, Any]: ...
-    def get(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Reader.get`."""
-
-    @overload
-    def list(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> ModelList[M]: ...
-    @overload
-    def list(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> dict[str, Any]: ...
-    def list(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Reader.list`."""
-
-
-class BlockingPager(Protocol):
-    """Blocking :class:`Pager`: plain iterators."""
-
-    @overload
-    def list_pages(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Iterator[ModelList[M]]: ...
-    @overload
-    def list_pages(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Iterator[dict[str, Any]]: ...
-    def list_pages(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        shard_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Iterator[Any]:
-        """Blocking :meth:`~kubectrl.client.Pager.list_pages`."""
-
-    @overload
-    def list_items(
-        self,
-        resource: type[M],
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> Iterator[M]: ...
-    @overload
-    def list_items(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> Iterator[dict[str, Any]]: ...
-    def list_items(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-    ) -> Iterator[Any]:
-        """Blocking :meth:`~kubectrl.client.Pager.list_items`."""
-
-
-class BlockingWriter(Protocol):
-    """Blocking :class:`Writer`."""
-
-    @overload
-    def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def create(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Writer.create`."""
-
-    @overload
-    def update(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def update(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Writer.update`."""
-
-    @overload
-    def update_status(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def update_status(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def update_status(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Writer.update_status`."""
-
-    @overload
-    def patch(
-        self,
-        resource: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Writer.patch`."""
-
-    @overload
-    def apply(
-        self,
-        obj: M,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Writer.apply`."""
-
-    @overload
-    def patch_merge_from(
-        self,
-        original: M,
-        modified: M,
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def patch_merge_from(
-        self,
-        original: Mapping[str, Any],
-        modified: Mapping[str, Any],
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.Writer.patch_merge_from`."""
-
-    def delete(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Preconditions | Mapping[str, str] | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """Blocking :meth:`~kubectrl.client.Writer.delete`."""
-
-    def delete_collection(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """Blocking :meth:`~kubectrl.client.Writer.delete_collection`."""
-
-
-class BlockingStatusWriter(Protocol):
-    """Blocking :class:`StatusWriter` (``blocking_client.status()``)."""
-
-    @overload
-    def update(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def update(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.StatusWriter.update`."""
-
-    @overload
-    def patch(
-        self,
-        resource: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        resource: ResourceRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.StatusWriter.patch`."""
-
-    @overload
-    def apply(
-        self,
-        obj: M,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.StatusWriter.apply`."""
-
-    @overload
-    def patch_merge_from(
-        self,
-        original: M,
-        modified: M,
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> M: ...
-    @overload
-    def patch_merge_from(
-        self,
-        original: Mapping[str, Any],
-        modified: Mapping[str, Any],
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]: ...
-    def patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Blocking :meth:`~kubectrl.client.StatusWriter.patch_merge_from`."""
-
-
-class BlockingSubResourceClient(Protocol):
-    """Blocking :class:`SubResourceClient` (``blocking_client.subresource("scale")``)."""
-
-    def get(self, resource: KindRef, name: str, *, namespace: str | None = None) -> dict[str, Any]:
-        """Blocking :meth:`~kubectrl.client.SubResourceClient.get`."""
-
-    def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        resource: KindRef,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]:
-        """Blocking :meth:`~kubectrl.client.SubResourceClient.update`."""
-
-    def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> dict[str, Any]:
-        """Blocking :meth:`~kubectrl.client.SubResourceClient.patch`."""
-
-
-class BlockingStatusClient(Protocol):
-    """Blocking :class:`StatusClient`."""
-
-    def status(self) -> BlockingStatusWriter:
-        """Blocking :meth:`~kubectrl.client.StatusClient.status`."""
-
-    def subresource(self, subresource: str) -> BlockingSubResourceClient:
-        """Blocking :meth:`~kubectrl.client.StatusClient.subresource`."""
-
-
-class BlockingKubeClient(BlockingReader, BlockingWriter, BlockingStatusClient, Protocol):
-    """Blocking :class:`KubeClient`: :class:`~kubectrl.client.BlockingClient` and the
-    manager's :class:`~kubectrl.runtime.BlockingCachedClient` are ones.
-
-    Example::
-
-        def reconcile_with(client: BlockingKubeClient, request: Request) -> None:
-            foo = client.get(Foo, request.name, namespace=request.namespace)
-            client.status().patch(Foo, foo.metadata.name, {"status": {"ready": True}},
-                                  namespace=request.namespace)
     """

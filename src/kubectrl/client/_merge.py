@@ -48,48 +48,47 @@ def merge_patch_diff(original: Mapping[str, Any], modified: Mapping[str, Any]) -
     return patch
 
 
-#: ``patch(resource, name, patch, *, namespace=..., subresource=...)`` of some client.
-PatchFn = Callable[..., Awaitable[dict[str, Any]]]
+#: ``_patch_at(resource, name, patch, options, *, subresource=...)`` of some client.
+PatchAt = Callable[..., Awaitable[dict[str, Any]]]
 
 
 async def send_merge_from(
-    patch: PatchFn,
+    patch_at: PatchAt,
     original: Any,
     modified: Any,
+    options: Mapping[str, Any],
     *,
-    optimistic_lock: bool,
-    subresource: str,
-    **write_options: Any,
+    subresource: str = "",
 ) -> Any:
-    """Send through ``patch`` the merge patch from ``original`` to ``modified``; the result is
-    typed like ``modified`` (a model instance for a model, else a dict), and ``modified`` is
-    refreshed in place with it (:func:`~kubectrl.client._refresh.refresh_in_place`; not for a
-    subresource other than ``status``).
+    """Send through ``patch_at`` the merge patch from ``original`` to ``modified``; the result
+    is typed like ``modified`` (a model instance for a model, else a dict), and ``modified`` is
+    refreshed in place with it (:func:`~kubectrl.client._refresh.refresh_in_place`).
 
-    With ``optimistic_lock`` the patch carries ``original``'s ``metadata.resourceVersion``
-    (``ValueError`` when it has none), so a concurrent change makes the server refuse it.
-    ``write_options`` (``dry_run``, ``field_validation``) go to ``patch`` as they are.
+    With ``options["optimistic_lock"]`` the patch carries ``original``'s
+    ``metadata.resourceVersion`` (``ValueError`` when it has none), so a concurrent change makes
+    the server refuse it. The other options (a :class:`~kubectrl.client.MergeOptions`: the
+    write's) go to ``patch_at`` as they are, with the object's namespace.
     """
     model = type(modified) if _kinds.is_model_class(type(modified)) else None
     original_dict, modified_dict = to_dict(original), to_dict(modified)
     diff = merge_patch_diff(original_dict, modified_dict)
-    if optimistic_lock:
+    write = dict(options)
+    if write.pop("optimistic_lock", False):
         version = metadata_of(original_dict).get("resourceVersion")
         if not version:
             raise ValueError("optimistic_lock needs original.metadata.resourceVersion")
         diff.setdefault("metadata", {})["resourceVersion"] = str(version)
     gvk = gvk_of(modified_dict)
     meta = metadata_of(modified_dict)
-    result = await patch(
+    write["namespace"] = str(meta.get("namespace") or "") or None
+    result = await patch_at(
         (gvk.api_version, gvk.kind),
         str(meta.get("name") or ""),
         diff,
-        namespace=str(meta.get("namespace") or "") or None,
+        write,
         subresource=subresource,
-        **write_options,
     )
-    if subresource in ("", "status"):
-        # ``modified`` is the object patched (controller-runtime's ``Patch(ctx, obj,
-        # MergeFrom(original))`` decodes the answer into ``obj``): refreshed in place.
-        refresh_in_place(modified, result)
+    # ``modified`` is the object patched (controller-runtime's ``Patch(ctx, obj,
+    # MergeFrom(original))`` decodes the answer into ``obj``): refreshed in place.
+    refresh_in_place(modified, result)
     return _kinds.from_dict(model, result) if model is not None else result

@@ -1,48 +1,86 @@
 """The subresource clients every client hands out: ``status()`` and ``subresource(name)``.
 
 One implementation for all four clients: :class:`ClientStatusWriter` and
-:class:`ClientSubResourceClient` send through the client that made them (its ``update``,
-``patch``, ``apply`` with ``subresource=``), so what that client does to a write (the cached
-client's leader fence, its errors) applies to them too. The blocking ones are derived from them
-(:mod:`kubectrl.client._blocking`) and run on the blocking client's loop.
+:class:`ClientSubResourceClient` write through the client that made them (its
+:class:`SubresourceWrites`: update, patch and apply of a subresource), so what that client does
+to a write (the cached client's leader fence, its errors) applies to them too. They are the only
+way to write a subresource: the client's own verbs write the object. The blocking ones are
+derived from them (:mod:`kubectrl.client._blocking`) and run on the blocking client's loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from typing_extensions import Unpack
 
 from kubectrl import kinds as _kinds
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
 from kubectrl.client._interfaces import (
-    BlockingStatusWriter,
-    BlockingSubResourceClient,
+    Body,
     Reader,
     StatusWriter,
     SubResourceClient,
-    Writer,
+    documented_by,
 )
+from kubectrl.client._interfaces_blocking import BlockingStatusWriter, BlockingSubResourceClient
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
+from kubectrl.client._options import (
+    ApplyOptions,
+    MergeOptions,
+    PatchOptions,
+    WriteOptions,
+    _Scope,
+    check_options,
+)
 from kubectrl.client._paths import segment_problems
-from kubectrl.client._types import KindRef, PatchType, ResourceRef
-from kubectrl.client._write_options import FieldValidation
+from kubectrl.client._types import KindRef, ResourceRef
 from kubectrl.errors import InvalidPathSegmentError
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 __all__ = [
     "BlockingClientStatusWriter",
     "BlockingClientSubResourceClient",
     "ClientStatusWriter",
     "ClientSubResourceClient",
+    "SubresourceWrites",
 ]
+
+STATUS = "status"
+
+
+class SubresourceWrites(Protocol):
+    """The writes of a subresource that a client gives its status writer and subresource
+    clients (:class:`~kubectrl.client.AsyncClient` and the cache-backed client, which fences
+    them): options already checked, ``subresource`` named."""
+
+    async def _put(
+        self,
+        obj: Body,
+        options: Mapping[str, Any],
+        *,
+        subresource: str = "",
+        resource: KindRef | None = None,
+    ) -> Any: ...
+
+    async def _patch_at(
+        self,
+        resource: KindRef,
+        name: str,
+        patch: Any,
+        options: Mapping[str, Any],
+        *,
+        subresource: str = "",
+    ) -> Any: ...
+
+    async def _apply_at(
+        self, obj: Body, options: Mapping[str, Any], *, subresource: str = ""
+    ) -> Any: ...
 
 
 class ClientStatusWriter(StatusWriter):
-    """The :class:`~kubectrl.client.StatusWriter` of a client (``client.status()``): its
-    ``update``/``patch``/``apply`` with ``subresource="status"``.
+    """The :class:`~kubectrl.client.StatusWriter` of a client (``client.status()``).
 
     Example::
 
@@ -50,115 +88,33 @@ class ClientStatusWriter(StatusWriter):
         foo = await client.status().update(foo)
     """
 
-    def __init__(self, writer: Writer) -> None:
+    def __init__(self, writer: SubresourceWrites) -> None:
         self._writer = writer
 
-    async def _update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """PUT the status (optimistic lock on ``metadata.resourceVersion``); the stored object
-        comes back typed like ``obj``.
+    @documented_by(StatusWriter.update)
+    async def _update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
+        check_options("status().update", options, WriteOptions)
+        return await self._writer._put(obj, options, subresource=STATUS)
 
-        Example: ``foo = await client.status().update(foo)``.
-        """
-        return await self._writer.update(
-            obj,
-            namespace=namespace,
-            subresource="status",
-            field_manager=field_manager,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
-
+    @documented_by(StatusWriter.patch)
     async def _patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> Any:
-        """Patch the status (a merge patch unless ``patch_type=`` says otherwise); a model
-        class as ``resource`` returns an instance of it.
+        check_options("status().patch", options, PatchOptions)
+        return await self._writer._patch_at(resource, name, patch, options, subresource=STATUS)
 
-        Example::
+    @documented_by(StatusWriter.apply)
+    async def _apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
+        check_options("status().apply", options, ApplyOptions)
+        return await self._writer._apply_at(obj, options, subresource=STATUS)
 
-            await client.status().patch(("v1", "Pod"), "web-0", {"status": {"phase": "Ready"}},
-                                        namespace="ns")
-        """
-        return await self._writer.patch(
-            resource,
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource="status",
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
-
-    async def _apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """Server-side apply of the status, as ``field_manager``.
-
-        Example: ``await client.status().apply(foo_status_only, field_manager="foo-ctl")``.
-        """
-        return await self._writer.apply(
-            obj,
-            field_manager=field_manager,
-            force=force,
-            namespace=namespace,
-            subresource="status",
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
-
+    @documented_by(StatusWriter.patch_merge_from)
     async def _patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: Any, modified: Any, **options: Unpack[MergeOptions]
     ) -> Any:
-        """The client's ``patch_merge_from`` on the status subresource.
-
-        Example::
-
-            original = foo.model_copy(deep=True)
-            foo.status = FooStatus(ready=True)
-            foo = await client.status().patch_merge_from(original, foo)
-        """
+        check_options("status().patch_merge_from", options, MergeOptions)
         return await send_merge_from(
-            self._writer.patch,
-            original,
-            modified,
-            optimistic_lock=optimistic_lock,
-            subresource="status",
-            dry_run=dry_run,
-            field_validation=field_validation,
+            self._writer._patch_at, original, modified, options, subresource=STATUS
         )
 
     # The protocol's overloads are the public signatures (mypy); the implementations above are
@@ -187,8 +143,8 @@ def _parent(resource: KindRef) -> ResourceRef:
 
 class ClientSubResourceClient(SubResourceClient):
     """The :class:`~kubectrl.client.SubResourceClient` of a client
-    (``client.subresource("scale")``): reads through ``reader``, writes through ``writer``, with
-    ``subresource=`` set; bodies and results are dicts.
+    (``client.subresource("scale")``): reads through ``reader``, writes through ``writer``;
+    bodies and results are dicts.
 
     Example::
 
@@ -196,7 +152,7 @@ class ClientSubResourceClient(SubResourceClient):
         scale = await scales.get(("apps/v1", "Deployment"), "web", namespace="ns")
     """
 
-    def __init__(self, reader: Reader, writer: Writer, subresource: str) -> None:
+    def __init__(self, reader: Reader, writer: SubresourceWrites, subresource: str) -> None:
         problems = (
             segment_problems(subresource)
             if isinstance(subresource, str) and subresource
@@ -213,26 +169,18 @@ class ClientSubResourceClient(SubResourceClient):
         self._writer = writer
         self.subresource = subresource
 
-    async def get(
-        self, resource: KindRef, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]:
+    async def get(self, resource: KindRef, name: str, **options: Unpack[_Scope]) -> dict[str, Any]:
         """Read the subresource of ``name`` (an object of kind ``resource``).
 
         Example: ``await client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
         """
+        check_options(f"subresource({self.subresource!r}).get", options, _Scope)
         return await self._reader.get(
-            _parent(resource), name, namespace=namespace, subresource=self.subresource
+            _parent(resource), name, subresource=self.subresource, **options
         )
 
     async def update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        resource: KindRef,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, obj: Body, *, resource: KindRef, **options: Unpack[WriteOptions]
     ) -> dict[str, Any]:
         """PUT ``obj`` (the subresource's body, e.g. a ``Scale`` named like its parent) to the
         subresource of the ``resource`` object named in ``obj``'s metadata.
@@ -242,28 +190,14 @@ class ClientSubResourceClient(SubResourceClient):
             scale["spec"]["replicas"] = 3
             await client.subresource("scale").update(scale, resource=V1Deployment)
         """
-        return await self._writer.update(
-            to_dict(obj),
-            namespace=namespace,
-            subresource=self.subresource,
-            resource=_parent(resource),
-            field_manager=field_manager,
-            dry_run=dry_run,
-            field_validation=field_validation,
+        check_options(f"subresource({self.subresource!r}).update", options, WriteOptions)
+        answer: dict[str, Any] = await self._writer._put(
+            to_dict(obj), options, subresource=self.subresource, resource=_parent(resource)
         )
+        return answer
 
     async def patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> dict[str, Any]:
         """Patch the subresource of ``name`` (a merge patch unless ``patch_type=`` says
         otherwise).
@@ -273,30 +207,21 @@ class ClientSubResourceClient(SubResourceClient):
             await client.subresource("scale").patch(("apps/v1", "Deployment"), "web",
                                                     {"spec": {"replicas": 3}}, namespace="ns")
         """
-        return await self._writer.patch(
-            _parent(resource),
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource=self.subresource,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-            field_validation=field_validation,
+        check_options(f"subresource({self.subresource!r}).patch", options, PatchOptions)
+        answer: dict[str, Any] = await self._writer._patch_at(
+            _parent(resource), name, patch, options, subresource=self.subresource
         )
+        return answer
 
     def __repr__(self) -> str:
         return f"<{self.subresource} subresource client of {self._writer!r}>"
 
 
 class BlockingClientStatusWriter(BlockingFacade, BlockingStatusWriter):
-    """Blocking :class:`ClientStatusWriter` (``blocking_client.status()``), on the blocking
-    client's loop.
+    """Blocking :class:`ClientStatusWriter` (``blocking_client.status()``).
 
     Example::
 
-        foo.status = FooStatus(ready=True)
         foo = blocking_client.status().update(foo)
     """
 

@@ -28,7 +28,7 @@ from kubectrl.client._blocking import (
     blocking_wrapped,
 )
 from kubectrl.client._config import ClientConfig
-from kubectrl.client._interfaces import BlockingKubeClient, BlockingPager
+from kubectrl.client._interfaces_blocking import BlockingKubeClient, BlockingPager
 from kubectrl.client._pods import MovedPodVerbs
 from kubectrl.client._pods_blocking import BlockingPods
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict_blocking
@@ -198,7 +198,6 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPod
     _list_items = blocking_iterator(AsyncClient._list_items)
     _create = blocking(AsyncClient._create)
     _update = blocking(AsyncClient._update)
-    _update_status = blocking(AsyncClient._update_status)
     _patch = blocking(AsyncClient._patch)
     _apply = blocking(AsyncClient._apply)
     _patch_merge_from = blocking(AsyncClient._patch_merge_from)
@@ -210,7 +209,6 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPod
         list_items = BlockingPager.list_items
         create = BlockingKubeClient.create
         update = BlockingKubeClient.update
-        update_status = BlockingKubeClient.update_status
         patch = BlockingKubeClient.patch
         apply = BlockingKubeClient.apply
         patch_merge_from = BlockingKubeClient.patch_merge_from
@@ -221,7 +219,6 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPod
         list_items = _list_items
         create = _create
         update = _update
-        update_status = _update_status
         patch = _patch
         apply = _apply
         patch_merge_from = _patch_merge_from
@@ -251,7 +248,6 @@ if TYPE_CHECKING:
         list_items = BlockingClient._list_items
         create = BlockingClient._create
         update = BlockingClient._update
-        update_status = BlockingClient._update_status
         patch = BlockingClient._patch
         apply = BlockingClient._apply
         patch_merge_from = BlockingClient._patch_merge_from

@@ -37,6 +37,8 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from typing_extensions import Unpack
+
 from kubectrl.cache import Informer, InformerFactory
 from kubectrl.cache._listwatch import describe_resource
 from kubectrl.cache._selector import parse_label_selector
@@ -46,18 +48,25 @@ from kubectrl.client import (
     BlockingClient,
     KindRef,
     ModelList,
-    PatchType,
-    Preconditions,
 )
-from kubectrl.client._async_client import check_matching_fields
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
-from kubectrl.client._interfaces import (
-    BlockingKubeClient,
-    BlockingStatusWriter,
-    KubeClient,
-    StatusWriter,
-)
+from kubectrl.client._interfaces import Body, KubeClient, StatusWriter
+from kubectrl.client._interfaces_blocking import BlockingKubeClient, BlockingStatusWriter
 from kubectrl.client._merge import send_merge_from
+from kubectrl.client._options import (
+    CACHE_GET_OPTIONS,
+    CACHE_LIST_OPTIONS,
+    ApplyOptions,
+    DeleteAllOptions,
+    DeleteOptions,
+    GetOptions,
+    ListOptions,
+    MergeOptions,
+    PatchOptions,
+    WriteOptions,
+    check_matching_fields,
+    check_options,
+)
 from kubectrl.client._paths import check_request
 from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
@@ -65,8 +74,6 @@ from kubectrl.client._subresource import (
     ClientStatusWriter,
     ClientSubResourceClient,
 )
-from kubectrl.client._write_options import FieldValidation
-from kubectrl.labels import LabelSelectorLike
 from kubectrl.leaderelection import LeaderElectionLostError
 from kubectrl.objects import ObjectKey, api_version_of, key_of
 from kubectrl.runtime._field_index import (
@@ -80,7 +87,7 @@ from kubectrl.runtime._kind_source import normalize_resource
 from kubectrl.runtime._typed import model_view, object_dict
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    pass
 
 __all__ = ["BlockingCachedClient", "BlockingStatusWriter", "CachedClient", "StatusWriter"]
 
@@ -204,9 +211,9 @@ class CachedClient(KubeClient):
                 f"{namespace!r} (use client.reader)"
             )
 
-    def _refuse(self, read: str, options: Mapping[str, Any]) -> None:
+    def _refuse(self, read: str, options: Mapping[str, Any], served: frozenset[str]) -> None:
         # Options a cache cannot answer are refused by name, never silently dropped.
-        given = [name for name, value in options.items() if value]
+        given = [name for name, value in options.items() if value and name not in served]
         if given:
             hint = (
                 "; to select by a field, register a field index "
@@ -219,15 +226,7 @@ class CachedClient(KubeClient):
                 f"cache ({read}); use client.reader for a live read{hint}"
             )
 
-    async def _get(
-        self,
-        resource: KindRef,
-        name: str,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource_version: str | None = None,
-    ) -> Any:
+    async def _get(self, resource: KindRef, name: str, **options: Unpack[GetOptions]) -> Any:
         """A deep copy of the cached object, or for a model class a new instance of it;
         :class:`~kubectrl.errors.NotFoundError` if absent,
         :class:`~kubectrl.errors.ModelValidationError` if it does not fit the class.
@@ -240,7 +239,9 @@ class CachedClient(KubeClient):
             cm = await client.get(("v1", "ConfigMap"), "settings", namespace="ns")
             deployment = await client.get(V1Deployment, "web", namespace="ns")
         """
-        self._refuse("get", {"subresource": subresource, "resource_version": resource_version})
+        check_options("get", options, GetOptions)
+        self._refuse("get", options, CACHE_GET_OPTIONS)
+        namespace = options.get("namespace")
         # As the live client does: a name that is not one path segment is a caller's bug even
         # when the cache answers (and nothing, not even the informer's list, is sent for it).
         check_request("get", resource, name=name, namespace=namespace)
@@ -254,20 +255,7 @@ class CachedClient(KubeClient):
             return model_view(resource, obj, res.api_version, res.kind)
         return _typed(res, copy.deepcopy(obj))
 
-    async def _list(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        matching_fields: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        metadata_only: bool = False,
-    ) -> Any:
+    async def _list(self, resource: KindRef, **options: Unpack[ListOptions]) -> Any:
         """Cached objects as a list object (``items`` deep-copied, sorted by key); for a model
         class a :class:`~kubectrl.client.ModelList` of new instances.
 
@@ -294,22 +282,15 @@ class CachedClient(KubeClient):
             jobs = await client.list(V1Job, namespace="ns",
                                      matching_fields={"metadata.controller": "backup"})
         """
+        check_options("list", options, ListOptions)
+        matching = options.get("matching_fields")
         fields = (
-            check_matching_fields(matching_fields, field_selector)
-            if matching_fields is not None
+            check_matching_fields(matching, options.get("field_selector"))
+            if matching is not None
             else {}
         )
-        self._refuse(
-            "list",
-            {
-                "field_selector": field_selector,
-                "limit": limit,
-                "resource_version": resource_version,
-                "resource_version_match": resource_version_match,
-                "timeout_seconds": timeout_seconds,
-                "metadata_only": metadata_only,
-            },
-        )
+        self._refuse("list", options, CACHE_LIST_OPTIONS)
+        namespace, label_selector = options.get("namespace"), options.get("label_selector")
         if len(fields) > 1:
             raise ValueError(
                 f"the cache serves one field requirement per list (an exact match on one field "
@@ -371,108 +352,26 @@ class CachedClient(KubeClient):
 
     # ------------------------------------------------------------------ writes (server)
 
-    async def _create(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def _create(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>` (typed like ``obj``),
         fenced."""
         self.check_fence("create", _describe(obj))
-        return await self._client.create(
-            obj,
-            namespace=namespace,
-            field_manager=field_manager,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
+        return await self._client.create(obj, **options)
 
-    async def _update(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        subresource: str = "",
-        resource: KindRef | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def _update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock),
         fenced."""
-        self.check_fence(_verb("update", subresource), _describe(obj))
-        return await self._client.update(
-            obj,
-            namespace=namespace,
-            subresource=subresource,
-            resource=resource,
-            field_manager=field_manager,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
-
-    async def _update_status(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
-        """``status().update(obj)``."""
-        return await self.status().update(
-            obj,
-            namespace=namespace,
-            field_manager=field_manager,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
+        self.check_fence("update", _describe(obj))
+        return await self._client.update(obj, **options)
 
     async def _patch(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType | str = PatchType.MERGE,
-        subresource: str = "",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> Any:
         """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`, fenced."""
-        self.check_fence(_verb("patch", subresource), _describe_ref(resource, name, namespace))
-        return await self._client.patch(
-            resource,
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource=subresource,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
+        self.check_fence("patch", _describe_ref(resource, name, options.get("namespace")))
+        return await self._client.patch(resource, name, patch, **options)
 
-    async def _apply(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
-    ) -> Any:
+    async def _apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
         """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`),
         fenced.
 
@@ -480,26 +379,11 @@ class CachedClient(KubeClient):
 
             await client.apply(desired_secret, field_manager="my-controller", force=True)
         """
-        self.check_fence(_verb("apply", subresource), _describe(obj))
-        return await self._client.apply(
-            obj,
-            field_manager=field_manager,
-            force=force,
-            namespace=namespace,
-            subresource=subresource,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
+        self.check_fence("apply", _describe(obj))
+        return await self._client.apply(obj, **options)
 
     async def _patch_merge_from(
-        self,
-        original: Any,
-        modified: Any,
-        *,
-        optimistic_lock: bool = False,
-        subresource: str = "",
-        dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        self, original: Any, modified: Any, **options: Unpack[MergeOptions]
     ) -> Any:
         """:meth:`AsyncClient.patch_merge_from <kubectrl.client.AsyncClient.patch_merge_from>`
         (``MergeFrom``), sent through this client's fenced ``patch``.
@@ -510,62 +394,56 @@ class CachedClient(KubeClient):
             cm["data"]["mode"] = "fast"
             cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
         """
-        return await send_merge_from(
-            self._patch,
-            original,
-            modified,
-            optimistic_lock=optimistic_lock,
-            subresource=subresource,
-            dry_run=dry_run,
-            field_validation=field_validation,
-        )
+        check_options("patch_merge_from", options, MergeOptions)
+        return await send_merge_from(self._patch_at, original, modified, options)
 
-    async def delete(
+    # The writes of a subresource (the status writer's and subresource clients'), fenced.
+
+    async def _put(
+        self,
+        obj: Body,
+        options: Mapping[str, Any],
+        *,
+        subresource: str = "",
+        resource: KindRef | None = None,
+    ) -> Any:
+        self.check_fence(_verb("update", subresource), _describe(obj))
+        return await self._client._put(obj, options, subresource=subresource, resource=resource)
+
+    async def _patch_at(
         self,
         resource: KindRef,
         name: str,
+        patch: Any,
+        options: Mapping[str, Any],
         *,
-        namespace: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Preconditions | Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        subresource: str = "",
+    ) -> Any:
+        what = _describe_ref(resource, name, options.get("namespace"))
+        self.check_fence(_verb("patch", subresource), what)
+        return await self._client._patch_at(resource, name, patch, options, subresource=subresource)
+
+    async def _apply_at(
+        self, obj: Body, options: Mapping[str, Any], *, subresource: str = ""
+    ) -> Any:
+        self.check_fence(_verb("apply", subresource), _describe(obj))
+        return await self._client._apply_at(obj, options, subresource=subresource)
+
+    async def delete(
+        self, resource: KindRef, name: str, **options: Unpack[DeleteOptions]
     ) -> dict[str, Any]:
         """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`, fenced."""
-        self.check_fence("delete", _describe_ref(resource, name, namespace))
-        return await self._client.delete(
-            resource,
-            name,
-            namespace=namespace,
-            propagation_policy=propagation_policy,
-            grace_period_seconds=grace_period_seconds,
-            preconditions=preconditions,
-            dry_run=dry_run,
-        )
+        self.check_fence("delete", _describe_ref(resource, name, options.get("namespace")))
+        return await self._client.delete(resource, name, **options)
 
     async def delete_collection(
-        self,
-        resource: KindRef,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike = None,
-        field_selector: str | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+        self, resource: KindRef, **options: Unpack[DeleteAllOptions]
     ) -> dict[str, Any]:
         """:meth:`AsyncClient.delete_collection
         <kubectrl.client.AsyncClient.delete_collection>`, fenced."""
-        self.check_fence("delete collection of", _describe_ref(resource, "", namespace))
-        return await self._client.delete_collection(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            propagation_policy=propagation_policy,
-            grace_period_seconds=grace_period_seconds,
-            dry_run=dry_run,
-        )
+        what = _describe_ref(resource, "", options.get("namespace"))
+        self.check_fence("delete collection of", what)
+        return await self._client.delete_collection(resource, **options)
 
     async def resource(self, resource: KindRef) -> APIResource:
         """Discovery (so controllerutil helpers accept this client)."""
@@ -593,7 +471,6 @@ class CachedClient(KubeClient):
         list = KubeClient.list
         create = KubeClient.create
         update = KubeClient.update
-        update_status = KubeClient.update_status
         patch = KubeClient.patch
         apply = KubeClient.apply
         patch_merge_from = KubeClient.patch_merge_from
@@ -602,7 +479,6 @@ class CachedClient(KubeClient):
         list = _list
         create = _create
         update = _update
-        update_status = _update_status
         patch = _patch
         apply = _apply
         patch_merge_from = _patch_merge_from
@@ -768,7 +644,6 @@ class BlockingCachedClient(BlockingFacade, BlockingKubeClient):
     _list = blocking(CachedClient._list)
     _create = blocking(CachedClient._create)
     _update = blocking(CachedClient._update)
-    _update_status = blocking(CachedClient._update_status)
     _patch = blocking(CachedClient._patch)
     _apply = blocking(CachedClient._apply)
     _patch_merge_from = blocking(CachedClient._patch_merge_from)
@@ -778,7 +653,6 @@ class BlockingCachedClient(BlockingFacade, BlockingKubeClient):
         list = BlockingKubeClient.list
         create = BlockingKubeClient.create
         update = BlockingKubeClient.update
-        update_status = BlockingKubeClient.update_status
         patch = BlockingKubeClient.patch
         apply = BlockingKubeClient.apply
         patch_merge_from = BlockingKubeClient.patch_merge_from
@@ -787,7 +661,6 @@ class BlockingCachedClient(BlockingFacade, BlockingKubeClient):
         list = _list
         create = _create
         update = _update
-        update_status = _update_status
         patch = _patch
         apply = _apply
         patch_merge_from = _patch_merge_from
@@ -804,7 +677,6 @@ if TYPE_CHECKING:
         list = CachedClient._list
         create = CachedClient._create
         update = CachedClient._update
-        update_status = CachedClient._update_status
         patch = CachedClient._patch
         apply = CachedClient._apply
         patch_merge_from = CachedClient._patch_merge_from
@@ -814,7 +686,6 @@ if TYPE_CHECKING:
         list = BlockingCachedClient._list
         create = BlockingCachedClient._create
         update = BlockingCachedClient._update
-        update_status = BlockingCachedClient._update_status
         patch = BlockingCachedClient._patch
         apply = BlockingCachedClient._apply
         patch_merge_from = BlockingCachedClient._patch_merge_from

@@ -513,9 +513,7 @@ async def create_or_patch(client: KubeClient, obj: Object, mutate: MutateFn) -> 
         current = await client.patch(ref, name, spec_patch, namespace=namespace)
     if status_changed:
         status_patch = merge_patch_diff({"status": old_status or {}}, {"status": new_status or {}})
-        current = await client.patch(
-            ref, name, status_patch, namespace=namespace, subresource="status"
-        )
+        current = await client.status().patch(ref, name, status_patch, namespace=namespace)
     if changed or status_changed:
         _store(obj, current)
     if changed and status_changed:

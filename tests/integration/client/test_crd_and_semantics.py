@@ -68,17 +68,16 @@ async def test_crd_installed_after_client_creation_every_verb(
         )
         assert applied["spec"] == {"replicas": 1, "color": "green", "size": "L"}
 
-        status = await client.patch(
+        status = await client.status().patch(
             kind,
             "w1",
             {"status": {"phase": "Ready", "replicas": 1}},
             namespace=namespace,
-            subresource="status",
         )
         assert status["status"]["phase"] == "Ready"
         current = await client.get(kind, "w1", namespace=namespace)
         current["status"]["phase"] = "Done"
-        assert (await client.update_status(current))["status"]["phase"] == "Done"
+        assert (await client.status().update(current))["status"]["phase"] == "Done"
 
         scale = await client.get(kind, "w1", namespace=namespace, subresource="scale")
         assert scale["spec"]["replicas"] == 1

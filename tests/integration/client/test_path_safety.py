@@ -134,12 +134,8 @@ async def test_a_traversal_subresource_is_refused(
     )
     calls = [
         lambda: client.get(CM, "c", namespace=ns, subresource=subresource),
-        lambda: client.patch(
-            CM,
-            "c",
-            {"metadata": {"labels": {"pwned": "yes"}}},
-            namespace=ns,
-            subresource=subresource,
+        lambda: client.subresource(subresource).patch(
+            CM, "c", {"metadata": {"labels": {"pwned": "yes"}}}, namespace=ns
         ),
     ]
     for call in calls:

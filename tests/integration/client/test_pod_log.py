@@ -90,7 +90,7 @@ async def test_pod_log_and_follow(
     node_name = f"node-{namespace}"
     await client.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name}})
     try:
-        await client.patch(
+        await client.status().patch(
             ("v1", "Node"),
             node_name,
             {
@@ -99,7 +99,6 @@ async def test_pod_log_and_follow(
                     "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
                 }
             },
-            subresource="status",
         )
         await client.create(
             {

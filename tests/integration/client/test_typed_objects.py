@@ -176,7 +176,7 @@ async def test_unknown_fields_survive_a_typed_update(
 
     # Status through the model, too (status subresource): spec stays as stored.
     updated.status = GadgetStatus(phase="Ready")
-    with_status = await client.update_status(updated)
+    with_status = await client.status().update(updated)
     assert with_status.status is not None
     assert with_status.status.phase == "Ready"
     stored = await client.get(("typed.kubectrl.test/v1", "Gadget"), "g", namespace=namespace)

@@ -137,7 +137,7 @@ async def test_deployment_scale_status_and_propagation(client: AsyncClient, name
     assert scaled["spec"]["replicas"] == 3
     scale = await client.get(DEPLOY, "web", namespace=namespace, subresource="scale")
     scale["spec"]["replicas"] = 4
-    scale = await client.update(scale, resource=DEPLOY, subresource="scale")
+    scale = await client.subresource("scale").update(scale, resource=DEPLOY)
     assert (await client.get(DEPLOY, "web", namespace=namespace))["spec"]["replicas"] == 4
 
     current = await client.get(DEPLOY, "web", namespace=namespace)
@@ -149,15 +149,14 @@ async def test_deployment_scale_status_and_propagation(client: AsyncClient, name
         ],
     }
     current["spec"]["replicas"] = 9  # ignored: the status subresource writes only status
-    written = await client.update_status(current)
+    written = await client.status().update(current)
     assert written["status"]["conditions"][0]["reason"] == "Test"
     assert written["spec"]["replicas"] == 4
-    patched = await client.patch(
+    patched = await client.status().patch(
         DEPLOY,
         "web",
         {"status": {"observedGeneration": 2}},
         namespace=namespace,
-        subresource="status",
     )
     assert patched["status"]["observedGeneration"] == 2
 

@@ -155,7 +155,7 @@ async def test_a_full_pod_template_and_status_round_trip_field_for_field(
             )
         ],
     )
-    await client.update_status(created, namespace=namespace)
+    await client.status().update(created, namespace=namespace)
     read = await client.get(WorkerPool, "round-trip", namespace=namespace)
     assert read.status is not None
     (ref,) = read.status.active

@@ -141,7 +141,7 @@ async def test_generation_changed_filter_suppresses_status_updates(
     await eventually(lambda: generations == [1], what="first reconcile")
     for ready in (True, False, True):
         widget["status"] = {"ready": ready}
-        widget = await api.update_status(widget)
+        widget = await api.status().update(widget)
     status_rv = widget["metadata"]["resourceVersion"]
 
     async def cache_has_status() -> bool:

@@ -113,7 +113,7 @@ def _name_calls(bad: str) -> dict[str, Callable[[AsyncClient], Awaitable[Any]]]:
 def _body_name_calls(bad: str) -> dict[str, Callable[[AsyncClient], Awaitable[Any]]]:
     return {
         "update": lambda c: c.update(_cm(bad)),
-        "update_status": lambda c: c.update_status(_cm(bad)),
+        "update_status": lambda c: c.status().update(_cm(bad)),
         "apply": lambda c: c.apply(_cm(bad), field_manager="t"),
         "status().apply": lambda c: c.status().apply(_cm(bad), field_manager="t"),
         "patch_merge_from": lambda c: c.patch_merge_from(
@@ -161,9 +161,8 @@ async def test_every_async_verb_refuses_a_traversal_namespace_before_sending(bad
 async def test_a_traversal_subresource_is_refused_before_sending(bad: str) -> None:
     calls: dict[str, Callable[[AsyncClient], Awaitable[Any]]] = {
         "get": lambda c: c.get(CM, "x", namespace="ns", subresource=bad),
-        "patch": lambda c: c.patch(CM, "x", {}, namespace="ns", subresource=bad),
-        "update": lambda c: c.update(_cm("x"), subresource=bad),
-        "apply": lambda c: c.apply(_cm("x"), field_manager="t", subresource=bad),
+        "patch": lambda c: c.subresource(bad).patch(CM, "x", {}, namespace="ns"),
+        "update": lambda c: c.subresource(bad).update(_cm("x"), resource=CM),
     }
     assert await _refused(calls, "subresource") == []
     async with AsyncClient(ClientConfig(server="http://127.0.0.1:9")) as client:

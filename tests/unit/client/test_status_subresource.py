@@ -1,7 +1,7 @@
 """One status and subresource API on every client: ``status()`` and ``subresource(name)``.
 
 Run against the in-memory FakeAPI: the asyncio and blocking clients write the status and the
-scale subresource; ``update_status`` is ``status().update``; the cache-backed client refuses
+scale subresource (``status()`` is the one way to write a status); the cache-backed client refuses
 by name the read options a cache cannot answer, reads subresources live and fences their writes.
 """
 
@@ -39,9 +39,9 @@ async def test_async_client_status_and_scale() -> None:
         merged = await client.status().patch_merge_from(before, patched, optimistic_lock=True)
         assert merged["status"]["readyReplicas"] == 2
 
-        # update_status is status().update: same write, same result shape.
+        # status().update: the whole object back, typed like the body.
         merged["status"]["availableReplicas"] = 1
-        assert (await client.update_status(merged))["status"]["availableReplicas"] == 1
+        assert (await client.status().update(merged))["status"]["availableReplicas"] == 1
 
         scales = client.subresource("scale")
         scale = await scales.get(DEPLOY, "web", namespace="ns")

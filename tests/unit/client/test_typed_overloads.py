@@ -1,26 +1,29 @@
 """The client interfaces are declared once, and every client implements exactly them.
 
-Python's type system cannot turn an overloaded ``async def`` protocol into its blocking twin, so
-:mod:`kubectrl.client._interfaces` holds one written copy of each blocking protocol; these
-tests keep the copies equal (overloads, parameters, defaults, return types modulo
-``Awaitable``/``AsyncIterator``), keep overload blocks out of the client classes, keep
-``**kwargs`` off their public verbs, and check that every implementation takes exactly the
-protocol's parameters (mypy checks they fit; this also refuses an extra keyword).
+The asyncio protocols in :mod:`kubectrl.client._interfaces` are the one written declaration;
+their blocking twins in :mod:`kubectrl.client._interfaces_blocking` are generated from them by
+``scripts/unasync.py`` (``nox -s lint`` runs its ``--check``). These tests check that the
+generated module is what the script makes of the source today (compared as syntax trees, so
+without the formatter), keep overload blocks out of the client classes, keep their verbs'
+``**options`` typed by a bundle, and check that every implementation takes exactly the
+protocol's parameters and bundle (mypy checks they fit; this also refuses an extra keyword).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
-import re
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 import kubectrl.client as client_pkg
 import kubectrl.runtime as runtime_pkg
-from kubectrl.client import _interfaces
+from kubectrl.client import _interfaces, _interfaces_blocking
 from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
@@ -34,28 +37,20 @@ from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
 CLIENT_SRC = Path(client_pkg.__file__).parent
 RUNTIME_SRC = Path(runtime_pkg.__file__).parent
 INTERFACES = CLIENT_SRC / "_interfaces.py"
-
-#: Each asyncio protocol and its blocking twin.
-TWINS = (
-    ("Reader", "BlockingReader"),
-    ("Pager", "BlockingPager"),
-    ("Writer", "BlockingWriter"),
-    ("StatusWriter", "BlockingStatusWriter"),
-    ("SubResourceClient", "BlockingSubResourceClient"),
-    ("StatusClient", "BlockingStatusClient"),
-    ("KubeClient", "BlockingKubeClient"),
-)
-#: What the blocking declarations say for what the asyncio ones say.
-_BLOCKING_NAMES = {
-    "AsyncIterator": "Iterator",
-    "StatusWriter": "BlockingStatusWriter",
-    "SubResourceClient": "BlockingSubResourceClient",
-    "Reader": "BlockingReader",
-    "Writer": "BlockingWriter",
-    "StatusClient": "BlockingStatusClient",
-}
+BLOCKING_INTERFACES = CLIENT_SRC / "_interfaces_blocking.py"
+UNASYNC = Path(__file__).resolve().parents[3] / "scripts" / "unasync.py"
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _unasync() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("unasync", UNASYNC)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("unasync", module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _classes(path: Path) -> dict[str, ast.ClassDef]:
@@ -71,65 +66,53 @@ def _methods(cls: ast.ClassDef) -> dict[str, list[Function]]:
     return found
 
 
-def _blocking_text(text: str) -> str:
-    return re.sub(
-        r"\b(" + "|".join(_BLOCKING_NAMES) + r")\b", lambda m: _BLOCKING_NAMES[m[1]], text
-    )
+def _tree(text: str) -> str:
+    """The classes of ``text`` as a syntax tree, string constants' whitespace collapsed (the
+    generator folds docstring lines that its longer names pushed past the line limit)."""
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = " ".join(node.value.split())
+    return "\n".join(ast.dump(n) for n in tree.body if isinstance(n, ast.ClassDef))
 
 
-def _shape(fn: Function, *, blocking: bool) -> tuple[object, ...]:
-    args = fn.args
-
-    def text(node: ast.expr | None) -> str | None:
-        if node is None:
-            return None
-        return ast.unparse(node) if blocking else _blocking_text(ast.unparse(node))
-
-    return (
-        [ast.unparse(d) for d in fn.decorator_list],
-        [(a.arg, text(a.annotation)) for a in args.posonlyargs],
-        [(a.arg, text(a.annotation)) for a in args.args],
-        [text(d) for d in args.defaults],
-        [
-            (a.arg, text(a.annotation), text(d))
-            for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
-        ],
-        args.vararg is not None,
-        args.kwarg is not None,
-        text(fn.returns),
-    )
+def _generated_from(source: str) -> str:
+    unasync = _unasync()
+    lines = source.splitlines()
+    marker = next(n for n, line in enumerate(lines, 1) if line.startswith(unasync.MARKER))
+    names = unasync._protocols(ast.parse(source), marker)
+    return str(unasync._rewrite("\n".join(lines[marker:]), names))
 
 
-def test_the_blocking_interfaces_mirror_the_asyncio_ones() -> None:
-    classes = _classes(INTERFACES)
-    for asyncio_name, blocking_name in TWINS:
-        asynchronous = _methods(classes[asyncio_name])
-        blocking = _methods(classes[blocking_name])
-        assert set(blocking) == set(asynchronous), blocking_name
-        bases = [_blocking_text(ast.unparse(b)) for b in classes[asyncio_name].bases]
-        assert [ast.unparse(b) for b in classes[blocking_name].bases] == bases, blocking_name
-        for name, declarations in asynchronous.items():
-            twins = blocking[name]
-            assert len(twins) == len(declarations), f"{blocking_name}.{name}: overload count"
-            for declaration, twin in zip(declarations, twins, strict=True):
-                where = f"{blocking_name}.{name} vs {asyncio_name}.{name}"
-                assert isinstance(twin, ast.FunctionDef), f"{where}: blocking is a def"
-                returns_iterator = ast.unparse(declaration.returns or ast.Constant(None))
-                assert (
-                    isinstance(declaration, ast.AsyncFunctionDef)
-                    or returns_iterator.startswith("AsyncIterator[")
-                    or name in ("status", "subresource")
-                ), f"{where}: asyncio is async"
-                assert _shape(twin, blocking=True) == _shape(declaration, blocking=False), where
+def test_the_blocking_interfaces_are_generated_from_the_asyncio_ones() -> None:
+    assert _tree(BLOCKING_INTERFACES.read_text()) == _tree(
+        _generated_from(INTERFACES.read_text())
+    ), "src/kubectrl/client/_interfaces_blocking.py is stale: run python scripts/unasync.py"
+    # every protocol has its twin, with the same verbs
+    for name in _interfaces.__all__:
+        if name == "documented_by":
+            continue
+        twin = getattr(_interfaces_blocking, f"Blocking{name}")
+        assert set(_methods(_classes(BLOCKING_INTERFACES)[twin.__name__])) == set(
+            _methods(_classes(INTERFACES)[name])
+        )
 
 
 def test_the_comparison_notices_a_drifted_twin() -> None:
-    # The check above must be able to fail: a twin with one default changed differs.
-    async_fn = ast.parse("async def f(self, *, limit: int | None = 500) -> M: ...").body[0]
-    drifted = ast.parse("def f(self, *, limit: int | None = 50) -> M: ...").body[0]
-    assert isinstance(async_fn, ast.AsyncFunctionDef)
-    assert isinstance(drifted, ast.FunctionDef)
-    assert _shape(drifted, blocking=True) != _shape(async_fn, blocking=False)
+    # The check above must be able to fail: a source with one option bundle changed differs.
+    source = INTERFACES.read_text()
+    drifted = source.replace("**options: Unpack[DeleteOptions]", "**options: Unpack[GetOptions]")
+    assert drifted != source
+    assert _tree(_generated_from(drifted)) != _tree(_generated_from(source))
+
+
+def test_the_generator_makes_blocking_declarations() -> None:
+    text = _generated_from(INTERFACES.read_text())
+    for asynchronous in ("async def", "AsyncIterator", "await "):
+        assert asynchronous not in text
+    assert "class BlockingWriter(Protocol)" in text
+    assert "class BlockingKubeClient(BlockingReader, BlockingWriter, BlockingStatusClient" in text
+    assert "def status(self) -> BlockingStatusWriter:" in text
 
 
 CLIENT_CLASSES = (
@@ -145,19 +128,25 @@ CLIENT_CLASSES = (
 
 
 @pytest.mark.parametrize(("path", "name"), CLIENT_CLASSES, ids=[n for _, n in CLIENT_CLASSES])
-def test_client_classes_declare_no_overloads_and_no_kwargs_any(path: Path, name: str) -> None:
+def test_client_classes_declare_no_overloads_and_only_typed_options(path: Path, name: str) -> None:
     cls = _classes(path)[name]
     for node in ast.walk(cls):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             decorators = [ast.unparse(d) for d in node.decorator_list]
             assert "overload" not in decorators, f"{name}.{node.name} re-declares overloads"
-            if not node.name.startswith("__"):
-                assert node.args.kwarg is None, f"{name}.{node.name} takes **{node.args.kwarg}"
+            kwarg = node.args.kwarg
+            if kwarg is not None and not node.name.startswith("__"):
+                annotation = ast.unparse(kwarg.annotation) if kwarg.annotation else ""
+                assert (annotation.startswith("Unpack[") and annotation.endswith("Options]")) or (
+                    annotation == "Unpack[_Scope]"
+                ), f"{name}.{node.name} takes **{kwarg.arg}: {annotation or 'untyped'}"
 
 
 def _protocol_parameters(protocol: str) -> dict[str, list[list[tuple[str, str, Any]]]]:
-    """Each method's parameters (name, kind, default) per overload, from the source."""
-    classes = _classes(INTERFACES)
+    """Each method's parameters (name, kind, default, and the options' bundle) per overload,
+    from the source."""
+    path = BLOCKING_INTERFACES if protocol.startswith("Blocking") else INTERFACES
+    classes = _classes(path)
     namespace = vars(_interfaces)
     out: dict[str, list[list[tuple[str, str, Any]]]] = {}
 
@@ -178,6 +167,9 @@ def _protocol_parameters(protocol: str) -> dict[str, list[list[tuple[str, str, A
                 for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
                     value = eval(ast.unparse(d), namespace) if d else inspect.Parameter.empty
                     params.append((a.arg, "KEYWORD_ONLY", value))
+                if args.kwarg is not None:
+                    bundle = ast.unparse(args.kwarg.annotation) if args.kwarg.annotation else ""
+                    params.append((args.kwarg.arg, "VAR_KEYWORD", bundle))
                 shapes.append(params)
             out[name] = shapes
 
@@ -186,7 +178,10 @@ def _protocol_parameters(protocol: str) -> dict[str, list[list[tuple[str, str, A
 
 
 def _runtime_parameters(fn: Any) -> list[tuple[str, str, Any]]:
-    return [(p.name, p.kind.name, p.default) for p in inspect.signature(fn).parameters.values()]
+    return [
+        (p.name, p.kind.name, p.annotation if p.kind is p.VAR_KEYWORD else p.default)
+        for p in inspect.signature(fn).parameters.values()
+    ]
 
 
 IMPLEMENTATIONS = (

@@ -21,7 +21,6 @@ VERBS = {
     "list_items": Pager.list_items,
     "create": Writer.create,
     "update": Writer.update,
-    "update_status": Writer.update_status,
     "patch": Writer.patch,
     "apply": Writer.apply,
     "patch_merge_from": Writer.patch_merge_from,

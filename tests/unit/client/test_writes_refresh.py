@@ -64,14 +64,9 @@ async def _update(client: AsyncClient, obj: Any) -> Any:
     return await client.update(obj)
 
 
-async def _update_subresource_status(client: AsyncClient, obj: Any) -> Any:
-    _set_status(obj, 3)
-    return await client.update(obj, subresource="status")
-
-
 async def _update_status(client: AsyncClient, obj: Any) -> Any:
     _set_status(obj, 4)
-    return await client.update_status(obj)
+    return await client.status().update(obj)
 
 
 async def _status_update(client: AsyncClient, obj: Any) -> Any:
@@ -104,7 +99,6 @@ async def _status_patch_merge_from(client: AsyncClient, obj: Any) -> Any:
 
 WRITES: dict[str, Write] = {
     "update": _update,
-    "update(subresource=status)": _update_subresource_status,
     "update_status": _update_status,
     "status().update": _status_update,
     "patch": _patch,
@@ -174,9 +168,8 @@ async def test_apply_refreshes_the_object(typed: bool, subresource: str) -> None
         if subresource:
             body["status"] = {"replicas": 9}
         obj = _as(typed, body)
-        result = await client.apply(
-            obj, field_manager="refresh-test", force=True, subresource=subresource
-        )
+        writer = client.status() if subresource else client
+        result = await writer.apply(obj, field_manager="refresh-test", force=True)
         _assert_refreshed(obj, result, created)
         assert _wire(obj)["metadata"]["managedFields"]
         assert _wire(obj)["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx"

@@ -169,12 +169,11 @@ async def test_the_deployments_available_replicas_are_copied_into_the_foo_status
     await world.create_foo("web", {"deploymentName": "web", "replicas": 1})
     deployment = await world.deployment("web")
     # No kube-controller-manager here either: the test plays the Deployment controller.
-    await world.client.patch(
+    await world.client.status().patch(
         DEPLOYMENT,
         "web",
         {"status": {"availableReplicas": 1, "replicas": 1}},
         namespace=NS,
-        subresource="status",
     )
 
     async def available() -> int | None:

@@ -22,7 +22,7 @@ CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namesp
 
 
 def test_same_methods_and_signatures_as_the_cached_client() -> None:
-    for name in ("get", "list", "create", "update", "update_status", "patch", "apply", "delete"):
+    for name in ("get", "list", "create", "update", "patch", "apply", "delete"):
         blocking = getattr(BlockingCachedClient, name)
         assert not inspect.iscoroutinefunction(blocking), name
         assert inspect.signature(blocking) == inspect.signature(getattr(CachedClient, name))

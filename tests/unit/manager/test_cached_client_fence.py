@@ -30,7 +30,7 @@ def writes(client: CachedClient) -> dict[str, Callable[[], Awaitable[Any]]]:
     return {
         "create": lambda: client.create(CM),
         "update": lambda: client.update(CM),
-        "update_status": lambda: client.update_status(CM),
+        "update_status": lambda: client.status().update(CM),
         "patch": lambda: client.patch(("v1", "ConfigMap"), "settings", {}, namespace="ns"),
         "apply": lambda: client.apply(CM, field_manager="t"),
         "delete": lambda: client.delete(("v1", "ConfigMap"), "settings", namespace="ns"),

@@ -187,12 +187,11 @@ async def test_an_unsupported_feature_is_a_clear_error(client: AsyncClient) -> N
     scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 3}}
     scale["metadata"] = {"name": "a", "namespace": "default"}
     with pytest.raises(UnsupportedFeatureError, match="scale"):
-        await client.patch(
+        await client.subresource("scale").patch(
             ("apps/v1", "Deployment"),
             "a",
             scale,
             namespace="default",
-            subresource="scale",
             patch_type="apply",
             field_manager="x",
             force=True,

@@ -208,7 +208,7 @@ async def test_crd_defaults_validation_status_and_generation(
     fields = sorted(c.field for c in err.value.causes)
     assert fields == ["spec.image", "spec.replicas"]
     assert err.value.status["details"]["kind"] == "Foo"
-    status = await client.update_status(
+    status = await client.status().update(
         {**created, "status": {"ready": 1}, "spec": {"image": "ignored"}}
     )
     assert status["status"] == {"ready": 1}
@@ -415,9 +415,7 @@ async def test_apply_to_the_status_subresource_records_its_manager(
         "metadata": {"name": "f", "namespace": "default"},
     }
     await client.create({**foo, "spec": {"image": "x"}})
-    applied = await client.apply(
-        {**foo, "status": {"ready": 2}}, field_manager="st", subresource="status"
-    )
+    applied = await client.status().apply({**foo, "status": {"ready": 2}}, field_manager="st")
     entry = next(e for e in applied["metadata"]["managedFields"] if e["manager"] == "st")
     assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
     assert applied["status"] == {"ready": 2}
