@@ -38,7 +38,8 @@ from kubectrl.client._body import (
 )
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
-from kubectrl.client._interfaces import Body, KubeClient, Pager, Reader, Writer, documented_by
+from kubectrl.client._documented import documented_by
+from kubectrl.client._interfaces import Body, KubeClient, Pager, Reader, Writer
 from kubectrl.client._merge import send_merge_from
 from kubectrl.client._models import to_dict
 from kubectrl.client._options import (

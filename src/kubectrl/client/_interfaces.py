@@ -1,45 +1,23 @@
 """The client interfaces: every client's verbs, declared once (controller-runtime's
 ``client.Reader``, ``Writer``, ``StatusClient`` and ``SubResourceClient``).
 
-Four clients implement them: :class:`~kubectrl.client.AsyncClient` (the API server),
-:class:`~kubectrl.client.BlockingClient` (the same, blocking), the manager's cache-backed
-:class:`~kubectrl.runtime.CachedClient` (reads from the informer cache, writes to the server,
-fenced under leader election) and :class:`~kubectrl.runtime.BlockingCachedClient`. Code that
-works with "a client" takes one of these protocols, so it accepts any of them:
+:class:`~kubectrl.client.AsyncClient`, :class:`~kubectrl.client.BlockingClient` and the
+manager's cache-backed :class:`~kubectrl.runtime.CachedClient` and
+:class:`~kubectrl.runtime.BlockingCachedClient` implement them; code that works with "a client"
+takes :class:`KubeClient` (``get``, ``list``, the writes, ``status()``, ``subresource(name)``)
+or a part of it (:class:`Reader`, :class:`Writer`, :class:`StatusClient`); :class:`Pager` is
+the server's paged lists. A verb's options are one typed bundle (:mod:`kubectrl.client._options`),
+so a type checker refuses a misspelt option; a model class in gives instances of it out, a tuple
+kind, GVK, GVR or :class:`~kubectrl.client.APIResource` gives dicts.
 
-- :class:`Reader`: ``get`` and ``list``;
-- :class:`Writer`: ``create``, ``update``, ``patch``, ``apply``, ``patch_merge_from``,
-  ``delete``, ``delete_collection``;
-- :class:`StatusClient`: ``status()`` (a :class:`StatusWriter`, the one way to write the
-  ``status`` subresource) and ``subresource(name)`` (a :class:`SubResourceClient` for any
-  other, e.g. ``"scale"``);
-- :class:`KubeClient`: all of the above, "a client";
-- :class:`Pager`: ``list_pages`` and ``list_items`` (the API server's paged lists;
-  :class:`~kubectrl.client.AsyncClient` and :class:`~kubectrl.client.BlockingClient` only).
-
-A verb's options travel as one typed bundle (:mod:`kubectrl.client._options`: ``GetOptions``,
-``ListOptions``, ``WriteOptions``, ``PatchOptions``, ...), so a type checker refuses a misspelt
-option on any client. The typed verbs are overloaded: a model class in (``V1Deployment``, a
-custom resource class) gives instances of it out; a tuple kind / GVK / GVR /
-:class:`~kubectrl.client.APIResource` gives dicts; a body is answered in its own type.
-
-Each protocol has a blocking twin, ``Blocking<Name>``, in
-:mod:`kubectrl.client._interfaces_blocking`: generated from this file by
-``scripts/unasync.py`` (``async def`` becomes ``def``, ``AsyncIterator`` ``Iterator``), and
-``nox -s lint`` fails when the two drift (``scripts/unasync.py --check``).
-
-Example::
-
-    async def ensure_labels(client: KubeClient, name: str) -> None:
-        cm = await client.get(V1ConfigMap, name, namespace="ns")      # a V1ConfigMap
-        await client.patch(V1ConfigMap, name, {"metadata": {"labels": {"a": "b"}}},
-                           namespace="ns")
+The blocking twins (``Blocking<Name>``, :mod:`kubectrl.client._interfaces_blocking`) are
+generated from this file by ``scripts/unasync.py``; ``nox -s lint`` fails when they drift.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, overload
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
 from typing_extensions import Unpack
 
@@ -68,57 +46,19 @@ __all__ = [
     "StatusWriter",
     "SubResourceClient",
     "Writer",
-    "documented_by",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
 #: A body: a mapping or a model instance.
 Body: TypeAlias = "Mapping[str, Any] | BaseModel"
-
-
-def documented_by(declaration: Callable[..., Any]) -> Callable[[F], F]:
-    """Give an implementation the docstring and public name of the protocol method it implements.
-
-    A verb's documentation is written once, on its protocol declaration; a client's private
-    implementation (``AsyncClient._get``, bound to the public ``get``) takes it from there, and
-    is named after the verb (``AsyncClient.get``), so ``help(AsyncClient.get)`` and the blocking
-    twins derived from it show the verb and its text.
-
-    Example::
-
-        >>> class Impl:
-        ...     @documented_by(Reader.get)
-        ...     async def _get(self, *args: Any, **kwargs: Any) -> Any: ...
-        >>> Impl._get.__doc__.splitlines()[0]
-        'Read one object (or one of its subresources, e.g. ``"scale"``: a dict).'
-    """
-
-    def decorate(implementation: F) -> F:
-        doc = declaration.__doc__
-        if not doc:
-            raise TypeError(f"{declaration.__qualname__} has no docstring to document with")
-        implementation.__doc__ = doc
-        owner = implementation.__qualname__.rpartition(".")[0]
-        implementation.__name__ = declaration.__name__
-        implementation.__qualname__ = (
-            f"{owner}.{declaration.__name__}" if owner else declaration.__name__
-        )
-        return implementation
-
-    return decorate
 
 
 # unasync: the protocols below are the source of kubectrl.client._interfaces_blocking.
 
 
 class Reader(Protocol):
-    """Reads: ``get`` one object, ``list`` many (controller-runtime's ``client.Reader``).
-
-    On :class:`~kubectrl.client.AsyncClient` both ask the server; on the cache-backed client
-    they read the informer cache, which refuses the options a cache cannot answer
-    (``subresource``, ``resource_version``, ``field_selector``, ``limit``, ...) with a
-    ``ValueError`` naming the option.
-    """
+    """Reads: ``get`` one object, ``list`` many (controller-runtime's ``client.Reader``); the
+    cache-backed client reads its informers and refuses by name (``ValueError``) the options a
+    cache cannot answer (``subresource``, ``resource_version``, ``limit``, ...)."""
 
     @overload
     async def get(self, resource: type[M], name: str, **options: Unpack[GetOptions]) -> M: ...
@@ -153,18 +93,14 @@ class Reader(Protocol):
         :class:`~kubectrl.client.ModelList` of instances for a model class. Items carry
         ``apiVersion`` and ``kind``; watch from ``metadata.resourceVersion`` to see later changes.
 
-        Options: :class:`~kubectrl.client.ListOptions` (no ``namespace``: every namespace).
-        On the API server's clients the list follows pages of ``limit`` items to the end (every
-        page of one snapshot) and ``matching_fields`` is sent as a field selector; the
-        cache-backed client serves ``matching_fields`` from a field index registered with
-        ``manager.field_indexer.index_field(kind, field, fn)`` (exactly one field) and refuses
-        the options a cache cannot answer (``ValueError``).
+        Options: :class:`~kubectrl.client.ListOptions` (no ``namespace``: every namespace). The
+        server's clients follow pages of ``limit`` items to the end (one snapshot); the cached
+        client serves ``matching_fields`` from a field index
+        (``manager.field_indexer.index_field``).
 
         Example::
 
             cms = await client.list(("v1", "ConfigMap"), namespace="ns", label_selector="app=web")
-            names = [cm["metadata"]["name"] for cm in cms["items"]]
-            typed = await client.list(V1ConfigMap, namespace="ns")
             jobs = await client.list(V1Job, namespace="ns", matching_fields={"metadata.name": "x"})
         """
 
@@ -184,14 +120,11 @@ class Pager(Protocol):
     def list_pages(self, resource: KindRef, **options: Unpack[PageOptions]) -> AsyncIterator[Any]:
         """Yield list pages (``limit`` items each) following ``metadata.continue`` to the end.
 
-        Every page of one listing comes from the same snapshot (the first page's resourceVersion). A
-        continue token older than etcd's compaction raises :class:`~kubectrl.errors.ExpiredError`:
-        start again with a full list. With a model class, each page is a
-        :class:`~kubectrl.client.ModelList` (``metadata_only`` is then refused: the items would
-        not be that class). A kube-apiserver with the ``ShardedListAndWatch`` gate returns only
-        the ``shard_selector``'s shard and echoes it in ``metadata.shardInfo``; any other server
-        returns everything (the informers check the echo and filter by themselves). Options:
-        :class:`~kubectrl.client.PageOptions`.
+        Every page comes from the first page's snapshot; a continue token older than etcd's
+        compaction raises :class:`~kubectrl.errors.ExpiredError`. With a model class each page
+        is a :class:`~kubectrl.client.ModelList`. Only a kube-apiserver with the
+        ``ShardedListAndWatch`` gate honours ``shard_selector`` (it echoes it in
+        ``metadata.shardInfo``). Options: :class:`~kubectrl.client.PageOptions`.
 
         Example::
 
@@ -222,19 +155,15 @@ class Writer(Protocol):
     model instance for a model, a dict for a mapping), ``patch`` in the kind's.
 
     As in controller-runtime, a write also refreshes the object passed in with the server's
-    answer (metadata such as ``resourceVersion``, spec and status): a dict is cleared and
-    refilled, a model instance gets the answer's fields, so the same variable can be written
-    again without a conflict. The answer is still returned, as another object. Refreshed:
-    ``obj`` of ``create``, ``update`` and ``apply``; ``modified`` of ``patch_merge_from``;
-    ``patch``'s body when it is an object of the kind (it names the answer's ``apiVersion`` and
-    ``kind``; a partial patch or a JSON patch is left alone). Left as is: a read-only
-    ``Mapping`` and an instance of a frozen model.
+    answer (``resourceVersion``, spec, status), so the same variable can be written again
+    without a conflict: ``obj`` of ``create``, ``update``, ``apply``; ``modified`` of
+    ``patch_merge_from``; ``patch``'s body when it is an object of the kind (not a partial or
+    JSON patch); not a read-only ``Mapping`` or a frozen model. The answer is also returned.
 
-    Writes take the objects themselves; the ``status`` subresource is written through
-    ``status()`` (:class:`StatusWriter`), any other through ``subresource(name)``. Every write
-    takes ``dry_run=True`` and names its field manager (``field_manager=``, default the
-    client's ``ClientConfig.field_owner``); the options are
-    :class:`~kubectrl.client.WriteOptions` and the bundles built on them.
+    The ``status`` subresource is written through ``status()`` only, any other through
+    ``subresource(name)``. The field manager is ``field_manager=`` or the client's
+    ``ClientConfig.field_owner``; options: :class:`~kubectrl.client.WriteOptions` and the
+    bundles built on it.
     """
 
     @overload
@@ -264,12 +193,10 @@ class Writer(Protocol):
     async def update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """Replace ``obj`` (PUT); returns the stored object, typed like ``obj``.
 
-        A model instance built by a typed read keeps the fields its class does not know, so the
-        update does not drop them (:func:`kubectrl.kinds.to_dict`). With
-        ``metadata.resourceVersion`` set, a concurrent change makes it fail with
-        :class:`~kubectrl.errors.ConflictError` (optimistic locking). The server ignores a
-        status in the body of a kind with a status subresource: write it with
-        ``status().update(obj)``.
+        A model read by a typed read keeps the fields its class does not know. With
+        ``metadata.resourceVersion`` set, a concurrent change raises
+        :class:`~kubectrl.errors.ConflictError`. The server ignores the status of a kind with a
+        status subresource: write it with ``status().update(obj)``.
 
         Example::
 
@@ -310,22 +237,18 @@ class Writer(Protocol):
         self, obj: Mapping[str, Any], **options: Unpack[ApplyOptions]
     ) -> dict[str, Any]: ...
     async def apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
-        """Server-side apply ``obj`` as ``field_manager`` (default: the client's
-        ``ClientConfig.field_owner``; one of the two is required); creates it if missing.
-        Returns the object typed like ``obj``.
+        """Server-side apply ``obj`` as ``field_manager`` (or the client's
+        ``ClientConfig.field_owner``); creates it if missing; typed like ``obj``.
 
-        Only the fields the caller set are sent: a model instance sends the fields set on it
-        (not its class's defaults), so the manager owns no field it did not mean to; a dict is
-        sent as it is. Fields owned by another manager with a different value raise
-        :class:`~kubectrl.errors.ConflictError` unless ``force=True`` takes them over. ``obj``
-        is refreshed with the whole stored object, so build the body afresh (or
-        :func:`~kubectrl.client.extract` this manager's fields) for the next apply.
+        Only the fields set are sent: a model sends the fields set on it, not its class's
+        defaults; a dict is sent as it is. Another manager's fields raise
+        :class:`~kubectrl.errors.ConflictError` unless ``force=True``. ``obj`` is refreshed with
+        the whole stored object: build the next apply afresh (or
+        :func:`~kubectrl.client.extract` it).
 
         Example::
 
-            await client.apply({"apiVersion": "v1", "kind": "ConfigMap",
-                                "metadata": {"name": "x", "namespace": "ns"},
-                                "data": {"owner": "me"}}, field_manager="my-controller")
+            await client.apply(desired_configmap, field_manager="my-controller")
         """
 
     @overload
@@ -345,12 +268,10 @@ class Writer(Protocol):
         """Send the JSON merge patch that turns ``original`` into ``modified``
         (controller-runtime's ``client.MergeFrom``); the result is typed like ``modified``.
 
-        Both may be model instances (``original`` a copy taken before the change, e.g.
-        ``foo.model_copy(deep=True)``). With ``optimistic_lock`` the patch carries ``original``'s
-        ``metadata.resourceVersion``, so the server refuses it with
-        :class:`~kubectrl.errors.ConflictError` if the object changed since it was read
-        (``MergeFromWithOptimisticLock``). Without it only the changed fields are sent and the
-        patch always applies. An empty patch is still sent (it returns the current object).
+        ``original`` is a copy taken before the change (``foo.model_copy(deep=True)``). With
+        ``optimistic_lock`` the patch carries its ``resourceVersion``
+        (``MergeFromWithOptimisticLock``: :class:`~kubectrl.errors.ConflictError` if the object
+        changed since). An empty patch is still sent (it returns the current object).
 
         Example::
 
@@ -388,10 +309,8 @@ class Writer(Protocol):
 
 class StatusWriter(Protocol):
     """Writes of the ``status`` subresource (``client.status()``, controller-runtime's
-    ``SubResourceWriter`` from ``Status()``), the one way to write a status; results are the
-    whole object, typed like the body (``update``, ``apply``, ``patch_merge_from``) or the
-    kind (``patch``). The object passed in is refreshed with it too, as :class:`Writer`'s
-    writes do.
+    ``Status()``), the one way to write a status: the whole object comes back, typed like the
+    body (the kind for ``patch``), and refreshes the object passed in.
 
     Example::
 
@@ -471,16 +390,8 @@ class StatusWriter(Protocol):
 
 class SubResourceClient(Protocol):
     """Reads and writes of one subresource (``client.subresource("scale")``,
-    controller-runtime's ``SubResource(name)``). Subresources have their own shapes (a
-    ``Scale``, an ``Eviction``), so bodies and results are dicts; ``resource`` names the parent
-    kind (a model class too) and ``name`` the parent object.
-
-    Example::
-
-        scale = await client.subresource("scale").get(V1Deployment, "web", namespace="ns")
-        scale["spec"]["replicas"] = 3
-        await client.subresource("scale").update(scale, resource=V1Deployment)
-    """
+    controller-runtime's ``SubResource(name)``) on dicts (a ``Scale`` is not a ``Deployment``);
+    ``resource`` names the parent kind (a model class too) and ``name`` the parent object."""
 
     async def get(self, resource: KindRef, name: str, **options: Unpack[_Scope]) -> dict[str, Any]:
         """Read the subresource of the object ``name`` of kind ``resource`` (a dict).
@@ -538,8 +449,6 @@ class KubeClient(Reader, Writer, StatusClient, Protocol):
 
     Example::
 
-        async def reconcile_with(client: KubeClient, request: Request) -> None:
-            foo = await client.get(Foo, request.name, namespace=request.namespace)
-            await client.status().patch(Foo, foo.metadata.name, {"status": {"ready": True}},
-                                        namespace=request.namespace)
+        async def mark_ready(client: KubeClient, foo: Foo) -> None:
+            await client.status().patch(Foo, foo.metadata.name, {"status": {"ready": True}})
     """

@@ -41,7 +41,7 @@ import httpx
 from typing_extensions import Unpack
 
 from kubectrl.client._body import json_body
-from kubectrl.client._interfaces import documented_by
+from kubectrl.client._documented import documented_by
 from kubectrl.client._models import to_dict
 from kubectrl.client._paths import namespaced_path, pod_path
 from kubectrl.client._pod_logs import (

@@ -17,12 +17,12 @@ from typing_extensions import Unpack
 
 from kubectrl import kinds as _kinds
 from kubectrl.client._blocking import BlockingFacade, Portal, blocking
+from kubectrl.client._documented import documented_by
 from kubectrl.client._interfaces import (
     Body,
     Reader,
     StatusWriter,
     SubResourceClient,
-    documented_by,
 )
 from kubectrl.client._interfaces_blocking import BlockingStatusWriter, BlockingSubResourceClient
 from kubectrl.client._merge import send_merge_from

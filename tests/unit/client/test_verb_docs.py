@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kubectrl.client import AsyncClient, BlockingClient, Pager, Reader, Writer, _interfaces
-from kubectrl.client._interfaces import documented_by
+from kubectrl.client._documented import documented_by
 
 VERBS = {
     "get": Reader.get,
