@@ -85,8 +85,9 @@ def served_resources(models: Sequence[type[CustomResource]]) -> list[ServedResou
 @dataclasses.dataclass(frozen=True)
 class AdmissionRequest:
     """A write an admission rule judges: ``operation`` (``CREATE``, ``UPDATE``, ``DELETE``),
-    the object as it will be stored (``object``; ``None`` for DELETE) and as it was
-    (``old_object``; ``None`` for CREATE)."""
+    the object as it will be stored (``object``: decoded, pruned, defaulted, with its uid,
+    creationTimestamp, generation and managedFields, no resourceVersion yet; ``None`` for
+    DELETE) and as it is stored (``old_object``; ``None`` for CREATE), both copies."""
 
     operation: str
     resource: ResourceInfo
@@ -148,8 +149,9 @@ def _refuse(info: ResourceInfo, name: str, err: AdmissionError) -> StatusError:
 
 
 class AdmittingStore(ObjectStore):
-    """The core's object store with the server's admission rules before each write and the
-    cluster's namespaces (``namespaces``: whether one exists; ``None`` accepts any)."""
+    """The core's object store with the server's admission rules as its validating admission
+    (run by the store on the object as it will be stored, see :meth:`ObjectStore.admit`) and
+    the cluster's namespaces (``namespaces``: whether one exists; ``None`` accepts any)."""
 
     def __init__(
         self,
@@ -175,45 +177,37 @@ class AdmittingStore(ObjectStore):
                 details={"name": ns, "kind": "namespaces"},
             )
 
-    def _admit(
+    def admit(
         self,
         operation: str,
         info: ResourceInfo,
+        version: str,
         ns: str | None,
         name: str,
         obj: Mapping[str, Any] | None,
         old: Mapping[str, Any] | None,
         dry_run: bool,
     ) -> None:
+        """Run the rules of ``operation`` with copies of the object as it will be stored and
+        as it is stored (rendered at the request's version)."""
         served = self.served.get(info.key)
         if served is None:
             return
-        request = AdmissionRequest(operation, info, ns, name, obj, old, dry_run, self.core)
-        for operations, rule in served.rules:
-            if operation in operations:
-                try:
-                    rule(request)
-                except AdmissionError as err:
-                    raise _refuse(info, name, err) from None
-
-    def create(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """Admit, then create (see :meth:`ObjectStore.create`)."""
-        info, _version, ns, body = args[:4]
-        name = str((body.get("metadata") or {}).get("name") or "")
-        self._admit("CREATE", info, ns, name, body, None, bool(kwargs.get("dry_run")))
-        return super().create(*args, **kwargs)
-
-    def update(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """Admit, then update (see :meth:`ObjectStore.update`)."""
-        info, version, ns, name, body = args[:5]
-        old = render(info, version, self.get(info, ns, name))
-        self._admit("UPDATE", info, ns, name, body, old, bool(kwargs.get("dry_run")))
-        return super().update(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, Any]:
-        """Admit, then delete (see :meth:`ObjectStore.delete`)."""
-        info, version, ns, name = args[:4]
-        old = render(info, version, self.get(info, ns, name))
-        dry_run = bool(args[5] if len(args) > 5 else kwargs.get("dry_run"))
-        self._admit("DELETE", info, ns, name, None, old, dry_run)
-        return super().delete(*args, **kwargs)
+        rules = [rule for operations, rule in served.rules if operation in operations]
+        if not rules:
+            return
+        request = AdmissionRequest(
+            operation,
+            info,
+            ns,
+            name,
+            None if obj is None else render(info, version, obj),
+            None if old is None else render(info, version, old),
+            dry_run,
+            self.core,
+        )
+        for rule in rules:
+            try:
+                rule(request)
+            except AdmissionError as err:
+                raise _refuse(info, name, err) from None

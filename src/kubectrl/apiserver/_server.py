@@ -216,7 +216,9 @@ class APIServer:
         self, model: type[CustomResource], operations: Sequence[str] = ("CREATE", "UPDATE")
     ) -> Callable[[AdmissionRule], AdmissionRule]:
         """Decorator: run ``rule(request)`` before each write of ``operations`` to ``model``'s
-        objects (under the core's lock, so it sees a consistent store; keep it quick).
+        objects (under the core's lock, so it sees a consistent store; keep it quick), with the
+        object as it will be stored (decoded, pruned, defaulted, with its uid): validating
+        admission, as the apiserver runs it after the resource's strategy.
 
         The rule raises :class:`~kubectrl.apiserver.AdmissionError` to refuse the write.
         """

@@ -106,6 +106,21 @@ class ObjectStore:
             raise not_found(info.plural, info.group, name)
         return obj
 
+    def admit(
+        self,
+        operation: str,
+        info: ResourceInfo,
+        version: str,
+        ns: str | None,
+        name: str,
+        obj: Mapping[str, Any] | None,
+        old: Mapping[str, Any] | None,
+        dry_run: bool,
+    ) -> None:
+        """Validating admission of a write (none here): called with the object as it will be
+        stored (``None`` for a delete) and as it is stored (``None`` for a create), as
+        store.go calls ``createValidation`` after ``rest.BeforeCreate``."""
+
     # ------------------------------------------------------------------ create
 
     def _check_namespace(self, info: ResourceInfo, ns: str | None, name: str) -> None:
@@ -205,6 +220,7 @@ class ObjectStore:
             meta["managedFields"] = managed_fields
         allocate(info, obj)  # after the field manager: admission and registry, not the writer
         _builtin_types.encode(info, version, obj)
+        self.admit("CREATE", info, version, ns, name, obj, None, dry_run)
         if dry_run:
             return obj
         meta["resourceVersion"] = ""  # set by the storage, here for the key order
@@ -311,6 +327,7 @@ class ObjectStore:
                 has_status=info.status,
                 unstructured=info.crd,
             )
+        self.admit("UPDATE", info, version, ns, name, new, old, dry_run)
         if comparable(new) == comparable(old):
             return old
         if info.key == _crds.CRDS and sub != "status":
@@ -376,6 +393,7 @@ class ObjectStore:
         obj = self.get(info, ns, name)
         meta = obj["metadata"]
         _check_preconditions(info, name, meta, options.get("preconditions") or {})
+        self.admit("DELETE", info, version, ns, name, None, obj, dry_run)
         if dry_run:
             return 200, render(info, version, obj)
         policy = options.get("propagationPolicy")
