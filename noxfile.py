@@ -62,7 +62,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
-    """The documentation site (MkDocs), built strict: a warning or a broken link fails it."""
+    """The documentation site (MkDocs), built strict: a warning or a broken link fails it, and so
+    does a page that would load anything from another host (the site works offline: its diagrams
+    are drawn as SVG here, by the docs group's mmdr)."""
     session.install("-e", ".")
     install_group(session, "docs")
     session.run("mkdocs", "build", "--strict", "--site-dir", "build/site", *session.posargs)
