@@ -20,12 +20,15 @@ core's modules are private:
   ``MemoryStorage``; ``_sqlite``: ``SQLiteStorage``;
 - ``_watch``: the watch hub (fan-out of the change feed, selectors, bookmarks, 410 after
   compaction);
-- ``_store``: what a write does (names, system metadata, status subresource, finalizers,
-  optimistic concurrency) around the storage; ``_gc``: garbage collection and namespace
-  termination; ``_crds``: CRD registration; ``_scale``: the scale subresource;
+- ``_store``: the generic store: what a write does (names, system metadata, status
+  subresource, finalizers, optimistic concurrency, admission) around the storage, calling the
+  resource's strategy in one order; ``_gc``: garbage collection and namespace termination;
+  ``_scale``: the scale subresource;
+- ``strategies``: what each resource does on writes (defaults, validation, what a CRD
+  defines), one object per resource; ``_validation``: what every object's validation shares
+  (``_resources``: the served resources and CRD schemas; ``_registry``: which are served);
 - ``_patch`` and ``_apply``: JSON, merge and strategic merge patches, server-side apply and
-  managedFields; ``_validation`` and ``_defaults``: validation and defaulting (``_resources``:
-  the served resources and CRD schemas; ``_registry``: which are served);
+  managedFields;
 - ``_core``: ``APICore``, the composition;
 - the server around it: ``_server`` (HTTPS, routing to the core), ``_declare`` (models to
   served resources, admission, custom subresources), ``_auth`` (delegated authentication and

@@ -64,8 +64,6 @@ _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 )
 _RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-# Groups whose objects are not decoded here: CRDs (their schemas are data part of the object).
-_SKIPPED_GROUPS = {"apiextensions.k8s.io"}
 # Slices and maps without omitempty (k8s.io/api): encoding/json writes them even when nil (null)
 # or empty; the definitions do not say it.
 _NOT_OMITEMPTY = {
@@ -89,8 +87,6 @@ _STRING_POINTERS = {
     ("LeaseSpec", "strategy"),
     ("LeaseSpec", "preferredHolder"),
 }
-# Time fields without omitempty: encoding/json writes a zero metav1.Time as null.
-_NULL_TIMES = {("", "events"): ("firstTimestamp", "lastTimestamp", "eventTime")}
 
 
 @functools.cache
@@ -119,7 +115,7 @@ def definition_of(info: ResourceInfo, version: str) -> str | None:
         >>> definition_of(ResourceInfo("batch", ["v1"], "jobs", "Job", True), "v1")
         'io.k8s.api.batch.v1.Job'
     """
-    if info.crd or info.group in _SKIPPED_GROUPS:
+    if info.crd or not info.typed:  # a CRD's schemas are data of its own
         return None
     return _definition_name(info.group, version, info.kind)
 
@@ -506,8 +502,6 @@ def encode(info: ResourceInfo, version: str, obj: dict[str, Any]) -> None:
     if name is None:
         return
     _fill(_definitions()[name], obj)
-    for key in _NULL_TIMES.get(info.key, ()):
-        obj.setdefault(key, None)
 
 
 def _fill(schema: Mapping[str, Any], value: Any) -> None:

@@ -10,6 +10,7 @@ negative replicas, parallelism, completions or backoffLimit; a CronJob's schedul
 Ingresses (hosts, path types, backends; ``pkg/apis/networking/validation``), RBAC rules and
 bindings (``pkg/apis/rbac/validation``), Leases (``pkg/apis/coordination/validation``) and
 ConfigMap/Secret keys. What is not checked here is listed in the docs' known differences.
+Each kind's strategy (:mod:`kubectrl.apiserver.strategies`) runs its check.
 """
 
 from __future__ import annotations
@@ -21,7 +22,25 @@ from typing import Any
 
 from kubectrl.apiserver._builtin_quantity import parse_quantity
 
-__all__ = ["SUPPORTED", "validate_kind"]
+__all__ = [
+    "Check",
+    "cluster_role",
+    "cluster_role_binding",
+    "config_map",
+    "cron_job",
+    "ingress",
+    "job",
+    "lease",
+    "pod",
+    "pod_spec",
+    "pvc",
+    "role",
+    "role_binding",
+    "secret",
+    "service",
+    "validate_kind",
+    "workload",
+]
 
 Cause = tuple[str, str, str]
 
@@ -79,6 +98,10 @@ class _Causes(list[Cause]):
     def port(self, field: str, value: Any) -> None:
         if isinstance(value, int) and not 1 <= value <= 65535:
             self.invalid(field, value, "must be between 1 and 65535, inclusive")
+
+
+#: A kind's check: adds the causes it finds in an object.
+Check = Callable[[Mapping[str, Any], _Causes], None]
 
 
 def _show(value: Any) -> str:
@@ -173,11 +196,11 @@ def _template(out: _Causes, spec: Mapping[str, Any], path: str, restart: tuple[s
     pod_spec(out, template.get("spec"), f"{path}.template.spec", restart)
 
 
-def _pod(obj: Mapping[str, Any], out: _Causes) -> None:
+def pod(obj: Mapping[str, Any], out: _Causes) -> None:
     pod_spec(out, obj.get("spec"), "spec")
 
 
-def _workload(obj: Mapping[str, Any], out: _Causes) -> None:
+def workload(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     out.non_negative("spec.replicas", spec.get("replicas"))
     out.non_negative("spec.minReadySeconds", spec.get("minReadySeconds"))
@@ -203,7 +226,7 @@ _JOB_LABELS = (
 )
 
 
-def _job(obj: Mapping[str, Any], out: _Causes) -> None:
+def job(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     if spec.get("manualSelector") is not True and spec.get("selector") is not None:
         # validateGeneratedSelector: the generated labels are on the pod template
@@ -240,7 +263,7 @@ def _job(obj: Mapping[str, Any], out: _Causes) -> None:
         )
 
 
-def _cron_job(obj: Mapping[str, Any], out: _Causes) -> None:
+def cron_job(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     name = str(_map(obj.get("metadata")).get("name") or "")
     if len(name) > 52:
@@ -287,7 +310,7 @@ def _port_name_errors(name: str) -> list[str]:
     return errors
 
 
-def _service(obj: Mapping[str, Any], out: _Causes) -> None:
+def service(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     kind = spec.get("type", "ClusterIP")
     out.enum("spec.type", kind, ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort"))
@@ -315,7 +338,7 @@ def _service(obj: Mapping[str, Any], out: _Causes) -> None:
                 out.invalid(f"{where}.targetPort", target, error)
 
 
-def _pvc(obj: Mapping[str, Any], out: _Causes) -> None:
+def pvc(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     modes = _list(spec.get("accessModes"))
     if not modes:
@@ -363,7 +386,7 @@ def _backend(out: _Causes, backend: Any, path: str) -> None:
             out.required(path, "port name or number is required")
 
 
-def _ingress(obj: Mapping[str, Any], out: _Causes) -> None:
+def ingress(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     rules = _list(spec.get("rules"))
     if spec.get("defaultBackend") is None and not rules:
@@ -424,11 +447,11 @@ def _rules(obj: Mapping[str, Any], out: _Causes, cluster: bool) -> None:
             out.required(f"{where}.resources", "resource rules must supply at least one resource")
 
 
-def _role(obj: Mapping[str, Any], out: _Causes) -> None:
+def role(obj: Mapping[str, Any], out: _Causes) -> None:
     _rules(obj, out, cluster=False)
 
 
-def _cluster_role(obj: Mapping[str, Any], out: _Causes) -> None:
+def cluster_role(obj: Mapping[str, Any], out: _Causes) -> None:
     if obj.get("aggregationRule") is None:
         _rules(obj, out, cluster=True)
 
@@ -484,15 +507,15 @@ def _binding(obj: Mapping[str, Any], out: _Causes, cluster: bool) -> None:
             out.not_supported(f"{where}.kind", kind, ("ServiceAccount", "User", "Group"))
 
 
-def _role_binding(obj: Mapping[str, Any], out: _Causes) -> None:
+def role_binding(obj: Mapping[str, Any], out: _Causes) -> None:
     _binding(obj, out, cluster=False)
 
 
-def _cluster_role_binding(obj: Mapping[str, Any], out: _Causes) -> None:
+def cluster_role_binding(obj: Mapping[str, Any], out: _Causes) -> None:
     _binding(obj, out, cluster=True)
 
 
-def _lease(obj: Mapping[str, Any], out: _Causes) -> None:
+def lease(obj: Mapping[str, Any], out: _Causes) -> None:
     spec = _map(obj.get("spec"))
     duration = spec.get("leaseDurationSeconds")
     if isinstance(duration, int) and duration <= 0:
@@ -516,52 +539,16 @@ def _data_keys(obj: Mapping[str, Any], out: _Causes, fields: tuple[str, ...]) ->
             seen.add(key)
 
 
-def _config_map(obj: Mapping[str, Any], out: _Causes) -> None:
+def config_map(obj: Mapping[str, Any], out: _Causes) -> None:
     _data_keys(obj, out, ("data", "binaryData"))
 
 
-def _secret(obj: Mapping[str, Any], out: _Causes) -> None:
+def secret(obj: Mapping[str, Any], out: _Causes) -> None:
     _data_keys(obj, out, ("data",))
 
 
-def _nothing(obj: Mapping[str, Any], out: _Causes) -> None:
-    del obj, out
-
-
-_VALIDATORS: dict[tuple[str, str], Callable[[Mapping[str, Any], _Causes], None]] = {
-    ("", "pods"): _pod,
-    ("", "services"): _service,
-    ("", "persistentvolumeclaims"): _pvc,
-    ("", "configmaps"): _config_map,
-    ("", "secrets"): _secret,
-    ("", "serviceaccounts"): _nothing,
-    ("", "events"): _nothing,
-    ("", "namespaces"): _nothing,
-    ("", "nodes"): _nothing,
-    ("apps", "deployments"): _workload,
-    ("apps", "replicasets"): _workload,
-    ("apps", "statefulsets"): _workload,
-    ("apps", "daemonsets"): _workload,
-    ("batch", "jobs"): _job,
-    ("batch", "cronjobs"): _cron_job,
-    ("networking.k8s.io", "ingresses"): _ingress,
-    (_RBAC, "roles"): _role,
-    (_RBAC, "clusterroles"): _cluster_role,
-    (_RBAC, "rolebindings"): _role_binding,
-    (_RBAC, "clusterrolebindings"): _cluster_role_binding,
-    ("coordination.k8s.io", "leases"): _lease,
-    ("events.k8s.io", "events"): _nothing,
-    ("apiextensions.k8s.io", "customresourcedefinitions"): _nothing,
-}
-#: The built-in resources the core writes (defaulted and validated as above); a write of
-#: another built-in kind is refused as not implemented.
-SUPPORTED = frozenset(_VALIDATORS)
-
-
-def validate_kind(key: tuple[str, str], obj: Mapping[str, Any]) -> list[Cause]:
-    """The causes of a built-in object of resource ``key`` (group, plural); empty when valid."""
-    validator = _VALIDATORS.get(key)
+def validate_kind(check: Check, obj: Mapping[str, Any]) -> list[Cause]:
+    """The causes ``check`` (one of this module's kind checks) finds in ``obj``."""
     out = _Causes()
-    if validator is not None:
-        validator(obj, out)
+    check(obj, out)
     return list(out)

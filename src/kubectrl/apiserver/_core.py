@@ -53,6 +53,7 @@ from kubectrl.apiserver._status import (
 from kubectrl.apiserver._storage import CompactedError, MemoryStorage, Storage
 from kubectrl.apiserver._store import ObjectStore
 from kubectrl.apiserver._watch import WatchHub, WatchStream
+from kubectrl.apiserver.strategies import builtin_resources
 
 __all__ = ["APICore"]
 
@@ -84,7 +85,7 @@ class APICore:
         self.clock = clock
         self.lock = threading.RLock()
         self.storage: Storage = storage if storage is not None else MemoryStorage()
-        self.registry = Registry()
+        self.registry = Registry(builtin_resources())
         self.hub = WatchHub(self.storage, self.lock, clock)
         self.store = ObjectStore(
             self.storage, self.registry, self.hub, clock, garbage_collection=garbage_collection

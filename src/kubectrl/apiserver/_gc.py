@@ -24,10 +24,9 @@ from kubectrl.apiserver._objects import key_of, now_string
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver.strategies import for_resource
 
 __all__ = ["GarbageCollector", "Writer"]
-
-_NAMESPACES = ("", "namespaces")
 
 
 class Writer(Protocol):
@@ -188,7 +187,7 @@ class GarbageCollector:
                     ]
                     self._rewrite(info, new)
                 elif (
-                    info.key == _NAMESPACES
+                    for_resource(info).terminates
                     and not meta.get("finalizers")
                     and not self._in_namespace(meta["name"])
                 ):

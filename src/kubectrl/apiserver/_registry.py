@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kubectrl.apiserver._resources import ResourceInfo, builtin_resources
+from collections.abc import Iterable
+
+from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import qualified
 
 __all__ = ["Registry"]
@@ -11,9 +13,9 @@ __all__ = ["Registry"]
 class Registry:
     """Served resources by ``(group, plural)``, in the order they were registered."""
 
-    def __init__(self) -> None:
+    def __init__(self, infos: Iterable[ResourceInfo] = ()) -> None:
         self._infos: dict[tuple[str, str], ResourceInfo] = {}
-        for info in builtin_resources():
+        for info in infos:
             self.register(info)
 
     def __repr__(self) -> str:

@@ -1,4 +1,4 @@
-"""What the API core serves: built-in resources (from :mod:`kubectrl._builtin_kinds`) and CRDs.
+"""What the API core serves of a resource: names, scope, subresources and a CRD's schemas.
 
 A CRD brings its versions, scope, names, subresources and the structural schema the core
 defaults, prunes and validates custom objects with (types, required, enum, bounds, lengths,
@@ -12,77 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._builtin_kinds import BUILTIN_KINDS
+__all__ = ["ResourceInfo", "apply_defaults", "crd_resource", "prune"]
 
-__all__ = ["ResourceInfo", "builtin_resources"]
-
-# Built-in resources with a status subresource (a status write ignores everything else and a
-# main-resource write keeps the stored status), as kube-apiserver v1.36 serves them.
-_STATUS = {
-    ("", "pods"),
-    ("", "services"),
-    ("", "nodes"),
-    ("", "namespaces"),
-    ("", "persistentvolumes"),
-    ("", "persistentvolumeclaims"),
-    ("", "replicationcontrollers"),
-    ("", "resourcequotas"),
-    ("apps", "deployments"),
-    ("apps", "replicasets"),
-    ("apps", "statefulsets"),
-    ("apps", "daemonsets"),
-    ("batch", "jobs"),
-    ("batch", "cronjobs"),
-    ("autoscaling", "horizontalpodautoscalers"),
-    ("policy", "poddisruptionbudgets"),
-    ("networking.k8s.io", "ingresses"),
-    ("certificates.k8s.io", "certificatesigningrequests"),
-    ("apiextensions.k8s.io", "customresourcedefinitions"),
-    ("apiregistration.k8s.io", "apiservices"),
-    ("storage.k8s.io", "volumeattachments"),
-    ("flowcontrol.apiserver.k8s.io", "flowschemas"),
-    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
-}
-_SCALE = {
-    ("apps", "deployments"),
-    ("apps", "replicasets"),
-    ("apps", "statefulsets"),
-    ("", "replicationcontrollers"),
-}
-# Built-ins whose strategy maintains metadata.generation (bumped when spec changes).
-_GENERATION = {
-    ("", "pods"),
-    ("", "replicationcontrollers"),
-    ("apps", "deployments"),
-    ("apps", "replicasets"),
-    ("apps", "statefulsets"),
-    ("apps", "daemonsets"),
-    ("batch", "jobs"),
-    ("batch", "cronjobs"),
-    ("autoscaling", "horizontalpodautoscalers"),
-    ("policy", "poddisruptionbudgets"),
-    ("networking.k8s.io", "ingresses"),
-    ("networking.k8s.io", "networkpolicies"),
-    ("apiextensions.k8s.io", "customresourcedefinitions"),
-}
-_SHORT_NAMES = {
-    "configmaps": ["cm"],
-    "namespaces": ["ns"],
-    "pods": ["po"],
-    "services": ["svc"],
-    "deployments": ["deploy"],
-    "replicasets": ["rs"],
-    "statefulsets": ["sts"],
-    "daemonsets": ["ds"],
-    "serviceaccounts": ["sa"],
-    "persistentvolumeclaims": ["pvc"],
-    "customresourcedefinitions": ["crd", "crds"],
-    "events": ["ev"],
-    "nodes": ["no"],
-    "cronjobs": ["cj"],
-    "ingresses": ["ing"],
-    "endpoints": ["ep"],
-}
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -105,6 +36,13 @@ class ResourceInfo:
     list_kind: str = ""
     #: CRDs: the field paths of ``selectableFields`` (``spec.color``), per version.
     selectable: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    #: Built-ins: decoded as their Go type (all but CustomResourceDefinitions).
+    typed: bool = True
+    #: Built-ins: field selectors of the kind's own field label conversion, besides
+    #: ``metadata.name`` and ``metadata.namespace``.
+    field_labels: frozenset[str] = frozenset()
+    #: Subresources routed besides ``status`` and ``scale`` (a Pod's ``ephemeralcontainers``).
+    subresources: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -151,31 +89,6 @@ class ResourceInfo:
                 }
             )
         return out
-
-
-def builtin_resources() -> list[ResourceInfo]:
-    """Every built-in resource of :mod:`kubectrl._builtin_kinds`, one entry per group+plural."""
-    out: dict[tuple[str, str], ResourceInfo] = {}
-    for group, version, kind, plural, namespaced in BUILTIN_KINDS.values():
-        info = out.get((group, plural))
-        if info is not None:
-            if version not in info.versions:
-                info.versions.append(version)
-            continue
-        out[(group, plural)] = ResourceInfo(
-            group=group,
-            versions=[version],
-            plural=plural,
-            kind=kind,
-            namespaced=namespaced,
-            singular=kind.lower(),
-            short_names=list(_SHORT_NAMES.get(plural, [])),
-            status=(group, plural) in _STATUS,
-            scale={} if (group, plural) in _SCALE else None,
-            generation=(group, plural) in _GENERATION,
-            list_kind=f"{kind}List",
-        )
-    return list(out.values())
 
 
 def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:

@@ -133,7 +133,7 @@ def route(registry: Registry, request: Request) -> Route | Reply:
     if sub and not (
         (sub == "status" and info.status)
         or (sub == "scale" and info.scale is not None)
-        or (sub == "ephemeralcontainers" and info.key == ("", "pods"))
+        or sub in info.subresources
     ):
         raise _not_found()
     if name is not None and info.namespaced and ns is None:

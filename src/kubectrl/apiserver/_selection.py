@@ -12,40 +12,6 @@ from kubectrl.apiserver._status import bad_request
 
 __all__ = ["FieldSelector", "Selection", "field_value"]
 
-# Field selectors some built-ins accept besides metadata.name and metadata.namespace.
-_EXTRA_FIELDS: dict[tuple[str, str], set[str]] = {
-    ("", "pods"): {
-        "spec.nodeName",
-        "spec.restartPolicy",
-        "spec.schedulerName",
-        "spec.serviceAccountName",
-        "spec.hostNetwork",
-        "status.phase",
-        "status.podIP",
-        "status.nominatedNodeName",
-    },
-    ("", "events"): {
-        "involvedObject.kind",
-        "involvedObject.namespace",
-        "involvedObject.name",
-        "involvedObject.uid",
-        "involvedObject.apiVersion",
-        "involvedObject.resourceVersion",
-        "involvedObject.fieldPath",
-        "reason",
-        "reportingComponent",
-        "source",
-        "type",
-    },
-    ("", "secrets"): {"type"},
-    ("", "namespaces"): {"status.phase"},
-    ("", "nodes"): {"spec.unschedulable"},
-    ("", "replicationcontrollers"): {"status.replicas"},
-    ("apps", "replicasets"): {"status.replicas"},
-    ("batch", "jobs"): {"status.successful"},
-    ("certificates.k8s.io", "certificatesigningrequests"): {"spec.signerName"},
-}
-
 
 def field_value(obj: Mapping[str, Any], path: str) -> str:
     """A field as a field selector compares it (``""`` when missing, ``true``/``false``)."""
@@ -64,7 +30,7 @@ class FieldSelector:
 
     def __init__(self, text: str | None, info: ResourceInfo) -> None:
         self.terms: list[tuple[str, str, str]] = []
-        allowed = {"metadata.name", "metadata.namespace"} | _EXTRA_FIELDS.get(info.key, set())
+        allowed = {"metadata.name", "metadata.namespace"} | set(info.field_labels)
         # CRDs: the selectableFields of any served version (apiextensions-apiserver
         # pkg/registry/customresource/strategy.go: GetAttrs reads them from the object).
         selectable = sorted({f for fields in info.selectable.values() for f in fields})
@@ -78,7 +44,7 @@ class FieldSelector:
                 raise bad_request(f"invalid selector: '{text}'; can't understand '{raw}'")
             field, op, value = match.group(1).strip(), match.group(2), match.group(3).strip()
             if field not in allowed:
-                if info.key in _EXTRA_FIELDS:  # kinds with their own field label conversion
+                if info.field_labels:  # kinds with their own field label conversion
                     raise bad_request(f"field label not supported: {field}")
                 known = ", ".join(f'"{f}"' for f in ["metadata.name", "metadata.namespace"])
                 known += "".join(f', "{f}"' for f in selectable)

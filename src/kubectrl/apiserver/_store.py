@@ -1,10 +1,52 @@
-"""The object store: what a write does to an object before and after it reaches storage.
+"""The generic store: what a write does to an object before and after it reaches storage.
 
-Like the apiserver's generic registry store (``registry/generic/registry/store.go``) and the
-strategies of the resources: names (``generateName``), namespaces, system metadata (uid,
-creationTimestamp, generation, resourceVersion), defaulting, validation, field managers,
-optimistic concurrency, the status subresource, finalizers and graceful deletion; CRD writes
-(un)register their resource and deletions hand over to the garbage collector.
+As the apiserver's generic registry store (``pkg/registry/generic/registry/store.go``) with
+``pkg/registry/rest`` (``create.go`` ``BeforeCreate``, ``update.go`` ``BeforeUpdate``,
+``delete.go`` ``BeforeDelete``): one store for every resource, calling the resource's strategy
+(:mod:`kubectrl.apiserver.strategies`) in one fixed order, and validating admission
+(:meth:`ObjectStore.admit`) last, on the object as it will be stored. Nothing here depends on
+which resource is written but through its strategy.
+
+A create (:meth:`ObjectStore.create`):
+
+1. the strategy's ``check_writable``; the body decoded as its Go type (built-ins);
+2. the name (``generateName``) and its validation; the namespace (it exists, it is not
+   terminating: the NamespaceLifecycle admission); no object of that name yet;
+3. ``apiVersion``, ``kind``, namespace set, system metadata cleared; the status reset
+   (``reset_status``, unless kept);
+4. ``default``; the ``uid``; ``prepare_for_create``;
+5. ``validate_schema`` (custom resources: pruned, defaulted, validated by the CRD schema); the
+   metadata's validation and the strategy's ``validate``; ``accept`` (a CRD: the resource it
+   defines, its status set);
+6. ``creationTimestamp``, ``generation`` 1, the field manager's ``managedFields``;
+7. ``allocate`` (what mutating admission plugins and registries add: no manager owns it);
+   encoded as its Go type and ``canonicalize``;
+8. validating admission (:meth:`ObjectStore.admit`) with the object as it will be stored;
+9. (not on a dry run) the resource ``accept`` gave served; stored (its resourceVersion).
+
+An update (:meth:`ObjectStore.update`):
+
+1. ``check_writable``; the stored object; the body decoded; preconditions: a
+   resourceVersion (unless ``allow_unconditional_update``) that matches, the uid;
+2. the object written: the body's status (``status``), the strategy's ``merge_subresource``
+   (its ``subresources``), or all but the stored status; the system metadata kept, the
+   ``managedFields``; no finalizer added to an object being deleted;
+3. (not a status write) ``default`` and ``allocate_update``;
+4. ``validate_schema``; the metadata's validation and ``validate`` (after a subresource's
+   ``validate_subresource``); encoded and ``canonicalize``;
+5. (not a status write) ``prepare_for_update``; the generation bumped when ``spec_of``
+   changed; the field manager's ``managedFields``;
+6. validating admission with the object as it will be stored and the stored one;
+7. nothing changed: the stored object; (not a status write) ``accept`` and (not on a dry run)
+   the resource served; the last finalizer gone from an object being deleted: removed; else
+   stored.
+
+A delete (:meth:`ObjectStore.delete`): the preconditions (uid, resourceVersion); validating
+admission with the stored object; a strategy that ``terminates`` (namespaces) hands over to
+the namespace lifecycle; finalizers (the propagation policy's among them) mark the object
+deleted; a ``graceful_delete`` marks it before it goes; removed (what it ``defines`` no
+longer served, its dependents to the garbage collector); answered with the object
+(``return_deleted_object``) or a ``Status``.
 """
 
 from __future__ import annotations
@@ -17,15 +59,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver import _apply, _builtin_types, _crds, _validation
-from kubectrl.apiserver._builtin_validation import SUPPORTED
-from kubectrl.apiserver._defaults import (
-    allocate,
-    allocate_update,
-    defaults,
-    prepare_create,
-    prepare_update,
-)
+from kubectrl.apiserver import _apply, _builtin_types
 from kubectrl.apiserver._gc import GarbageCollector
 from kubectrl.apiserver._objects import (
     check,
@@ -34,13 +68,11 @@ from kubectrl.apiserver._objects import (
     now_string,
     ordered,
     render,
-    spec_of,
 )
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import (
     MODIFIED,
-    FeatureNotImplementedError,
     StatusError,
     already_exists,
     bad_request,
@@ -50,7 +82,9 @@ from kubectrl.apiserver._status import (
     qualified,
 )
 from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver._validation import name_causes, validate_object_meta
 from kubectrl.apiserver._watch import WatchHub
+from kubectrl.apiserver.strategies import NAMESPACES, Cause, Strategy, for_resource
 
 __all__ = ["ObjectStore"]
 
@@ -130,7 +164,7 @@ class ObjectStore:
             raise bad_request(
                 "the server could not find the requested resource: a namespace is required"
             )
-        namespace = self.storage.get(("", "namespaces"), ("", ns))
+        namespace = self.storage.get(NAMESPACES.resource, ("", ns))
         if namespace is None:
             raise not_found("namespaces", "", ns)
         if (namespace.get("metadata") or {}).get("deletionTimestamp"):
@@ -170,7 +204,8 @@ class ObjectStore:
 
         ``managed_fields``: set as they are (server-side apply computed them), for no manager.
         """
-        _check_supported(info)
+        strategy = for_resource(info)
+        strategy.check_writable(info)
         obj = _builtin_types.decode(info, version, copy.deepcopy(body))
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
@@ -179,7 +214,7 @@ class ObjectStore:
                 for _ in range(5)
             )
         name = str(meta.get("name") or "")
-        _validation.validate_name(info, name, obj)
+        _check_name(info, strategy, name, obj)
         self._check_namespace(info, ns, name)
         if self.storage.get(info.key, (ns or "", name)) is not None:
             raise already_exists(info.plural, info.group, name)
@@ -191,18 +226,13 @@ class ObjectStore:
         else:
             meta.pop("namespace", None)
         if not keep_status and info.status:
-            if info.crd:
-                obj.pop("status", None)
-            else:
-                obj["status"] = {}
-        defaults(info, obj)
+            strategy.reset_status(info, obj)
+        strategy.default(obj)
         meta["uid"] = str(uuid.uuid4())
-        prepare_create(info, obj)
-        if info.crd:
-            _validation.validate_custom(info, version, obj, name)
-        check(info, name, _validation.validate(info, obj, None))
-        if info.key == _crds.CRDS:
-            crd_info = _crds.accept(obj, self.clock)
+        strategy.prepare_for_create(obj)
+        strategy.validate_schema(info, version, obj, name, None)
+        check(info, name, _validate(strategy, obj, None))
+        served = strategy.accept(obj, self.clock)
         meta["creationTimestamp"] = now_string(self.clock)
         if info.generation:
             meta["generation"] = 1
@@ -218,15 +248,16 @@ class ObjectStore:
             )
         if managed_fields:
             meta["managedFields"] = managed_fields
-        allocate(info, obj)  # after the field manager: admission and registry, not the writer
+        strategy.allocate(obj)  # after the field manager: admission and registry, not the writer
         _builtin_types.encode(info, version, obj)
+        strategy.canonicalize(obj)
         self.admit("CREATE", info, version, ns, name, obj, None, dry_run)
         if dry_run:
             return obj
         meta["resourceVersion"] = ""  # set by the storage, here for the key order
         obj = ordered(obj)
-        if info.key == _crds.CRDS:
-            self.registry.register(crd_info)
+        if served is not None:
+            self.registry.register(served)
         self.storage.create(info.key, (ns or "", name), obj)
         return obj
 
@@ -247,13 +278,13 @@ class ObjectStore:
         applied: bool = False,
     ) -> dict[str, Any]:
         """Update an object as a PUT would (``applied``: by server-side apply)."""
-        _check_supported(info)
+        strategy = for_resource(info)
+        strategy.check_writable(info)
         old = self.get(info, ns, name)
         body = _builtin_types.decode(info, version, body)
         meta_in = body.get("metadata") or {}
         rv = meta_in.get("resourceVersion")
-        if precondition_rv and not rv and info.crd:
-            # customresource strategy: AllowUnconditionalUpdate is false.
+        if precondition_rv and not rv and not strategy.allow_unconditional_update:
             raise invalid(
                 info.kind,
                 info.group,
@@ -279,7 +310,7 @@ class ObjectStore:
                     f"UID in object meta: {old['metadata']['uid']}"
                 ),
             )
-        new = self._merged(info, version, old, body, sub)
+        new = self._merged(info, strategy, version, old, body, sub)
         meta = new.setdefault("metadata", {})
         old_meta = old["metadata"]
         for key in _KEPT_ON_UPDATE:
@@ -298,23 +329,20 @@ class ObjectStore:
         if old_meta.get("deletionTimestamp"):
             _no_new_finalizers(info, name, meta, old_meta)
         if sub != "status":
-            defaults(info, new)
-            allocate_update(info, new, old)
-        if info.crd:
-            _validation.validate_custom(info, version, new, name, old)
-        if sub == "ephemeralcontainers":
-            check(info, name, _validation.ephemeral_containers_update(new, old))
-            rest = copy.deepcopy(new)  # the rest of the pod is the stored one
-            rest["spec"].pop("ephemeralContainers", None)
-            if "ephemeralContainers" in old.get("spec", {}):
-                rest["spec"]["ephemeralContainers"] = old["spec"]["ephemeralContainers"]
-            check(info, name, _validation.validate(info, rest, old))
+            strategy.default(new)
+            strategy.allocate_update(new, old)
+        strategy.validate_schema(info, version, new, name, old)
+        if sub in strategy.subresources:
+            causes, whole = strategy.validate_subresource(sub, new, old)
+            check(info, name, causes)
+            check(info, name, _validate(strategy, whole, old))
         else:
-            check(info, name, _validation.validate(info, new, old))
+            check(info, name, _validate(strategy, new, old))
         _builtin_types.encode(info, version, new)
+        strategy.canonicalize(new)
         if sub != "status":
-            prepare_update(info, new, old)
-        if info.generation and spec_of(info, new) != spec_of(info, old):
+            strategy.prepare_for_update(new, old)
+        if info.generation and strategy.spec_of(info, new) != strategy.spec_of(info, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager is not None and not applied:
             _apply.record_update(
@@ -330,10 +358,9 @@ class ObjectStore:
         self.admit("UPDATE", info, version, ns, name, new, old, dry_run)
         if comparable(new) == comparable(old):
             return old
-        if info.key == _crds.CRDS and sub != "status":
-            crd_info = _crds.accept(new, self.clock)
-            if not dry_run:
-                self.registry.register(crd_info)
+        served = strategy.accept(new, self.clock) if sub != "status" else None
+        if served is not None and not dry_run:
+            self.registry.register(served)
         if dry_run:
             new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
             return new
@@ -350,9 +377,15 @@ class ObjectStore:
 
     @staticmethod
     def _merged(
-        info: ResourceInfo, version: str, old: dict[str, Any], body: dict[str, Any], sub: str
+        info: ResourceInfo,
+        strategy: Strategy,
+        version: str,
+        old: dict[str, Any],
+        body: dict[str, Any],
+        sub: str,
     ) -> dict[str, Any]:
-        """The written object: the status of ``body`` (status writes) or all but it."""
+        """The written object: the status of ``body`` (status writes), what the strategy makes
+        of a write to another subresource, or all of ``body`` but the status."""
         if sub == "status":
             new = copy.deepcopy(old)
             if "status" in body:
@@ -360,15 +393,8 @@ class ObjectStore:
             else:
                 new.pop("status", None)
             return new
-        if sub == "ephemeralcontainers":  # the pod as stored, with the body's ephemeral containers
-            new = copy.deepcopy(old)
-            spec = new.setdefault("spec", {})
-            given = (body.get("spec") or {}).get("ephemeralContainers")
-            if given:
-                spec["ephemeralContainers"] = copy.deepcopy(given)
-            else:
-                spec.pop("ephemeralContainers", None)
-            return new
+        if sub in strategy.subresources:
+            return strategy.merge_subresource(sub, old, body)
         new = copy.deepcopy(body)
         new["apiVersion"], new["kind"] = info.api_version(version), info.kind
         if info.status:
@@ -400,7 +426,8 @@ class ObjectStore:
         if options.get("orphanDependents") is True:
             policy = "Orphan"
         finalizers = list(meta.get("finalizers") or ())
-        if info.key == ("", "namespaces"):
+        strategy = for_resource(info)
+        if strategy.terminates:
             return 200, render(info, version, self.gc.terminate_namespace(info, obj))
         # registry/store.go: the apiserver itself adds the garbage collector's finalizer; the
         # collector (here: at once, when garbage_collection is on) does the rest.
@@ -421,12 +448,12 @@ class ObjectStore:
                 if self.gc.enabled:
                     self.gc.run_finalizers(info, obj)
             return 200, render(info, version, obj)
-        if info.key == ("", "pods"):
-            # Graceful deletion with grace period 0 (an unscheduled pod): the pod is marked
+        if strategy.graceful_delete:
+            # Graceful deletion with grace period 0 (an unscheduled pod): the object is marked
             # (generation bumped, a MODIFIED event) and then removed.
             obj = self._mark_deleted(info, obj, copy.deepcopy(obj))
         removed = self.remove(info, obj)
-        if info.key == ("", "pods"):
+        if strategy.return_deleted_object:
             return 200, render(info, version, removed)
         details = {"name": name, "group": info.group, "kind": info.plural, "uid": meta["uid"]}
         return 200, {
@@ -458,16 +485,15 @@ class ObjectStore:
         if old is None:
             return obj
         gone = self.storage.delete(info.key, key_of(obj), old["metadata"]["resourceVersion"])
-        if info.key == _crds.CRDS:
-            self._unregister(gone.object)
+        defined = for_resource(info).defines(gone.object)
+        if defined is not None:
+            self._unserve(defined)
         self.gc.collect(meta["uid"])
         self.gc.sweep()
         return gone.object
 
-    def _unregister(self, crd: Mapping[str, Any]) -> None:
-        crd_info = _crds.defined(crd)
-        if crd_info is None:
-            return
+    def _unserve(self, crd_info: ResourceInfo) -> None:
+        """Stop serving a resource whose definition is gone, and remove its objects."""
         served = self.registry.get(crd_info.key)
         if served is not None:
             for obj in list(self.storage.range(crd_info.key).values()):
@@ -476,12 +502,30 @@ class ObjectStore:
         self.hub.drop(lambda w: w.info.key == crd_info.key)
 
 
-def _check_supported(info: ResourceInfo) -> None:
-    if not info.crd and info.key not in SUPPORTED:
-        raise FeatureNotImplementedError(
-            f"writing {info.kind} ({info.api_version()}): the API core does not default and "
-            "validate this built-in kind as the apiserver does"
-        )
+def _validate(
+    strategy: Strategy, obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> list[Cause]:
+    """The causes of a write: its metadata's, then the strategy's."""
+    causes = validate_object_meta(
+        obj,
+        old,
+        kube_finalizers=strategy.kube_finalizers,
+        update_passes=strategy.update_metadata_passes,
+    )
+    causes.extend(strategy.validate(obj, old))
+    return causes
+
+
+def _check_name(info: ResourceInfo, strategy: Strategy, name: str, obj: dict[str, Any]) -> None:
+    """Raise 422 Invalid for a missing or malformed name (with the object's other errors)."""
+    causes = name_causes(name, label=strategy.name_is_label)
+    if not causes:
+        return
+    if not name:
+        raise invalid(info.kind, info.group, "", causes)
+    probe = copy.deepcopy(obj)  # the other metadata errors come in the same answer
+    strategy.default(probe)
+    raise invalid(info.kind, info.group, name, [*causes, *_validate(strategy, probe, None)])
 
 
 def _no_new_finalizers(

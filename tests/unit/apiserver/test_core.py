@@ -13,6 +13,7 @@ from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._router import Reply, Request, Route, route
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError
 from kubectrl.apiserver._watch import WatchStream
+from kubectrl.apiserver.strategies import builtin_resources
 
 
 def ns_body(name: str) -> bytes:
@@ -38,7 +39,7 @@ def core() -> APICore:
 
 
 def test_routes_name_resource_namespace_name_subresource_and_verb() -> None:
-    registry = Registry()
+    registry = Registry(builtin_resources())
     found = route(registry, Request("PUT", "/apis/apps/v1/namespaces/d/deployments/x/scale"))
     assert isinstance(found, Route)
     assert (found.info.kind, found.namespace, found.name, found.subresource, found.verb) == (
