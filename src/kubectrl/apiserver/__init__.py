@@ -24,7 +24,7 @@ core's modules are private:
   subresource, finalizers, optimistic concurrency, admission) around the storage, calling the
   resource's strategy in one order; ``_gc``: garbage collection and namespace termination;
   ``_scale``: the scale subresource;
-- ``strategies``: what each resource does on writes (defaults, validation, what a CRD
+- ``_strategies``: what each resource does on writes (defaults, validation, what a CRD
   defines), one object per resource; ``_validation``: what every object's validation shares
   (``_resources``: the served resources and CRD schemas; ``_registry``: which are served);
 - ``_patch`` and ``_apply``: JSON, merge and strategic merge patches, server-side apply and

@@ -10,7 +10,7 @@ negative replicas, parallelism, completions or backoffLimit; a CronJob's schedul
 Ingresses (hosts, path types, backends; ``pkg/apis/networking/validation``), RBAC rules and
 bindings (``pkg/apis/rbac/validation``), Leases (``pkg/apis/coordination/validation``) and
 ConfigMap/Secret keys. What is not checked here is listed in the docs' known differences.
-Each kind's strategy (:mod:`kubectrl.apiserver.strategies`) runs its check.
+Each kind's strategy (:mod:`kubectrl.apiserver._strategies`) runs its check.
 """
 
 from __future__ import annotations

@@ -52,8 +52,8 @@ from kubectrl.apiserver._status import (
 )
 from kubectrl.apiserver._storage import CompactedError, MemoryStorage, Storage
 from kubectrl.apiserver._store import ObjectStore
+from kubectrl.apiserver._strategies import builtin_resources
 from kubectrl.apiserver._watch import WatchHub, WatchStream
-from kubectrl.apiserver.strategies import builtin_resources
 
 __all__ = ["APICore"]
 

@@ -24,7 +24,7 @@ from kubectrl.apiserver._objects import key_of, now_string
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._storage import Storage
-from kubectrl.apiserver.strategies import for_resource
+from kubectrl.apiserver._strategies import for_resource
 
 __all__ = ["GarbageCollector", "Writer"]
 

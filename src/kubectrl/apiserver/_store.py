@@ -3,7 +3,7 @@
 As the apiserver's generic registry store (``pkg/registry/generic/registry/store.go``) with
 ``pkg/registry/rest`` (``create.go`` ``BeforeCreate``, ``update.go`` ``BeforeUpdate``,
 ``delete.go`` ``BeforeDelete``): one store for every resource, calling the resource's strategy
-(:mod:`kubectrl.apiserver.strategies`) in one fixed order, and validating admission
+(:mod:`kubectrl.apiserver._strategies`) in one fixed order, and validating admission
 (:meth:`ObjectStore.admit`) last, on the object as it will be stored. Nothing here depends on
 which resource is written but through its strategy.
 
@@ -82,9 +82,9 @@ from kubectrl.apiserver._status import (
     qualified,
 )
 from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver._strategies import NAMESPACES, Cause, Strategy, for_resource
 from kubectrl.apiserver._validation import name_causes, validate_object_meta
 from kubectrl.apiserver._watch import WatchHub
-from kubectrl.apiserver.strategies import NAMESPACES, Cause, Strategy, for_resource
 
 __all__ = ["ObjectStore"]
 

@@ -5,7 +5,7 @@ Every kind: label keys and values (``apimachinery/pkg/api/validation/objectmeta.
 (:mod:`~kubectrl.apiserver._metadata`), passed as often as the real server's answer reports
 them (:func:`validate_object_meta`); names: RFC 1123 subdomains, or labels where the strategy
 says so (:func:`name_causes`). What a kind checks of its own fields is its strategy's
-(:mod:`kubectrl.apiserver.strategies`, with :mod:`~kubectrl.apiserver._builtin_validation`);
+(:mod:`kubectrl.apiserver._strategies`, with :mod:`~kubectrl.apiserver._builtin_validation`);
 custom resources: their CRD schema.
 """
 

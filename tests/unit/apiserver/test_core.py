@@ -12,8 +12,8 @@ from kubectrl.apiserver._core import APICore
 from kubectrl.apiserver._registry import Registry
 from kubectrl.apiserver._router import Reply, Request, Route, route
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError
+from kubectrl.apiserver._strategies import builtin_resources
 from kubectrl.apiserver._watch import WatchStream
-from kubectrl.apiserver.strategies import builtin_resources
 
 
 def ns_body(name: str) -> bytes:

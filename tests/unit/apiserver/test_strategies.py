@@ -19,12 +19,12 @@ import pytest
 import kubectrl.apiserver
 from kubectrl._builtin_kinds import BUILTIN_KINDS
 from kubectrl._clock import RealClock
-from kubectrl.apiserver import strategies
+from kubectrl.apiserver import _strategies as strategies
 from kubectrl.apiserver._core import APICore
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import FeatureNotImplementedError
-from kubectrl.apiserver.strategies.base import ReadOnly, Strategy
-from kubectrl.apiserver.strategies.custom import CustomResources
+from kubectrl.apiserver._strategies.base import ReadOnly, Strategy
+from kubectrl.apiserver._strategies.custom import CustomResources
 
 ROOT = Path(str(kubectrl.apiserver.__file__)).parent
 PLURALS = frozenset(plural for _g, _v, _k, plural, _n in BUILTIN_KINDS.values())
@@ -77,13 +77,13 @@ def _module_constants(tree: ast.Module) -> set[str]:
 
 
 def resource_branches(root: Path) -> Iterator[tuple[str, int, str]]:
-    """``(file, line, source)`` of every place outside ``strategies/`` that knows a resource
+    """``(file, line, source)`` of every place outside ``_strategies/`` that knows a resource
     by its name: a resource literal (a plural compared, a ``(group, plural)`` key anywhere, as
     in a table keyed by resource), or a resource's identity (``x.key``, ``x.plural``,
     ``x.resource``, ``x.group``) compared with a literal or a module constant."""
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
-        if relative.parts[0] == "strategies":
+        if relative.parts[0] == "_strategies":
             continue
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text)
@@ -114,7 +114,7 @@ def _contains_name(node: ast.AST) -> bool:
 
 def test_the_core_branches_on_no_resource_name_outside_the_strategies() -> None:
     found = sorted(set(resource_branches(ROOT)))
-    assert not found, "per-kind behaviour outside strategies/ (give it to the strategy):\n" + (
+    assert not found, "per-kind behaviour outside _strategies/ (give it to the strategy):\n" + (
         "\n".join(f"{path}:{line}: {source}" for path, line, source in found)
     )
 

@@ -17,7 +17,7 @@ from kubectrl.apiserver import _crd_admission, _resources
 from kubectrl.apiserver._objects import now_string
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import invalid
-from kubectrl.apiserver.strategies.base import Strategy
+from kubectrl.apiserver._strategies.base import Strategy
 
 __all__ = ["CustomResourceDefinitions"]
 

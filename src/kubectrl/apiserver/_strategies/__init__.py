@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from kubectrl._builtin_kinds import BUILTIN_KINDS
 from kubectrl.apiserver._resources import ResourceInfo
-from kubectrl.apiserver.strategies import apps, batch, core, networking, rbac
-from kubectrl.apiserver.strategies.apiextensions import CustomResourceDefinitions
-from kubectrl.apiserver.strategies.base import Cause, Key, ReadOnly, Strategy
-from kubectrl.apiserver.strategies.custom import CustomResources
+from kubectrl.apiserver._strategies import apps, batch, core, networking, rbac
+from kubectrl.apiserver._strategies.apiextensions import CustomResourceDefinitions
+from kubectrl.apiserver._strategies.base import Cause, Key, ReadOnly, Strategy
+from kubectrl.apiserver._strategies.custom import CustomResources
 
 __all__ = [
     "NAMESPACES",

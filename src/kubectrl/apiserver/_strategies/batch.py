@@ -13,9 +13,9 @@ from typing import Any
 
 from kubectrl.apiserver import _builtin_validation as _checks
 from kubectrl.apiserver._builtin_validation import validate_kind
+from kubectrl.apiserver._strategies.base import Cause, Strategy
+from kubectrl.apiserver._strategies.podspec import pod_defaults
 from kubectrl.apiserver._validation import go_equal, immutable_selector, template_meta
-from kubectrl.apiserver.strategies.base import Cause, Strategy
-from kubectrl.apiserver.strategies.podspec import pod_defaults
 
 __all__ = ["CronJobs", "Jobs"]
 

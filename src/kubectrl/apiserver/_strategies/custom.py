@@ -19,8 +19,8 @@ from kubectrl.apiserver import _schema
 from kubectrl.apiserver._builtin_types import object_meta_problem
 from kubectrl.apiserver._resources import ResourceInfo
 from kubectrl.apiserver._status import bad_request, invalid
+from kubectrl.apiserver._strategies.base import Strategy
 from kubectrl.apiserver._validation import embedded_object_meta
-from kubectrl.apiserver.strategies.base import Strategy
 
 __all__ = ["CustomResources"]
 

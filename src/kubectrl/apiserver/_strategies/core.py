@@ -22,9 +22,9 @@ from typing import Any
 from kubectrl.apiserver import _builtin_validation as _checks
 from kubectrl.apiserver._builtin_quantity import parse_quantity
 from kubectrl.apiserver._builtin_validation import validate_kind
+from kubectrl.apiserver._strategies.base import Cause, Strategy
+from kubectrl.apiserver._strategies.podspec import pod_defaults, qos_class
 from kubectrl.apiserver._validation import DNS_LABEL, LABEL_MSG, go_equal, label_causes, quote
-from kubectrl.apiserver.strategies.base import Cause, Strategy
-from kubectrl.apiserver.strategies.podspec import pod_defaults, qos_class
 
 __all__ = [
     "ConfigMaps",

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubectrl.apiserver import _builtin_validation as _checks
 from kubectrl.apiserver._builtin_validation import validate_kind
-from kubectrl.apiserver.strategies.base import Cause, Strategy
+from kubectrl.apiserver._strategies.base import Cause, Strategy
 
 __all__ = ["Ingresses", "Leases"]
 
