@@ -368,7 +368,8 @@ def measure(path: Path, variant: str, shards: str = "") -> dict[str, int]:
 async def priority_latency(objects: int, low: bool) -> float:
     from kubectrl.cache import InformerFactory
     from kubectrl.client import AsyncClient
-    from kubectrl.runtime import Controller, ControllerOptions, KindSource, Request
+    from kubectrl.runtime import Controller, ControllerOptions, Request
+    from kubectrl.runtime.source import KindSource
     from kubectrl.testing import FakeAPI
 
     api = FakeAPI()

@@ -51,7 +51,8 @@ from kubernetes.client.models import (
 from kubectrl import rbac
 from kubectrl.errors import AlreadyExistsError, KubectrlError, NotFoundError
 from kubectrl.events import NORMAL, WARNING, EventRecorder
-from kubectrl.runtime import CachedClient, Reconciler, Request, set_controller_reference
+from kubectrl.runtime import CachedClient, Reconciler, Request
+from kubectrl.runtime.controllerutil import set_controller_reference
 
 #: The field manager the original passes on every write.
 FIELD_MANAGER = "sample-controller"

@@ -28,7 +28,8 @@ from kubernetes.client.models import V1Deployment
 
 from kubectrl.client import load_config, load_kubeconfig
 from kubectrl.errors import ConfigError
-from kubectrl.runtime import Builder, Manager, ManagerOptions, resource_version_changed
+from kubectrl.runtime import Builder, Manager, ManagerOptions
+from kubectrl.runtime.predicate import resource_version_changed
 from kubectrl.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         InformerFactory,
         Lister,
         ListWatch,
+        Reflector,
         ResourceEventHandler,
         ResourceEventHandlerFuncs,
     )
@@ -110,6 +111,7 @@ _LAZY: dict[str, str] = {
             "InformerFactory",
             "ListWatch",
             "Lister",
+            "Reflector",
             "ResourceEventHandler",
             "ResourceEventHandlerFuncs",
         ),
@@ -257,6 +259,7 @@ __all__ = [
     "RateLimitingQueue",
     "RealClock",
     "Reconciler",
+    "Reflector",
     "Request",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",

@@ -21,9 +21,17 @@ from typing import Any
 __all__ = ["Deprecated", "module_getattr", "publish"]
 
 
-def publish(package: str, namespace: MutableMapping[str, Any], names: Iterable[str]) -> None:
-    """Set ``__module__`` to ``package`` on each exported object defined in its private modules."""
-    private_prefix = f"{package}._"
+def publish(
+    package: str,
+    namespace: MutableMapping[str, Any],
+    names: Iterable[str],
+    *,
+    private_of: str | None = None,
+) -> None:
+    """Set ``__module__`` to ``package`` on each exported object defined in its private modules
+    (those of ``private_of`` for a public submodule: ``kubectrl.runtime.predicate`` publishes
+    what ``kubectrl.runtime._predicate`` defines)."""
+    private_prefix = f"{private_of or package}._"
     for name in names:
         obj = namespace[name]
         if getattr(obj, "__module__", "").startswith(private_prefix):

@@ -13,9 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 
 from typing_extensions import assert_type
 
-from kubectrl.client import (
-    AsyncClient,
-    BlockingClient,
+from kubectrl.client import AsyncClient, BlockingClient
+from kubectrl.client.pods import (
     BlockingExecSession,
     BlockingPods,
     BlockingPortForward,

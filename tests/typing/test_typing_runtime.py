@@ -14,15 +14,8 @@ from typing_extensions import assert_type
 
 from kubectrl.client import ModelList
 from kubectrl.resources import CustomResource, ResourceModel
-from kubectrl.runtime import (
-    BlockingCachedClient,
-    Builder,
-    CachedClient,
-    Manager,
-    Request,
-    create_or_update,
-    set_controller_reference,
-)
+from kubectrl.runtime import BlockingCachedClient, Builder, CachedClient, Manager, Request
+from kubectrl.runtime.controllerutil import create_or_update, set_controller_reference
 
 
 class FooSpec(ResourceModel):

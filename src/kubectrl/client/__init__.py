@@ -32,45 +32,11 @@ from kubectrl.client._config import (
     load_kubeconfig,
 )
 from kubectrl.client._discovery import APIResource, RESTMapper
-from kubectrl.client._interfaces import (
-    KubeClient,
-    Pager,
-    Reader,
-    StatusClient,
-    StatusWriter,
-    SubResourceClient,
-    Writer,
-)
-from kubectrl.client._interfaces_blocking import (
-    BlockingKubeClient,
-    BlockingPager,
-    BlockingReader,
-    BlockingStatusClient,
-    BlockingStatusWriter,
-    BlockingSubResourceClient,
-    BlockingWriter,
-)
+from kubectrl.client._interfaces import KubeClient
+from kubectrl.client._interfaces_blocking import BlockingKubeClient
 from kubectrl.client._merge import merge_patch_diff
 from kubectrl.client._models import to_model
-from kubectrl.client._options import (
-    ApplyOptions,
-    DeleteAllOptions,
-    DeleteOptions,
-    FieldValidation,
-    GetOptions,
-    ListOptions,
-    MergeOptions,
-    PageOptions,
-    PatchOptions,
-    WatchOptions,
-    WriteOptions,
-)
-from kubectrl.client._pod_logs import LogOptions, LogStreamOptions
-from kubectrl.client._pods import Pods
-from kubectrl.client._pods_blocking import BlockingExecSession, BlockingPods, BlockingPortForward
-from kubectrl.client._portforward import PortForward
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
-from kubectrl.client._remotecommand import ExecResult, ExecSession, SessionOpener
 from kubectrl.client._rest_extras import ServiceAccountToken
 from kubectrl.client._retry import (
     DEFAULT_BACKOFF,
@@ -96,64 +62,31 @@ __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_RETRY",
     "APIResource",
-    "ApplyOptions",
     "AsyncClient",
     "Backoff",
     "BlockingClient",
-    "BlockingExecSession",
     "BlockingKubeClient",
-    "BlockingPager",
-    "BlockingPods",
-    "BlockingPortForward",
-    "BlockingReader",
-    "BlockingStatusClient",
-    "BlockingStatusWriter",
-    "BlockingSubResourceClient",
     "BlockingWatchStream",
-    "BlockingWriter",
     "ClientConfig",
     "DeduplicateWarnings",
-    "DeleteAllOptions",
-    "DeleteOptions",
     "EventType",
-    "ExecResult",
-    "ExecSession",
-    "FieldValidation",
-    "GetOptions",
     "KindRef",
     "KubeClient",
-    "ListOptions",
-    "LogOptions",
-    "LogStreamOptions",
-    "MergeOptions",
     "ModelList",
     "NoWarnings",
-    "PageOptions",
-    "Pager",
-    "PatchOptions",
     "PatchType",
-    "Pods",
-    "PortForward",
     "Preconditions",
     "RESTMapper",
     "RateLimit",
-    "Reader",
     "ResourceRef",
     "RetryPolicy",
     "ServiceAccountToken",
-    "SessionOpener",
-    "StatusClient",
-    "StatusWriter",
-    "SubResourceClient",
     "TokenBucketRateLimiter",
     "WarningHandler",
     "WarningLogger",
     "WarningRecorder",
     "WatchEvent",
-    "WatchOptions",
     "WatchStream",
-    "WriteOptions",
-    "Writer",
     "extract",
     "load_config",
     "load_incluster_config",
@@ -171,6 +104,125 @@ __getattr__, __dir__ = _module_getattr(
     __name__,
     globals(),
     deprecated={
+        "ApplyOptions": _Deprecated(
+            "kubectrl.client._options", "ApplyOptions", "kubectrl.client.options.ApplyOptions"
+        ),
+        "BlockingExecSession": _Deprecated(
+            "kubectrl.client._pods_blocking",
+            "BlockingExecSession",
+            "kubectrl.client.pods.BlockingExecSession",
+        ),
+        "BlockingPager": _Deprecated(
+            "kubectrl.client._interfaces_blocking",
+            "BlockingPager",
+            "kubectrl.client.interfaces.BlockingPager",
+        ),
+        "BlockingPods": _Deprecated(
+            "kubectrl.client._pods_blocking", "BlockingPods", "kubectrl.client.pods.BlockingPods"
+        ),
+        "BlockingPortForward": _Deprecated(
+            "kubectrl.client._pods_blocking",
+            "BlockingPortForward",
+            "kubectrl.client.pods.BlockingPortForward",
+        ),
+        "BlockingReader": _Deprecated(
+            "kubectrl.client._interfaces_blocking",
+            "BlockingReader",
+            "kubectrl.client.interfaces.BlockingReader",
+        ),
+        "BlockingStatusClient": _Deprecated(
+            "kubectrl.client._interfaces_blocking",
+            "BlockingStatusClient",
+            "kubectrl.client.interfaces.BlockingStatusClient",
+        ),
+        "BlockingStatusWriter": _Deprecated(
+            "kubectrl.client._interfaces_blocking",
+            "BlockingStatusWriter",
+            "kubectrl.client.interfaces.BlockingStatusWriter",
+        ),
+        "BlockingSubResourceClient": _Deprecated(
+            "kubectrl.client._interfaces_blocking",
+            "BlockingSubResourceClient",
+            "kubectrl.client.interfaces.BlockingSubResourceClient",
+        ),
+        "BlockingWriter": _Deprecated(
+            "kubectrl.client._interfaces_blocking",
+            "BlockingWriter",
+            "kubectrl.client.interfaces.BlockingWriter",
+        ),
+        "DeleteAllOptions": _Deprecated(
+            "kubectrl.client._options",
+            "DeleteAllOptions",
+            "kubectrl.client.options.DeleteAllOptions",
+        ),
+        "DeleteOptions": _Deprecated(
+            "kubectrl.client._options", "DeleteOptions", "kubectrl.client.options.DeleteOptions"
+        ),
+        "ExecResult": _Deprecated(
+            "kubectrl.client._remotecommand", "ExecResult", "kubectrl.client.pods.ExecResult"
+        ),
+        "ExecSession": _Deprecated(
+            "kubectrl.client._remotecommand", "ExecSession", "kubectrl.client.pods.ExecSession"
+        ),
+        "FieldValidation": _Deprecated(
+            "kubectrl.client._options", "FieldValidation", "kubectrl.client.options.FieldValidation"
+        ),
+        "GetOptions": _Deprecated(
+            "kubectrl.client._options", "GetOptions", "kubectrl.client.options.GetOptions"
+        ),
+        "ListOptions": _Deprecated(
+            "kubectrl.client._options", "ListOptions", "kubectrl.client.options.ListOptions"
+        ),
+        "LogOptions": _Deprecated(
+            "kubectrl.client._pod_logs", "LogOptions", "kubectrl.client.options.LogOptions"
+        ),
+        "LogStreamOptions": _Deprecated(
+            "kubectrl.client._pod_logs",
+            "LogStreamOptions",
+            "kubectrl.client.options.LogStreamOptions",
+        ),
+        "MergeOptions": _Deprecated(
+            "kubectrl.client._options", "MergeOptions", "kubectrl.client.options.MergeOptions"
+        ),
+        "PageOptions": _Deprecated(
+            "kubectrl.client._options", "PageOptions", "kubectrl.client.options.PageOptions"
+        ),
+        "Pager": _Deprecated(
+            "kubectrl.client._interfaces", "Pager", "kubectrl.client.interfaces.Pager"
+        ),
+        "PatchOptions": _Deprecated(
+            "kubectrl.client._options", "PatchOptions", "kubectrl.client.options.PatchOptions"
+        ),
+        "Pods": _Deprecated("kubectrl.client._pods", "Pods", "kubectrl.client.pods.Pods"),
+        "PortForward": _Deprecated(
+            "kubectrl.client._portforward", "PortForward", "kubectrl.client.pods.PortForward"
+        ),
+        "Reader": _Deprecated(
+            "kubectrl.client._interfaces", "Reader", "kubectrl.client.interfaces.Reader"
+        ),
+        "SessionOpener": _Deprecated(
+            "kubectrl.client._remotecommand", "SessionOpener", "kubectrl.client.pods.SessionOpener"
+        ),
+        "StatusClient": _Deprecated(
+            "kubectrl.client._interfaces", "StatusClient", "kubectrl.client.interfaces.StatusClient"
+        ),
+        "StatusWriter": _Deprecated(
+            "kubectrl.client._interfaces", "StatusWriter", "kubectrl.client.interfaces.StatusWriter"
+        ),
+        "SubResourceClient": _Deprecated(
+            "kubectrl.client._interfaces",
+            "SubResourceClient",
+            "kubectrl.client.interfaces.SubResourceClient",
+        ),
+        "WatchOptions": _Deprecated(
+            "kubectrl.client._options", "WatchOptions", "kubectrl.client.options.WatchOptions"
+        ),
+        "WriteOptions": _Deprecated(
+            "kubectrl.client._options", "WriteOptions", "kubectrl.client.options.WriteOptions"
+        ),
+        "Writer": _Deprecated(
+            "kubectrl.client._interfaces", "Writer", "kubectrl.client.interfaces.Writer"
+        ),
         "Client": _Deprecated(__name__, "BlockingClient", "kubectrl.client.BlockingClient"),
         "SyncWatchStream": _Deprecated(
             __name__, "BlockingWatchStream", "kubectrl.client.BlockingWatchStream"

@@ -27,6 +27,8 @@ See ``docs/runtime.md``.
 
 from __future__ import annotations
 
+from kubectrl._exports import Deprecated as _Deprecated
+from kubectrl._exports import module_getattr as _module_getattr
 from kubectrl._exports import publish as _publish
 from kubectrl.runtime._builder import Builder
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
@@ -35,46 +37,10 @@ from kubectrl.runtime._controller import (
     ControllerOptions,
     ReconcileInfo,
     ReconcileTimeoutError,
-    SourceSyncError,
     current_reconcile,
 )
-from kubectrl.runtime._controllerutil import (
-    AlreadyOwnedError,
-    OperationResult,
-    add_finalizer,
-    contains_finalizer,
-    create_or_patch,
-    create_or_update,
-    has_controller_reference,
-    merge_patch_diff,
-    remove_finalizer,
-    set_controller_reference,
-    set_owner_reference,
-)
-from kubectrl.runtime._event import CreateEvent, DeleteEvent, Event, GenericEvent, UpdateEvent
 from kubectrl.runtime._field_index import FieldIndexer, FieldIndexError
-from kubectrl.runtime._handler import (
-    EventHandler,
-    MapHandler,
-    OwnerHandler,
-    enqueue_request_for_object,
-    enqueue_request_for_owner,
-    enqueue_requests_from_map_func,
-)
-from kubectrl.runtime._kind_source import KindSource
 from kubectrl.runtime._manager import Manager, ManagerError, ManagerOptions, Runnable
-from kubectrl.runtime._predicate import (
-    Predicate,
-    PredicateFuncs,
-    and_,
-    annotations_changed,
-    generation_changed,
-    label_selector,
-    labels_changed,
-    not_,
-    or_,
-    resource_version_changed,
-)
 from kubectrl.runtime._reconcile import (
     MAX_REQUEUE_AFTER,
     Reconciler,
@@ -86,42 +52,20 @@ from kubectrl.runtime._reconcile import (
     reconcile_func,
 )
 from kubectrl.runtime._server import ping
-from kubectrl.runtime._sharding import (
-    ShardContext,
-    ShardedRunner,
-    ShardingOptions,
-    ShardSetup,
-    current_shard,
-    owner_in_shard,
-)
-from kubectrl.runtime._source import ChannelSource, Source
 from kubectrl.runtime._webhook_builder import WebhookBuilder
 
 __all__ = [
     "MAX_REQUEUE_AFTER",
-    "AlreadyOwnedError",
     "BlockingCachedClient",
     "Builder",
     "CachedClient",
-    "ChannelSource",
     "Controller",
     "ControllerOptions",
-    "CreateEvent",
-    "DeleteEvent",
-    "Event",
-    "EventHandler",
     "FieldIndexError",
     "FieldIndexer",
-    "GenericEvent",
-    "KindSource",
     "Manager",
     "ManagerError",
     "ManagerOptions",
-    "MapHandler",
-    "OperationResult",
-    "OwnerHandler",
-    "Predicate",
-    "PredicateFuncs",
     "ReconcileInfo",
     "ReconcileTimeoutError",
     "Reconciler",
@@ -129,41 +73,189 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
-    "ShardContext",
-    "ShardSetup",
-    "ShardedRunner",
-    "ShardingOptions",
-    "Source",
-    "SourceSyncError",
     "TerminalError",
-    "UpdateEvent",
     "WebhookBuilder",
-    "add_finalizer",
-    "and_",
-    "annotations_changed",
-    "contains_finalizer",
-    "create_or_patch",
-    "create_or_update",
     "current_reconcile",
-    "current_shard",
-    "enqueue_request_for_object",
-    "enqueue_request_for_owner",
-    "enqueue_requests_from_map_func",
-    "generation_changed",
-    "has_controller_reference",
-    "label_selector",
-    "labels_changed",
     "low_priority",
-    "merge_patch_diff",
-    "not_",
-    "or_",
-    "owner_in_shard",
     "ping",
     "reconcile_func",
-    "remove_finalizer",
-    "resource_version_changed",
-    "set_controller_reference",
-    "set_owner_reference",
 ]
 
 _publish(__name__, globals(), __all__)
+
+# Names that moved to a submodule (or to the package that owns them): still importable
+# from here, with a DeprecationWarning naming the new place.
+__getattr__, __dir__ = _module_getattr(
+    __name__,
+    globals(),
+    deprecated={
+        "AlreadyOwnedError": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "AlreadyOwnedError",
+            "kubectrl.runtime.controllerutil.AlreadyOwnedError",
+        ),
+        "ChannelSource": _Deprecated(
+            "kubectrl.runtime._source", "ChannelSource", "kubectrl.runtime.source.ChannelSource"
+        ),
+        "CreateEvent": _Deprecated(
+            "kubectrl.runtime._event", "CreateEvent", "kubectrl.runtime.handler.CreateEvent"
+        ),
+        "DeleteEvent": _Deprecated(
+            "kubectrl.runtime._event", "DeleteEvent", "kubectrl.runtime.handler.DeleteEvent"
+        ),
+        "Event": _Deprecated("kubectrl.runtime._event", "Event", "kubectrl.runtime.handler.Event"),
+        "EventHandler": _Deprecated(
+            "kubectrl.runtime._handler", "EventHandler", "kubectrl.runtime.handler.EventHandler"
+        ),
+        "GenericEvent": _Deprecated(
+            "kubectrl.runtime._event", "GenericEvent", "kubectrl.runtime.handler.GenericEvent"
+        ),
+        "KindSource": _Deprecated(
+            "kubectrl.runtime._kind_source", "KindSource", "kubectrl.runtime.source.KindSource"
+        ),
+        "MapHandler": _Deprecated(
+            "kubectrl.runtime._handler", "MapHandler", "kubectrl.runtime.handler.MapHandler"
+        ),
+        "OperationResult": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "OperationResult",
+            "kubectrl.runtime.controllerutil.OperationResult",
+        ),
+        "OwnerHandler": _Deprecated(
+            "kubectrl.runtime._handler", "OwnerHandler", "kubectrl.runtime.handler.OwnerHandler"
+        ),
+        "Predicate": _Deprecated(
+            "kubectrl.runtime._predicate", "Predicate", "kubectrl.runtime.predicate.Predicate"
+        ),
+        "PredicateFuncs": _Deprecated(
+            "kubectrl.runtime._predicate",
+            "PredicateFuncs",
+            "kubectrl.runtime.predicate.PredicateFuncs",
+        ),
+        "ShardContext": _Deprecated(
+            "kubectrl.runtime._sharding", "ShardContext", "kubectrl.runtime.sharding.ShardContext"
+        ),
+        "ShardSetup": _Deprecated(
+            "kubectrl.runtime._sharding", "ShardSetup", "kubectrl.runtime.sharding.ShardSetup"
+        ),
+        "ShardedRunner": _Deprecated(
+            "kubectrl.runtime._sharding", "ShardedRunner", "kubectrl.runtime.sharding.ShardedRunner"
+        ),
+        "ShardingOptions": _Deprecated(
+            "kubectrl.runtime._sharding",
+            "ShardingOptions",
+            "kubectrl.runtime.sharding.ShardingOptions",
+        ),
+        "Source": _Deprecated(
+            "kubectrl.runtime._source", "Source", "kubectrl.runtime.source.Source"
+        ),
+        "SourceSyncError": _Deprecated(
+            "kubectrl.runtime._controller",
+            "SourceSyncError",
+            "kubectrl.runtime.source.SourceSyncError",
+        ),
+        "UpdateEvent": _Deprecated(
+            "kubectrl.runtime._event", "UpdateEvent", "kubectrl.runtime.handler.UpdateEvent"
+        ),
+        "add_finalizer": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "add_finalizer",
+            "kubectrl.runtime.controllerutil.add_finalizer",
+        ),
+        "and_": _Deprecated(
+            "kubectrl.runtime._predicate", "and_", "kubectrl.runtime.predicate.and_"
+        ),
+        "annotations_changed": _Deprecated(
+            "kubectrl.runtime._predicate",
+            "annotations_changed",
+            "kubectrl.runtime.predicate.annotations_changed",
+        ),
+        "contains_finalizer": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "contains_finalizer",
+            "kubectrl.runtime.controllerutil.contains_finalizer",
+        ),
+        "create_or_patch": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "create_or_patch",
+            "kubectrl.runtime.controllerutil.create_or_patch",
+        ),
+        "create_or_update": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "create_or_update",
+            "kubectrl.runtime.controllerutil.create_or_update",
+        ),
+        "current_shard": _Deprecated(
+            "kubectrl.runtime._sharding", "current_shard", "kubectrl.runtime.sharding.current_shard"
+        ),
+        "enqueue_request_for_object": _Deprecated(
+            "kubectrl.runtime._handler",
+            "enqueue_request_for_object",
+            "kubectrl.runtime.handler.enqueue_request_for_object",
+        ),
+        "enqueue_request_for_owner": _Deprecated(
+            "kubectrl.runtime._handler",
+            "enqueue_request_for_owner",
+            "kubectrl.runtime.handler.enqueue_request_for_owner",
+        ),
+        "enqueue_requests_from_map_func": _Deprecated(
+            "kubectrl.runtime._handler",
+            "enqueue_requests_from_map_func",
+            "kubectrl.runtime.handler.enqueue_requests_from_map_func",
+        ),
+        "generation_changed": _Deprecated(
+            "kubectrl.runtime._predicate",
+            "generation_changed",
+            "kubectrl.runtime.predicate.generation_changed",
+        ),
+        "has_controller_reference": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "has_controller_reference",
+            "kubectrl.runtime.controllerutil.has_controller_reference",
+        ),
+        "label_selector": _Deprecated(
+            "kubectrl.runtime._predicate",
+            "label_selector",
+            "kubectrl.runtime.predicate.label_selector",
+        ),
+        "labels_changed": _Deprecated(
+            "kubectrl.runtime._predicate",
+            "labels_changed",
+            "kubectrl.runtime.predicate.labels_changed",
+        ),
+        "merge_patch_diff": _Deprecated(
+            "kubectrl.client",
+            "merge_patch_diff",
+            "kubectrl.client.merge_patch_diff.merge_patch_diff",
+        ),
+        "not_": _Deprecated(
+            "kubectrl.runtime._predicate", "not_", "kubectrl.runtime.predicate.not_"
+        ),
+        "or_": _Deprecated("kubectrl.runtime._predicate", "or_", "kubectrl.runtime.predicate.or_"),
+        "owner_in_shard": _Deprecated(
+            "kubectrl.runtime._sharding",
+            "owner_in_shard",
+            "kubectrl.runtime.sharding.owner_in_shard",
+        ),
+        "remove_finalizer": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "remove_finalizer",
+            "kubectrl.runtime.controllerutil.remove_finalizer",
+        ),
+        "resource_version_changed": _Deprecated(
+            "kubectrl.runtime._predicate",
+            "resource_version_changed",
+            "kubectrl.runtime.predicate.resource_version_changed",
+        ),
+        "set_controller_reference": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "set_controller_reference",
+            "kubectrl.runtime.controllerutil.set_controller_reference",
+        ),
+        "set_owner_reference": _Deprecated(
+            "kubectrl.runtime._controllerutil",
+            "set_owner_reference",
+            "kubectrl.runtime.controllerutil.set_owner_reference",
+        ),
+    },
+)

@@ -24,7 +24,8 @@ from kubectrl.conditions import Condition, Conditions, set_status_condition
 from kubectrl.envtest import ControlPlane
 from kubectrl.errors import ConflictError, NotFoundError
 from kubectrl.resources import CustomResource, ResourceModel
-from kubectrl.runtime import Request, add_finalizer, contains_finalizer, remove_finalizer
+from kubectrl.runtime import Request
+from kubectrl.runtime.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,11 @@ import pytest
 
 from kubectrl.client import AsyncClient
 from kubectrl.errors import NotFoundError
-from kubectrl.runtime import Request, generation_changed, set_controller_reference
+from kubectrl.runtime import Request
 from kubectrl.runtime._builder import Builder
 from kubectrl.runtime._manager import Manager
+from kubectrl.runtime.controllerutil import set_controller_reference
+from kubectrl.runtime.predicate import generation_changed
 
 from .conftest import eventually, start_in_background, wait_synced
 

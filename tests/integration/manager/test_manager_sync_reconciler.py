@@ -12,9 +12,10 @@ import pytest
 
 from kubectrl.client import AsyncClient
 from kubectrl.errors import NotFoundError
-from kubectrl.runtime import Request, set_controller_reference
+from kubectrl.runtime import Request
 from kubectrl.runtime._builder import Builder
 from kubectrl.runtime._manager import Manager
+from kubectrl.runtime.controllerutil import set_controller_reference
 
 from .conftest import eventually, start_in_background, wait_synced
 

@@ -18,24 +18,23 @@ import pytest
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.errors import NotFoundError
-from kubectrl.runtime import (
-    Controller,
-    CreateEvent,
-    DeleteEvent,
-    OperationResult,
-    Request,
-    Result,
-    TerminalError,
-    UpdateEvent,
-    create_or_patch,
-    create_or_update,
-    enqueue_request_for_object,
-    enqueue_request_for_owner,
-    set_controller_reference,
-)
+from kubectrl.runtime import Controller, Request, Result, TerminalError
 from kubectrl.runtime._handler import EventHandlerLike, resolve_handler_scope
 from kubectrl.runtime._predicate import PredicateLike
 from kubectrl.runtime._source import dispatch
+from kubectrl.runtime.controllerutil import (
+    OperationResult,
+    create_or_patch,
+    create_or_update,
+    set_controller_reference,
+)
+from kubectrl.runtime.handler import (
+    CreateEvent,
+    DeleteEvent,
+    UpdateEvent,
+    enqueue_request_for_object,
+    enqueue_request_for_owner,
+)
 
 pytestmark = pytest.mark.integration
 DEADLINE = 60.0

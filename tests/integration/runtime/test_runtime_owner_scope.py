@@ -19,12 +19,9 @@ import pytest
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.objects import key_of
-from kubectrl.runtime import (
-    Controller,
-    KindSource,
-    Request,
-    enqueue_request_for_owner,
-)
+from kubectrl.runtime import Controller, Request
+from kubectrl.runtime.handler import enqueue_request_for_owner
+from kubectrl.runtime.source import KindSource
 
 pytestmark = pytest.mark.integration
 DEADLINE = 60.0

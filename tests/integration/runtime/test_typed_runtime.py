@@ -31,12 +31,9 @@ from kubectrl.client import AsyncClient, ClientConfig, load_kubeconfig
 from kubectrl.envtest import ControlPlane
 from kubectrl.errors import ModelValidationError, NotFoundError
 from kubectrl.resources import CustomResource, ObjectMeta, ResourceModel
-from kubectrl.runtime import (
-    Builder,
-    Manager,
-    ManagerOptions,
+from kubectrl.runtime import Builder, Manager, ManagerOptions, Request
+from kubectrl.runtime.controllerutil import (
     OperationResult,
-    Request,
     create_or_patch,
     create_or_update,
     set_controller_reference,

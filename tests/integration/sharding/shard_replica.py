@@ -27,14 +27,8 @@ from pathlib import Path
 import httpx
 
 from kubectrl.client import load_kubeconfig
-from kubectrl.runtime import (
-    Builder,
-    Manager,
-    ManagerOptions,
-    Request,
-    ShardingOptions,
-    current_shard,
-)
+from kubectrl.runtime import Builder, Manager, ManagerOptions, Request
+from kubectrl.runtime.sharding import ShardingOptions, current_shard
 
 CM = ("v1", "ConfigMap")
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from kubectrl.client import AsyncClient, BlockingClient, BlockingPods, Pods
+from kubectrl.client import AsyncClient, BlockingClient
 from kubectrl.client._pods import MOVED_TO_PODS, pod_target
 from kubectrl.client._remotecommand import exit_code_of
+from kubectrl.client.pods import BlockingPods, Pods
 from kubectrl.errors import (
     BadRequestError,
     NotFoundError,

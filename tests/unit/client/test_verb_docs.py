@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kubectrl.client import AsyncClient, BlockingClient, Pager, Reader, Writer, _interfaces
+from kubectrl.client import AsyncClient, BlockingClient, _interfaces
 from kubectrl.client._documented import documented_by
+from kubectrl.client.interfaces import Pager, Reader, Writer
 
 VERBS = {
     "get": Reader.get,

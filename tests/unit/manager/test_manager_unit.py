@@ -13,10 +13,12 @@ import pytest
 from kubectrl.cache import DeletedFinalStateUnknown
 from kubectrl.client import ClientConfig
 from kubectrl.objects import GroupVersionKind
-from kubectrl.runtime import ChannelSource, Request, generation_changed
+from kubectrl.runtime import Request
 from kubectrl.runtime._builder import Builder
 from kubectrl.runtime._kind_source import KindSource, group_kind, normalize_resource
 from kubectrl.runtime._manager import Manager, ManagerError, ManagerOptions
+from kubectrl.runtime.predicate import generation_changed
+from kubectrl.runtime.source import ChannelSource
 
 # Nothing listens here: these tests never make a request.
 CONFIG = ClientConfig(server="https://127.0.0.1:9")

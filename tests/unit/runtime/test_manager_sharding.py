@@ -16,15 +16,9 @@ import pytest
 
 from kubectrl.cache._shard import shard_index
 from kubectrl.client import AsyncClient
-from kubectrl.runtime import (
-    Builder,
-    ChannelSource,
-    Controller,
-    Manager,
-    ManagerOptions,
-    Request,
-)
+from kubectrl.runtime import Builder, Controller, Manager, ManagerOptions, Request
 from kubectrl.runtime._sharding import ShardingOptions, current_shard, owner_in_shard
+from kubectrl.runtime.source import ChannelSource
 from kubectrl.testing import FakeAPI
 
 SHARDS = 6
@@ -136,7 +130,7 @@ def test_a_sharded_manager_refuses_a_controller_it_cannot_shard() -> None:
 )
 def test_owner_in_shard_follows_the_controlling_owner(obj: dict[str, Any], passes: bool) -> None:
     from kubectrl.cache._shard import ShardSelector
-    from kubectrl.runtime import CreateEvent
+    from kubectrl.runtime.handler import CreateEvent
 
     inside = next(i for i in range(4) if ShardSelector.of(i, 4).matches({"metadata": {"uid": "a"}}))
     assert owner_in_shard(ShardSelector.of(inside, 4))(CreateEvent(obj)) is passes

@@ -13,17 +13,16 @@ import pytest
 
 from kubectrl._clock import FakeClock
 from kubectrl.runtime import (
-    ChannelSource,
     Controller,
     ControllerOptions,
     Reconciler,
     Request,
     Result,
-    SourceSyncError,
     TerminalError,
     current_reconcile,
     reconcile_func,
 )
+from kubectrl.runtime.source import ChannelSource, SourceSyncError
 
 R = Request("ns", "a")
 

@@ -18,14 +18,8 @@ import pytest
 
 from kubectrl._clock import FakeClock
 from kubectrl.errors import ConflictError
-from kubectrl.runtime import (
-    ChannelSource,
-    Controller,
-    ControllerOptions,
-    Request,
-    SourceSyncError,
-    TerminalError,
-)
+from kubectrl.runtime import Controller, ControllerOptions, Request, TerminalError
+from kubectrl.runtime.source import ChannelSource, SourceSyncError
 
 R = Request("ns", "a")
 

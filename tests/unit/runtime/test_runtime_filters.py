@@ -8,36 +8,39 @@ from typing import Any
 
 import pytest
 
-from kubectrl.runtime import (
+from kubectrl.client import merge_patch_diff
+from kubectrl.runtime import Request, Result
+from kubectrl.runtime._handler import as_event_handler
+from kubectrl.runtime._predicate import matches
+from kubectrl.runtime.controllerutil import (
     AlreadyOwnedError,
-    CreateEvent,
-    DeleteEvent,
-    GenericEvent,
-    PredicateFuncs,
-    Request,
-    Result,
-    UpdateEvent,
     add_finalizer,
-    and_,
-    annotations_changed,
     contains_finalizer,
-    enqueue_request_for_object,
-    enqueue_request_for_owner,
-    enqueue_requests_from_map_func,
-    generation_changed,
     has_controller_reference,
-    label_selector,
-    labels_changed,
-    merge_patch_diff,
-    not_,
-    or_,
     remove_finalizer,
-    resource_version_changed,
     set_controller_reference,
     set_owner_reference,
 )
-from kubectrl.runtime._handler import as_event_handler
-from kubectrl.runtime._predicate import matches
+from kubectrl.runtime.handler import (
+    CreateEvent,
+    DeleteEvent,
+    GenericEvent,
+    UpdateEvent,
+    enqueue_request_for_object,
+    enqueue_request_for_owner,
+    enqueue_requests_from_map_func,
+)
+from kubectrl.runtime.predicate import (
+    PredicateFuncs,
+    and_,
+    annotations_changed,
+    generation_changed,
+    label_selector,
+    labels_changed,
+    not_,
+    or_,
+    resource_version_changed,
+)
 
 
 def obj(name: str = "a", ns: str = "ns", **meta: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kubectrl._clock import FakeClock
-from kubectrl.runtime import KindSource
+from kubectrl.runtime.source import KindSource
 
 
 async def eventually(cond: Callable[[], bool], timeout: float = 10.0) -> None:

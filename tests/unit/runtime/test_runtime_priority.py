@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from kubectrl._clock import FakeClock
-from kubectrl.runtime import Controller, KindSource, Request, Result
+from kubectrl.runtime import Controller, Request, Result
 from kubectrl.runtime._reconcile import low_priority
+from kubectrl.runtime.source import KindSource
 from kubectrl.workqueue._priority import LOW_PRIORITY
 
 

@@ -17,8 +17,9 @@ import pytest
 
 from kubectrl.cache._shard import shard_index
 from kubectrl.client import AsyncClient
-from kubectrl.runtime import Controller, ControllerOptions, KindSource, Request
+from kubectrl.runtime import Controller, ControllerOptions, Request
 from kubectrl.runtime._sharding import ShardContext, ShardedRunner, ShardingOptions
+from kubectrl.runtime.source import KindSource
 from kubectrl.testing import FakeAPI
 
 SHARDS = 6

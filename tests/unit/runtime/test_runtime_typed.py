@@ -24,19 +24,19 @@ from kubectrl.client import AsyncClient, ClientConfig
 from kubectrl.errors import ModelValidationError
 from kubectrl.objects import GroupVersionKind
 from kubectrl.resources import CustomResource, ObjectMeta, ResourceModel
-from kubectrl.runtime import (
+from kubectrl.runtime._event import CreateEvent
+from kubectrl.runtime._kind_source import group_kind, normalize_resource
+from kubectrl.runtime._typed import model_view, validation_shares_input
+from kubectrl.runtime.controllerutil import (
     AlreadyOwnedError,
     add_finalizer,
     contains_finalizer,
-    enqueue_request_for_owner,
     has_controller_reference,
     remove_finalizer,
     set_controller_reference,
     set_owner_reference,
 )
-from kubectrl.runtime._event import CreateEvent
-from kubectrl.runtime._kind_source import group_kind, normalize_resource
-from kubectrl.runtime._typed import model_view, validation_shares_input
+from kubectrl.runtime.handler import enqueue_request_for_owner
 
 
 class BlobSpec(ResourceModel):
