@@ -10,29 +10,96 @@ Objects live in a :class:`Storage`: :class:`MemoryStorage`, or :class:`SQLiteSto
 keeps them (and a watch's place) across restarts. :class:`DelegatingAuth` lets kube-apiserver
 authenticate and authorize each request, as ``k8s.io/apiserver`` does.
 
-It is the API machinery :class:`~kubectrl.testing.FakeAPI` runs (one core, two products); the
-core's modules are private:
+It is the API machinery :class:`~kubectrl.testing.FakeAPI` runs (one core, two products). The
+core is private; its modules, by subpackage, from the server down to what everything uses
+(each imports only from the subpackages below it; ``pyproject.toml``'s import-linter contract
+keeps it so):
 
-- ``_router``: requests (method, path, query, headers, body) to a resource, verb and
-  subresource, or to discovery (``_discovery``);
-- ``_storage``: the ``Storage`` interface (get, list now or at a revision, create / update
-  / delete transactions with resourceVersion preconditions, a change feed with compaction) and
-  ``MemoryStorage``; ``_sqlite``: ``SQLiteStorage``;
-- ``_watch``: the watch hub (fan-out of the change feed, selectors, bookmarks, 410 after
-  compaction);
-- ``_store``: the generic store: what a write does (names, system metadata, status
-  subresource, finalizers, optimistic concurrency, admission) around the storage, calling the
-  resource's strategy in one order; ``_gc``: garbage collection and namespace termination;
-  ``_scale``: the scale subresource;
-- ``_strategies``: what each resource does on writes (defaults, validation, what a CRD
-  defines), one object per resource; ``_validation``: what every object's validation shares
-  (``_resources``: the served resources and CRD schemas; ``_registry``: which are served);
-- ``_patch`` and ``_apply``: JSON, merge and strategic merge patches, server-side apply and
-  managedFields;
-- ``_core``: ``APICore``, the composition;
-- the server around it: ``_server`` (HTTPS, routing to the core), ``_declare`` (models to
-  served resources, admission, custom subresources), ``_auth`` (delegated authentication and
-  authorization), ``_openapi`` and ``_table``.
+- ``_server``: the extension API server around the core.
+
+  - ``_server.server``: ``APIServer``, the core over HTTPS with aiohttp (limits, health,
+    aggregated discovery, OpenAPI and ``Table`` answers, custom subresources);
+  - ``_server.declare``: models to served resources, admission rules (a validating admission
+    plugin: ``AdmissionRequest``, ``AdmissionError``) and custom subresources;
+  - ``_server.auth``: delegated authentication and authorization (``DelegatingAuth``);
+  - ``_server.tls``: the self-signed serving certificate;
+  - ``_server.openapi``: OpenAPI v2 and v3 documents of the served kinds;
+  - ``_server.table``: ``Table`` output from printer columns.
+
+- ``_endpoints``: requests served.
+
+  - ``_endpoints.core``: ``APICore``: a routed request's verb (get, list, watch, create,
+    update, patch, apply, delete, deletecollection) over the store, under one lock;
+  - ``_endpoints.watch``: the watch hub (the change feed fanned out through selectors,
+    bookmarks, 410 after compaction) and ``WatchStream``;
+  - ``_endpoints.selection``: namespace, label and field selectors of a list or watch;
+  - ``_endpoints.scale``: the ``scale`` subresource.
+
+- ``_registry``: the generic store.
+
+  - ``_registry.store``: ``ObjectStore``: what a write does around the storage, calling the
+    resource's strategy and admission in one order (its docstring gives it, as
+    ``store.go``'s);
+  - ``_registry.gc``: garbage collection and namespace termination.
+
+- ``_admission``: admission as the store runs it.
+
+  - ``_admission.admission``: a write's ``Attributes``; ``Admission``: the namespace
+    lifecycle, then the validating plugins, on the object as it will be stored;
+  - ``_admission.lifecycle``: the NamespaceLifecycle plugin (stored namespaces, or a server's).
+
+- ``_strategies``: what each resource does on writes, one object per resource, registered in
+  the package (``for_resource``, ``builtin_resources``).
+
+  - ``_strategies.base``: ``Strategy``, its hooks and facts; ``ReadOnly``;
+  - ``_strategies.core``: Namespaces, Pods, Services, ConfigMaps, Secrets, ServiceAccounts,
+    Events, Nodes, PersistentVolumeClaims;
+  - ``_strategies.apps``: Deployments, ReplicaSets, StatefulSets, DaemonSets;
+  - ``_strategies.batch``: Jobs, CronJobs;
+  - ``_strategies.rbac``: Roles, ClusterRoles and their bindings;
+  - ``_strategies.networking``: Ingresses and Leases;
+  - ``_strategies.apiextensions``: CustomResourceDefinitions (the resource each defines);
+  - ``_strategies.custom``: custom resources (their CRD's schema);
+  - ``_strategies.podspec``: the defaults of a pod spec, the QoS class.
+
+- ``_validation``: validation.
+
+  - ``_validation.objects``: what every object's validation shares (labels, metadata passes,
+    names, selectors) and the helpers of the strategies;
+  - ``_validation.metadata``: ``metadata`` as ``ValidateObjectMeta`` checks it;
+  - ``_validation.kinds``: the built-in kinds' field checks;
+  - ``_validation.crds``: the CRDs the apiserver refuses.
+
+- ``_patch``: JSON, merge and strategic merge patches (``_patch.patches``) and server-side
+  apply with ``managedFields`` (``_patch.apply``).
+
+- ``_schema``: schemas.
+
+  - ``_schema.structural``: a custom resource pruned, defaulted and validated by its
+    structural schema, as apiextensions-apiserver does;
+  - ``_schema.cel``, ``_schema.re2``, ``_schema.formats``, ``_schema.values``: its CEL rules,
+    RE2 patterns, formats and the values its causes show;
+  - ``_schema.gotypes``: built-in objects decoded and encoded as their Go types;
+  - ``_schema.quantity``: resource quantities;
+  - ``_schema.field_validation``: ``fieldValidation``: the fields a kind does not declare.
+
+- ``_router``: a request (method, path, query, headers, body) to a resource, version,
+  namespace, name, subresource and verb, or to discovery; ``Request``, ``Reply``, ``Route``.
+
+- ``_storage``: the ``Storage`` interface (get, list now or at a revision, create / update /
+  delete transactions with resourceVersion preconditions, a change feed with compaction),
+  ``MemoryStorage`` and the compactor (``_storage.memory``); ``SQLiteStorage``
+  (``_storage.sqlite``).
+
+- ``_resources``: what is served.
+
+  - ``_resources.info``: ``ResourceInfo``, a CRD's resource and structural defaults;
+  - ``_resources.registry``: which resources are served;
+  - ``_resources.discovery``: the discovery documents;
+  - ``_resources.objects``: a stored object rendered at a version, key order, limits, JSON and
+    YAML decoding.
+
+- ``_status``: ``Status`` errors and bodies.
 
 Importing this package imports none of them; each public name loads its module on first use.
 
@@ -54,15 +121,15 @@ from kubectrl._exports import module_getattr as _module_getattr
 from kubectrl._exports import publish as _publish
 
 if TYPE_CHECKING:
-    from kubectrl.apiserver._auth import DelegatingAuth, UserInfo
-    from kubectrl.apiserver._declare import (
+    from kubectrl.apiserver._server.auth import DelegatingAuth, UserInfo
+    from kubectrl.apiserver._server.declare import (
         AdmissionError,
         AdmissionRequest,
         SubresourceRequest,
     )
-    from kubectrl.apiserver._server import APIServer
-    from kubectrl.apiserver._sqlite import SQLiteStorage
-    from kubectrl.apiserver._storage import CompactedError, MemoryStorage, Storage
+    from kubectrl.apiserver._server.server import APIServer
+    from kubectrl.apiserver._storage.memory import CompactedError, MemoryStorage, Storage
+    from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 
 __all__ = [
     "APIServer",
@@ -84,19 +151,19 @@ _lazy_getattr, __dir__ = _module_getattr(
     __name__,
     globals(),
     lazy={
-        "APIServer": "kubectrl.apiserver._server",
-        "AdmissionError": "kubectrl.apiserver._declare",
-        "AdmissionRequest": "kubectrl.apiserver._declare",
-        "CompactedError": "kubectrl.apiserver._storage",
-        "DelegatingAuth": "kubectrl.apiserver._auth",
-        "KeyExistsError": "kubectrl.apiserver._storage",
-        "MemoryStorage": "kubectrl.apiserver._storage",
-        "RevisionMismatchError": "kubectrl.apiserver._storage",
-        "SQLiteStorage": "kubectrl.apiserver._sqlite",
-        "Storage": "kubectrl.apiserver._storage",
-        "StorageError": "kubectrl.apiserver._storage",
-        "SubresourceRequest": "kubectrl.apiserver._declare",
-        "UserInfo": "kubectrl.apiserver._auth",
+        "APIServer": "kubectrl.apiserver._server.server",
+        "AdmissionError": "kubectrl.apiserver._server.declare",
+        "AdmissionRequest": "kubectrl.apiserver._server.declare",
+        "CompactedError": "kubectrl.apiserver._storage.memory",
+        "DelegatingAuth": "kubectrl.apiserver._server.auth",
+        "KeyExistsError": "kubectrl.apiserver._storage.memory",
+        "MemoryStorage": "kubectrl.apiserver._storage.memory",
+        "RevisionMismatchError": "kubectrl.apiserver._storage.memory",
+        "SQLiteStorage": "kubectrl.apiserver._storage.sqlite",
+        "Storage": "kubectrl.apiserver._storage.memory",
+        "StorageError": "kubectrl.apiserver._storage.memory",
+        "SubresourceRequest": "kubectrl.apiserver._server.declare",
+        "UserInfo": "kubectrl.apiserver._server.auth",
     },
 )
 

@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _discovery
-from kubectrl.apiserver._registry import Registry
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._resources import discovery as _discovery
+from kubectrl.apiserver._resources.info import ResourceInfo
+from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._status import StatusError
 
 __all__ = ["Reply", "Request", "Route", "invalid_name", "route"]

@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 
 from kubectrl._clock import Clock, RealClock
-from kubectrl.apiserver._core import APICore
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._endpoints.core import APICore
+from kubectrl.apiserver._endpoints.watch import WatchStream
+from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._router import Reply, Request
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, status_body
-from kubectrl.apiserver._watch import WatchStream
 from kubectrl.client import ClientConfig
 from kubectrl.client._warnings import warning_header
 from kubectrl.errors import APIError, UnsupportedFeatureError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from kubectrl.apiserver._sqlite import SQLiteStorage
+from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 
 CM = ("", "configmaps")
 

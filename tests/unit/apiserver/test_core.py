@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from kubectrl._clock import RealClock
-from kubectrl.apiserver._core import APICore
-from kubectrl.apiserver._registry import Registry
+from kubectrl.apiserver._endpoints.core import APICore
+from kubectrl.apiserver._endpoints.watch import WatchStream
+from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._router import Reply, Request, Route, route
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError
 from kubectrl.apiserver._strategies import builtin_resources
-from kubectrl.apiserver._watch import WatchStream
 
 
 def ns_body(name: str) -> bytes:

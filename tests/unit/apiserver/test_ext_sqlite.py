@@ -21,11 +21,11 @@ from tests.unit.apiserver.test_storage import (  # noqa: F401
 )
 
 from kubectrl._clock import RealClock
-from kubectrl.apiserver._core import APICore
+from kubectrl.apiserver._endpoints.core import APICore
+from kubectrl.apiserver._endpoints.watch import WatchStream
 from kubectrl.apiserver._router import Reply, Request
-from kubectrl.apiserver._sqlite import SQLiteStorage
-from kubectrl.apiserver._storage import CompactedError, Storage
-from kubectrl.apiserver._watch import WatchStream
+from kubectrl.apiserver._storage.memory import CompactedError, Storage
+from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 
 CM = ("", "configmaps")
 

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from kubectrl._clock import RealClock
-from kubectrl.apiserver._core import APICore
-from kubectrl.apiserver._objects import MAX_DEPTH, MAX_OBJECT_BYTES, decode_yaml
-from kubectrl.apiserver._patch import MAX_JSON_PATCH_OPERATIONS
+from kubectrl.apiserver._endpoints.core import APICore
+from kubectrl.apiserver._endpoints.watch import WatchStream
+from kubectrl.apiserver._patch.patches import MAX_JSON_PATCH_OPERATIONS
+from kubectrl.apiserver._resources.objects import MAX_DEPTH, MAX_OBJECT_BYTES, decode_yaml
 from kubectrl.apiserver._router import Reply, Request
-from kubectrl.apiserver._sqlite import SQLiteStorage
-from kubectrl.apiserver._storage import MemoryStorage, Storage
-from kubectrl.apiserver._watch import WatchStream
+from kubectrl.apiserver._storage.memory import MemoryStorage, Storage
+from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 from kubectrl.client import AsyncClient
 from kubectrl.testing import FakeAPI
 

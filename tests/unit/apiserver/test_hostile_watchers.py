@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from kubectrl._clock import RealClock
-from kubectrl.apiserver import _watch
-from kubectrl.apiserver._core import APICore
+from kubectrl.apiserver._endpoints import watch as _watch
+from kubectrl.apiserver._endpoints.core import APICore
+from kubectrl.apiserver._endpoints.watch import WatchStream
 from kubectrl.apiserver._router import Reply, Request
-from kubectrl.apiserver._sqlite import SQLiteStorage
-from kubectrl.apiserver._storage import MemoryStorage, Storage
-from kubectrl.apiserver._watch import WatchStream
+from kubectrl.apiserver._storage.memory import MemoryStorage, Storage
+from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 
 CMS = "/api/v1/namespaces/d/configmaps"
 MiB = 1024 * 1024

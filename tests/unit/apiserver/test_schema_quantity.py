@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from kubectrl.apiserver._builtin_quantity import canonical_quantity, parse_quantity
+from kubectrl.apiserver._schema.quantity import canonical_quantity, parse_quantity
 from kubectrl.client import AsyncClient
 from kubectrl.testing import FakeAPI
 

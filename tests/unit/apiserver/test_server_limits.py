@@ -27,7 +27,7 @@ from tests.unit.apiserver.test_ext_server import FLUNDERS, Flunder, flunder
 from kubectrl._clock import FakeClock
 from kubectrl.apiserver import APIServer, MemoryStorage, SQLiteStorage, SubresourceRequest
 from kubectrl.apiserver._router import Reply, Request
-from kubectrl.apiserver._storage import Storage
+from kubectrl.apiserver._storage.memory import Storage
 from kubectrl.testing import eventually
 
 MiB = 1024 * 1024

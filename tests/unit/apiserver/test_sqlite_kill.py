@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from kubectrl.apiserver._sqlite import SQLiteStorage
+from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 
 CM = ("", "configmaps")
 WRITER = Path(__file__).with_name("sqlite_writer.py")

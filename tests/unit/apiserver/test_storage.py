@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl.apiserver._storage import (
+from kubectrl.apiserver._storage.memory import (
     Change,
     CompactedError,
     KeyExistsError,

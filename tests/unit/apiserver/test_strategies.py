@@ -20,8 +20,8 @@ import kubectrl.apiserver
 from kubectrl._builtin_kinds import BUILTIN_KINDS
 from kubectrl._clock import RealClock
 from kubectrl.apiserver import _strategies as strategies
-from kubectrl.apiserver._core import APICore
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._endpoints.core import APICore
+from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._status import FeatureNotImplementedError
 from kubectrl.apiserver._strategies.base import ReadOnly, Strategy
 from kubectrl.apiserver._strategies.custom import CustomResources

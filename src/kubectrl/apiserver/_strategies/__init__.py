@@ -1,11 +1,12 @@
 """The strategies: what each served resource does on writes, registered once by resource.
 
-:func:`for_resource` gives the generic store (:class:`~kubectrl.apiserver._store.ObjectStore`)
-the strategy of a resource: a custom resource's (:mod:`.custom`, one for every CRD), a built-in
-kind's (:mod:`.core`, :mod:`.apps`, :mod:`.batch`, :mod:`.rbac`, :mod:`.networking`,
-:mod:`.apiextensions`), or for a built-in kind the core reads but does not write, a
-:class:`~.base.ReadOnly` one with what is served of it. :func:`builtin_resources` describes the
-built-in resources (:mod:`kubectrl._builtin_kinds`) by their strategies.
+:func:`for_resource` gives the generic store
+(:class:`~kubectrl.apiserver._registry.store.ObjectStore`) the strategy of a resource: a custom
+resource's (:mod:`.custom`, one for every CRD); a built-in kind's (:mod:`.core`, :mod:`.apps`,
+:mod:`.batch`, :mod:`.rbac`, :mod:`.networking`, :mod:`.apiextensions`, with the pod defaults
+of :mod:`.podspec`); or, for a built-in kind the core reads but does not write, a
+:class:`~.base.ReadOnly` one with what is served of it. :func:`builtin_resources` describes
+the built-in resources (:mod:`kubectrl._builtin_kinds`) by their strategies.
 
 Nothing outside this package branches on a resource's name
 (``tests/unit/apiserver/test_strategies.py`` checks it).
@@ -14,7 +15,7 @@ Nothing outside this package branches on a resource's name
 from __future__ import annotations
 
 from kubectrl._builtin_kinds import BUILTIN_KINDS
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._strategies import apps, batch, core, networking, rbac
 from kubectrl.apiserver._strategies.apiextensions import CustomResourceDefinitions
 from kubectrl.apiserver._strategies.base import Cause, Key, ReadOnly, Strategy

@@ -3,7 +3,7 @@ apiserver gives it.
 
 Creating or updating a CRD (re)defines its resource, served at once (its names accepted,
 Established); deleting it removes its objects and the resource. A CRD is validated as
-``apiextensions-apiserver`` does (:mod:`~kubectrl.apiserver._crd_admission`) and not decoded
+``apiextensions-apiserver`` does (:mod:`~kubectrl.apiserver._validation.crds`) and not decoded
 as a Go type here (its schemas are data of its own).
 """
 
@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver import _crd_admission, _resources
-from kubectrl.apiserver._objects import now_string
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._resources.info import ResourceInfo, crd_resource
+from kubectrl.apiserver._resources.objects import now_string
 from kubectrl.apiserver._status import invalid
 from kubectrl.apiserver._strategies.base import Strategy
+from kubectrl.apiserver._validation import crds
 
 __all__ = ["CustomResourceDefinitions"]
 
@@ -35,14 +35,14 @@ class CustomResourceDefinitions(Strategy):
         """The resource ``obj`` defines; sets its status (names accepted, Established).
 
         A CRD that defines no resource, or that the apiserver refuses
-        (:mod:`~kubectrl.apiserver._crd_admission`), is 422 Invalid.
+        (:mod:`~kubectrl.apiserver._validation.crds`), is 422 Invalid.
         """
         name = str((obj.get("metadata") or {}).get("name", ""))
-        causes = _crd_admission.admit(obj)
+        causes = crds.admit(obj)
         if causes:
             raise invalid("CustomResourceDefinition", "apiextensions.k8s.io", name, causes)
         try:
-            crd_info = _resources.crd_resource(obj)
+            crd_info = crd_resource(obj)
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise invalid(
                 "CustomResourceDefinition",
@@ -82,6 +82,6 @@ class CustomResourceDefinitions(Strategy):
     def defines(self, obj: Mapping[str, Any]) -> ResourceInfo | None:
         """The resource a stored CRD defines (``None`` if it defines none)."""
         try:
-            return _resources.crd_resource(obj)
+            return crd_resource(obj)
         except (ValueError, KeyError, TypeError, AttributeError):
             return None

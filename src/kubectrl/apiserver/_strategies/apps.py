@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _builtin_validation as _checks
-from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 from kubectrl.apiserver._strategies.podspec import pod_defaults
-from kubectrl.apiserver._validation import (
+from kubectrl.apiserver._validation import kinds
+from kubectrl.apiserver._validation.kinds import validate_kind
+from kubectrl.apiserver._validation.objects import (
     go_equal,
     go_selector,
     immutable_selector,
@@ -62,7 +62,7 @@ class _Workload(Strategy):
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         spec = _spec(obj)
-        causes = [*validate_kind(_checks.workload, obj), *self.selector_causes(spec)]
+        causes = [*validate_kind(kinds.workload, obj), *self.selector_causes(spec)]
         if old is not None:
             causes.extend(immutable_selector(spec, old))
         return causes
@@ -214,7 +214,7 @@ class StatefulSets(_Workload):
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         spec = _spec(obj)
-        causes = [*validate_kind(_checks.workload, obj), *self.selector_causes(spec)]
+        causes = [*validate_kind(kinds.workload, obj), *self.selector_causes(spec)]
         if old is not None:  # the selector among the others: no immutable-selector cause
             causes.extend(_stateful_set_update(spec, old))
         return causes
@@ -293,7 +293,7 @@ class DaemonSets(_Workload):
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         spec = _spec(obj)
         causes = [
-            *validate_kind(_checks.workload, obj),
+            *validate_kind(kinds.workload, obj),
             *template_meta(spec.get("template"), "spec.template"),
             *self.selector_causes(spec),
         ]

@@ -3,12 +3,12 @@
 As ``k8s.io/apiserver`` ``pkg/registry/rest`` (``RESTCreateStrategy``, ``RESTUpdateStrategy``,
 ``RESTDeleteStrategy``, ``GarbageCollectionDeleteStrategy``) and the strategies of
 ``pkg/registry/<group>/<resource>/strategy.go``: one object per resource answers what the
-store (:class:`~kubectrl.apiserver._store.ObjectStore`) would otherwise branch on the
+store (:class:`~kubectrl.apiserver._registry.store.ObjectStore`) would otherwise branch on the
 resource's name for. The store calls the hooks in the order its docstring gives.
 
 A strategy also says what is served of its resource (status and scale subresources, whether
 it keeps ``metadata.generation``, short names, field selectors): the facts of the built-in
-resources' :class:`~kubectrl.apiserver._resources.ResourceInfo`. A CRD's come from the CRD.
+resources' :class:`~kubectrl.apiserver._resources.info.ResourceInfo`. A CRD's come from the CRD.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._clock import Clock
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._status import FeatureNotImplementedError
 
 __all__ = ["Cause", "Key", "ReadOnly", "Strategy"]
@@ -58,7 +58,7 @@ class Strategy:
     #: :meth:`merge_subresource` and :meth:`validate_subresource`).
     subresources: tuple[str, ...] = ()
     #: Decoded and encoded as its Go type, by the definitions the pinned server publishes
-    #: (:mod:`~kubectrl.apiserver._builtin_types`); not a CRD, whose schemas are its data.
+    #: (:mod:`~kubectrl.apiserver._schema.gotypes`); not a CRD, whose schemas are its data.
     typed: bool = True
 
     # ---------------------------------------------------------------- how it is written
@@ -73,7 +73,7 @@ class Strategy:
     #: ``ValidateObjectMeta`` of the core API (finalizer names checked), not apimachinery's.
     kube_finalizers: bool = True
     #: How often an update validates the new metadata besides the generic passes (see
-    #: :func:`kubectrl.apiserver._validation.validate_object_meta`): 0, 1 or 2.
+    #: :func:`kubectrl.apiserver._validation.objects.validate_object_meta`): 0, 1 or 2.
     update_metadata_passes: int = 0
     #: A delete answers the deleted object, not a ``Status`` (``ReturnDeletedObject``).
     return_deleted_object: bool = False

@@ -11,11 +11,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _builtin_validation as _checks
-from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 from kubectrl.apiserver._strategies.podspec import pod_defaults
-from kubectrl.apiserver._validation import go_equal, immutable_selector, template_meta
+from kubectrl.apiserver._validation import kinds
+from kubectrl.apiserver._validation.kinds import validate_kind
+from kubectrl.apiserver._validation.objects import go_equal, immutable_selector, template_meta
 
 __all__ = ["CronJobs", "Jobs"]
 
@@ -102,7 +102,7 @@ class Jobs(Strategy):
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         spec = _spec(obj)
         causes = [
-            *validate_kind(_checks.job, obj),
+            *validate_kind(kinds.job, obj),
             *template_meta(spec.get("template"), "spec.template"),
         ]
         if old is not None:
@@ -140,7 +140,7 @@ def _job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     immutable (a suspended Job's scheduling directives excepted, not modelled here)."""
     causes = [
         c
-        for c in validate_kind(_checks.job, new)
+        for c in validate_kind(kinds.job, new)
         if c[1].startswith("spec.") and not c[1].startswith("spec.template.metadata.labels[")
     ]
     spec, old_spec = _spec(new), _spec(old)
@@ -183,6 +183,6 @@ class CronJobs(Strategy):
         job_spec = (job if isinstance(job, Mapping) else {}).get("spec")
         template = (job_spec if isinstance(job_spec, Mapping) else {}).get("template")
         return [
-            *validate_kind(_checks.cron_job, obj),
+            *validate_kind(kinds.cron_job, obj),
             *template_meta(template, "spec.jobTemplate.spec.template"),
         ]

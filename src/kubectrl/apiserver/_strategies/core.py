@@ -6,7 +6,7 @@ PersistentVolumeClaims: their defaults (``pkg/apis/core/v1/defaults.go``), what 
 and registries add (``Priority``, ``DefaultTolerationSeconds``,
 ``StorageObjectInUseProtection``, a Service's cluster IPs), and their validation
 (``pkg/apis/core/validation``: the fields by
-:mod:`~kubectrl.apiserver._builtin_validation`, updates here).
+:mod:`~kubectrl.apiserver._validation.kinds`, updates here).
 """
 
 from __future__ import annotations
@@ -19,12 +19,18 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _builtin_validation as _checks
-from kubectrl.apiserver._builtin_quantity import parse_quantity
-from kubectrl.apiserver._builtin_validation import validate_kind
+from kubectrl.apiserver._schema.quantity import parse_quantity
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 from kubectrl.apiserver._strategies.podspec import pod_defaults, qos_class
-from kubectrl.apiserver._validation import DNS_LABEL, LABEL_MSG, go_equal, label_causes, quote
+from kubectrl.apiserver._validation import kinds
+from kubectrl.apiserver._validation.kinds import validate_kind
+from kubectrl.apiserver._validation.objects import (
+    DNS_LABEL,
+    LABEL_MSG,
+    go_equal,
+    label_causes,
+    quote,
+)
 
 __all__ = [
     "ConfigMaps",
@@ -142,7 +148,7 @@ class Pods(Strategy):
         self.allocate(new)
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        causes = validate_kind(_checks.pod, obj)
+        causes = validate_kind(kinds.pod, obj)
         if old is not None:
             causes.extend(_pod_update(obj, old))
         return causes
@@ -341,7 +347,7 @@ class Services(Strategy):
         raw_spec = obj.get("spec")
         spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
         return [
-            *validate_kind(_checks.service, obj),
+            *validate_kind(kinds.service, obj),
             *label_causes(spec.get("selector"), "spec.selector"),
         ]
 
@@ -382,7 +388,7 @@ class ConfigMaps(Strategy):
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         return [
-            *validate_kind(_checks.config_map, obj),
+            *validate_kind(kinds.config_map, obj),
             *_immutable_data(obj, old, ("data", "binaryData")),
         ]
 
@@ -404,7 +410,7 @@ class Secrets(Strategy):
         obj.setdefault("type", "Opaque")
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        return [*validate_kind(_checks.secret, obj), *_immutable_data(obj, old, ("data",))]
+        return [*validate_kind(kinds.secret, obj), *_immutable_data(obj, old, ("data",))]
 
 
 class ServiceAccounts(Strategy):
@@ -487,7 +493,7 @@ class PersistentVolumeClaims(Strategy):
             finalizers.append("kubernetes.io/pvc-protection")
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        causes = validate_kind(_checks.pvc, obj)
+        causes = validate_kind(kinds.pvc, obj)
         if old is not None:
             causes.extend(_pvc_update(obj, old))
         return causes

@@ -2,11 +2,11 @@
 ``pkg/registry/customresource/strategy.go`` and ``validator.go``).
 
 One strategy serves every CRD's resource; what differs comes from the CRD
-(:class:`~kubectrl.apiserver._resources.ResourceInfo`: versions, schemas, subresources).
+(:class:`~kubectrl.apiserver._resources.info.ResourceInfo`: versions, schemas, subresources).
 Objects are pruned, defaulted and validated by the version's structural schema
-(:mod:`~kubectrl.apiserver._schema`), an update must name the resourceVersion it replaces, the
-status of a create is dropped (with a status subresource) and the generation counts all but
-metadata (and status).
+(:mod:`~kubectrl.apiserver._schema.structural`), an update must name the resourceVersion it
+replaces, the status of a create is dropped (with a status subresource) and the generation
+counts all but metadata (and status).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _schema
-from kubectrl.apiserver._builtin_types import object_meta_problem
-from kubectrl.apiserver._resources import ResourceInfo
+from kubectrl.apiserver._resources.info import ResourceInfo
+from kubectrl.apiserver._schema import structural as _schema
+from kubectrl.apiserver._schema.gotypes import object_meta_problem
 from kubectrl.apiserver._status import bad_request, invalid
 from kubectrl.apiserver._strategies.base import Strategy
-from kubectrl.apiserver._validation import embedded_object_meta
+from kubectrl.apiserver._validation.objects import embedded_object_meta
 
 __all__ = ["CustomResources"]
 

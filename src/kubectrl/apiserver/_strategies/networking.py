@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _builtin_validation as _checks
-from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._strategies.base import Cause, Strategy
+from kubectrl.apiserver._validation import kinds
+from kubectrl.apiserver._validation.kinds import validate_kind
 
 __all__ = ["Ingresses", "Leases"]
 
@@ -26,7 +26,7 @@ class Ingresses(Strategy):
     update_metadata_passes = 2
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        return validate_kind(_checks.ingress, obj)
+        return validate_kind(kinds.ingress, obj)
 
 
 class Leases(Strategy):
@@ -38,4 +38,4 @@ class Leases(Strategy):
     update_metadata_passes = 1
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        return validate_kind(_checks.lease, obj)
+        return validate_kind(kinds.lease, obj)

@@ -11,10 +11,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl.apiserver import _builtin_validation as _checks
-from kubectrl.apiserver._builtin_validation import validate_kind
 from kubectrl.apiserver._strategies.base import Cause, Strategy
-from kubectrl.apiserver._validation import go_equal
+from kubectrl.apiserver._validation import kinds
+from kubectrl.apiserver._validation.kinds import validate_kind
+from kubectrl.apiserver._validation.objects import go_equal
 
 __all__ = ["ClusterRoleBindings", "ClusterRoles", "RoleBindings", "Roles"]
 
@@ -28,7 +28,7 @@ class Roles(Strategy):
     update_metadata_passes = 2
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        return validate_kind(_checks.role, obj)
+        return validate_kind(kinds.role, obj)
 
 
 class ClusterRoles(Strategy):
@@ -37,13 +37,13 @@ class ClusterRoles(Strategy):
     resource = (_RBAC, "clusterroles")
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-        return validate_kind(_checks.cluster_role, obj)
+        return validate_kind(kinds.cluster_role, obj)
 
 
 class _Binding(Strategy):
     def check(self, obj: Mapping[str, Any]) -> list[Cause]:
         """The binding's fields."""
-        return validate_kind(_checks.role_binding, obj)
+        return validate_kind(kinds.role_binding, obj)
 
     def default(self, obj: dict[str, Any]) -> None:
         role_ref = obj.get("roleRef")
@@ -85,4 +85,4 @@ class ClusterRoleBindings(_Binding):
     resource = (_RBAC, "clusterrolebindings")
 
     def check(self, obj: Mapping[str, Any]) -> list[Cause]:
-        return validate_kind(_checks.cluster_role_binding, obj)
+        return validate_kind(kinds.cluster_role_binding, obj)

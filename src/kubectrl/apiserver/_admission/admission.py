@@ -1,0 +1,67 @@
+"""What the generic store admits a write with.
+
+As ``k8s.io/apiserver`` ``pkg/admission``: a write's :class:`Attributes`, and the plugins the
+store calls with them (:class:`Admission`): the namespace lifecycle when a create names its
+namespace, then, after the resource's strategy, each validating plugin in order, with the
+object as it will be stored (decoded, defaulted, pruned, with its uid, creationTimestamp,
+generation and managedFields; what the mutating admission plugins of the built-in kinds add,
+the strategies' ``allocate``, already in it), as ``pkg/registry/generic/registry/store.go``
+calls ``createValidation`` after ``rest.BeforeCreate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kubectrl.apiserver._resources.info import ResourceInfo
+
+__all__ = ["Admission", "Attributes", "NamespaceCheck", "Validating"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Attributes:
+    """A write as admission sees it (``admission.Attributes``): the operation (``CREATE``,
+    ``UPDATE``, ``DELETE``), the resource and the version the request names, the namespace and
+    name, the object as it will be stored (``None`` for a delete) and as it is stored (``None``
+    for a create), and whether it is a dry run. The objects are the store's: a plugin hands on
+    copies."""
+
+    operation: str
+    info: ResourceInfo
+    version: str
+    namespace: str | None
+    name: str
+    object: Mapping[str, Any] | None
+    old_object: Mapping[str, Any] | None
+    dry_run: bool
+
+
+#: A validating plugin: refuses the write by raising a
+#: :class:`~kubectrl.apiserver._status.StatusError`.
+Validating = Callable[[Attributes], None]
+#: The namespace lifecycle: ``(resource, namespace, name)``; refuses a create into a
+#: namespace that does not exist (or is terminating).
+NamespaceCheck = Callable[[ResourceInfo, str, str], None]
+
+
+class Admission:
+    """The admission plugins of a store: ``namespaces`` (the NamespaceLifecycle plugin) and
+    ``validating``, run in order after the strategy."""
+
+    def __init__(self, namespaces: NamespaceCheck, validating: Sequence[Validating] = ()) -> None:
+        self.namespaces = namespaces
+        self.validating = list(validating)
+
+    def __repr__(self) -> str:
+        return f"Admission(validating={len(self.validating)})"
+
+    def check_namespace(self, info: ResourceInfo, namespace: str, name: str) -> None:
+        """Refuse a create of ``name`` into ``namespace`` the lifecycle does not allow."""
+        self.namespaces(info, namespace, name)
+
+    def validate(self, attributes: Attributes) -> None:
+        """Run the validating plugins; the first that refuses ends the write."""
+        for plugin in self.validating:
+            plugin(attributes)
