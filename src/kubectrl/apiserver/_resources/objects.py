@@ -22,7 +22,6 @@ __all__ = [
     "now_string",
     "ordered",
     "render",
-    "spec_of",
 ]
 
 _METADATA_ORDER = (
@@ -108,14 +107,6 @@ def assign(obj: dict[str, Any], path: str, value: Any) -> None:
     for part in parts[:-1]:
         node = node.setdefault(part, {})
     node[parts[-1]] = value
-
-
-def spec_of(info: ResourceInfo, obj: Mapping[str, Any]) -> Any:
-    """What a generation counts: ``spec`` (built-ins) or all but metadata and status (CRDs)."""
-    if info.crd:
-        skip = {"metadata", "apiVersion", "kind"} | ({"status"} if info.status else set())
-        return {k: v for k, v in obj.items() if k not in skip}
-    return obj.get("spec")
 
 
 def comparable(obj: Mapping[str, Any]) -> Any:
