@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from kubectrl.apiserver import AdmissionError, AdmissionRequest, APIServer
+from kubectrl.apiserver import AdmissionAttributes, AdmissionError, APIServer
 from kubectrl.resources import CustomResource, PrinterColumn
 
 GROUP = "wardle.example.com"
@@ -59,7 +59,7 @@ class Fischer(CustomResource, group=GROUP, version=VERSION, kind="Fischer", scop
     )
 
 
-def ban_flunder(request: AdmissionRequest) -> None:
+def ban_flunder(request: AdmissionAttributes) -> None:
     """Refuse a Flunder whose name a Fischer disallows (the sample's ``BanFlunder``)."""
     for fischer in request.list(Fischer):
         if request.name in (fischer.get("disallowedFlunders") or ()):

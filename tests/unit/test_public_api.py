@@ -172,6 +172,7 @@ def test_an_unknown_name_is_an_attribute_error_naming_the_module() -> None:
         ("kubectrl.runtime", "KindSource", "kubectrl.runtime.source.KindSource"),
         ("kubectrl.runtime", "ShardingOptions", "kubectrl.runtime.sharding.ShardingOptions"),
         ("kubectrl.runtime", "merge_patch_diff", "kubectrl.client.merge_patch_diff"),
+        ("kubectrl.apiserver", "AdmissionRequest", "kubectrl.apiserver.AdmissionAttributes"),
     ],
 )
 def test_old_names_still_work_with_a_deprecation_warning(module: str, old: str, new: str) -> None:

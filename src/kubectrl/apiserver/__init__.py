@@ -20,7 +20,7 @@ keeps it so):
   - ``_server.server``: ``APIServer``, the core over HTTPS with aiohttp (limits, health,
     aggregated discovery, OpenAPI and ``Table`` answers, custom subresources);
   - ``_server.declare``: models to served resources, admission rules (a validating admission
-    plugin: ``AdmissionRequest``, ``AdmissionError``) and custom subresources;
+    plugin: ``AdmissionAttributes``, ``AdmissionError``) and custom subresources;
   - ``_server.auth``: delegated authentication and authorization (``DelegatingAuth``);
   - ``_server.tls``: the self-signed serving certificate;
   - ``_server.openapi``: OpenAPI v2 and v3 documents of the served kinds;
@@ -117,14 +117,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubectrl._exports import Deprecated as _Deprecated
 from kubectrl._exports import module_getattr as _module_getattr
 from kubectrl._exports import publish as _publish
 
 if TYPE_CHECKING:
     from kubectrl.apiserver._server.auth import DelegatingAuth, UserInfo
     from kubectrl.apiserver._server.declare import (
+        AdmissionAttributes,
         AdmissionError,
-        AdmissionRequest,
         SubresourceRequest,
     )
     from kubectrl.apiserver._server.server import APIServer
@@ -133,8 +134,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APIServer",
+    "AdmissionAttributes",
     "AdmissionError",
-    "AdmissionRequest",
     "CompactedError",
     "DelegatingAuth",
     "KeyExistsError",
@@ -153,7 +154,7 @@ _lazy_getattr, __dir__ = _module_getattr(
     lazy={
         "APIServer": "kubectrl.apiserver._server.server",
         "AdmissionError": "kubectrl.apiserver._server.declare",
-        "AdmissionRequest": "kubectrl.apiserver._server.declare",
+        "AdmissionAttributes": "kubectrl.apiserver._server.declare",
         "CompactedError": "kubectrl.apiserver._storage.memory",
         "DelegatingAuth": "kubectrl.apiserver._server.auth",
         "KeyExistsError": "kubectrl.apiserver._storage.memory",
@@ -164,6 +165,15 @@ _lazy_getattr, __dir__ = _module_getattr(
         "StorageError": "kubectrl.apiserver._storage.memory",
         "SubresourceRequest": "kubectrl.apiserver._server.declare",
         "UserInfo": "kubectrl.apiserver._server.auth",
+    },
+    # The webhook's AdmissionRequest is an AdmissionReview's request; an admission rule here
+    # receives k8s.io/apiserver's admission.Attributes, so it is named after those.
+    deprecated={
+        "AdmissionRequest": _Deprecated(
+            "kubectrl.apiserver._server.declare",
+            "AdmissionAttributes",
+            "kubectrl.apiserver.AdmissionAttributes",
+        ),
     },
 )
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from kubectrl.apiserver import AdmissionError, AdmissionRequest, APIServer
+from kubectrl.apiserver import AdmissionAttributes, AdmissionError, APIServer
 from kubectrl.apiserver._router import Reply, Request
 from kubectrl.resources import CustomResource
 
@@ -42,9 +42,9 @@ class Recorder:
     """An admission rule that keeps what it was given (and refuses names starting with no-)."""
 
     def __init__(self) -> None:
-        self.seen: list[AdmissionRequest] = []
+        self.seen: list[AdmissionAttributes] = []
 
-    def __call__(self, request: AdmissionRequest) -> None:
+    def __call__(self, request: AdmissionAttributes) -> None:
         self.seen.append(request)
         if request.name.startswith("no-"):
             raise AdmissionError("not this one")
@@ -203,7 +203,7 @@ def test_what_a_rule_changes_is_not_stored(server: tuple[APIServer, Recorder]) -
     api, _ = server
 
     @api.admission(Widget)
-    def meddle(request: AdmissionRequest) -> None:
+    def meddle(request: AdmissionAttributes) -> None:
         if request.object is not None:
             request.object["spec"]["replicas"] = 99
 

@@ -24,8 +24,8 @@ from kubectrl.apiserver._status import StatusError, qualified
 from kubectrl.resources import CustomResource
 
 __all__ = [
+    "AdmissionAttributes",
     "AdmissionError",
-    "AdmissionRequest",
     "Rules",
     "ServedResource",
     "SubresourceRequest",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: An admission rule: called with each write it covers; raises :class:`AdmissionError` to refuse.
-AdmissionRule = Callable[["AdmissionRequest"], None]
+AdmissionRule = Callable[["AdmissionAttributes"], None]
 
 
 class AdmissionError(Exception):
@@ -84,11 +84,13 @@ def served_resources(models: Sequence[type[CustomResource]]) -> list[ServedResou
 
 
 @dataclasses.dataclass(frozen=True)
-class AdmissionRequest:
-    """A write an admission rule judges: ``operation`` (``CREATE``, ``UPDATE``, ``DELETE``),
-    the object as it will be stored (``object``: decoded, pruned, defaulted, with its uid,
-    creationTimestamp, generation and managedFields, no resourceVersion yet; ``None`` for
-    DELETE) and as it is stored (``old_object``; ``None`` for CREATE), both copies."""
+class AdmissionAttributes:
+    """What an admission rule judges (k8s.io/apiserver's ``admission.Attributes``; the webhook's
+    :class:`kubectrl.webhook.AdmissionRequest` is an AdmissionReview's request): a write
+    ``operation`` (``CREATE``, ``UPDATE``, ``DELETE``), the object as it will be stored
+    (``object``: decoded, pruned, defaulted, with its uid, creationTimestamp, generation and
+    managedFields, no resourceVersion yet; ``None`` for DELETE) and as it is stored
+    (``old_object``; ``None`` for CREATE), both copies."""
 
     operation: str
     resource: ResourceInfo
@@ -151,7 +153,7 @@ def _refuse(info: ResourceInfo, name: str, err: AdmissionError) -> StatusError:
 
 class Rules:
     """The server's admission rules as a validating admission plugin: the rules of the write's
-    operation, each with an :class:`AdmissionRequest` of copies of the object as it will be
+    operation, each with an :class:`AdmissionAttributes` of copies of the object as it will be
     stored and as it is stored (rendered at the request's version)."""
 
     def __init__(self, core: APICore, served: Mapping[tuple[str, str], ServedResource]) -> None:
@@ -170,7 +172,7 @@ class Rules:
         if not rules:
             return
         version, obj, old = attributes.version, attributes.object, attributes.old_object
-        request = AdmissionRequest(
+        request = AdmissionAttributes(
             attributes.operation,
             info,
             attributes.namespace,
