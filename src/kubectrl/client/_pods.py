@@ -54,13 +54,12 @@ from kubectrl.client._pod_logs import (
     text_line,
 )
 from kubectrl.client._remotecommand import ExecResult, SessionOpener, open_stream, run_to_end
-from kubectrl.client._rest_extras import send_proxy
+from kubectrl.client._rest_extras import ClientCore, send_proxy
 from kubectrl.client._types import PatchType
 from kubectrl.client._websocket import WebSocket, WebSocketRefusedError, open_websocket
 from kubectrl.errors import APIConnectionError, APIError, InvalidPathSegmentError
 
 if TYPE_CHECKING:
-    from kubectrl.client._config import ClientConfig
     from kubectrl.client._portforward import PortForward
 
 __all__ = [
@@ -107,52 +106,6 @@ def pod_target(pod: PodRef, namespace: str | None, default_namespace: str) -> tu
             )
         return namespace or meta.get("namespace") or default_namespace, str(name)
     raise TypeError(f"a pod is a name or a Pod object, not {type(pod).__name__} ({pod!r})")
-
-
-class ClientCore(Protocol):
-    """What the pod verbs (and the client's other REST extras) use of their client: its
-    ``config`` and two request methods. :class:`~kubectrl.client.AsyncClient` fits it.
-
-    ``_send`` sends one request under the client's rate limit, bounds, retries and typed
-    errors (``retry=False``: one attempt; ``check_status=False``: any status is returned);
-    ``_open_stream`` opens a long-lived GET on the watch pool (no read timeout with
-    ``read_timeout=None``), raising the typed error for a status of 400 or more.
-    """
-
-    @property
-    def config(self) -> ClientConfig: ...
-
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        verb: str,
-        label: str = "",
-        namespace: str | None = None,
-        name: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        body: Any = ...,
-        content_type: str = "application/json",
-        accept: str | None = None,
-        raw_content: bytes | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: bool = True,
-        check_status: bool = True,
-    ) -> httpx.Response: ...
-
-    async def _open_stream(
-        self,
-        path: str,
-        params: Mapping[str, str],
-        *,
-        verb: str,
-        label: str,
-        namespace: str | None,
-        name: str | None = None,
-        read_timeout: float | None,
-        accept: str | None = None,
-    ) -> httpx.Response: ...
 
 
 class PodLogCalls(Protocol):

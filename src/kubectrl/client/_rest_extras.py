@@ -9,7 +9,7 @@ proxy (the pods' verbs, their proxy included, are :mod:`kubectrl.client._pods`).
 
 :class:`RestExtras` is a base class of :class:`~kubectrl.client.AsyncClient` holding
 ``create_token`` and ``proxy_service``; its methods reach the client through
-:class:`~kubectrl.client._pods.ClientCore` (their ``self`` type), as the pod verbs do.
+:class:`ClientCore` (their ``self`` type), as the pod verbs do.
 """
 
 from __future__ import annotations
@@ -18,17 +18,61 @@ import dataclasses
 import datetime
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
 from kubectrl.client._body import json_body
+from kubectrl.client._config import ClientConfig
 from kubectrl.client._paths import check_proxy_path, check_segment, namespaced_path
 
-if TYPE_CHECKING:
-    from kubectrl.client._pods import ClientCore
+__all__ = ["ClientCore", "RestExtras", "ServiceAccountToken", "proxy_path", "send_proxy"]
 
-__all__ = ["RestExtras", "ServiceAccountToken", "proxy_path", "send_proxy"]
+
+class ClientCore(Protocol):
+    """What the pod verbs (and the client's other REST extras) use of their client: its
+    ``config`` and two request methods. :class:`~kubectrl.client.AsyncClient` fits it.
+
+    ``_send`` sends one request under the client's rate limit, bounds, retries and typed
+    errors (``retry=False``: one attempt; ``check_status=False``: any status is returned);
+    ``_open_stream`` opens a long-lived GET on the watch pool (no read timeout with
+    ``read_timeout=None``), raising the typed error for a status of 400 or more.
+    """
+
+    @property
+    def config(self) -> ClientConfig: ...
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        verb: str,
+        label: str = "",
+        namespace: str | None = None,
+        name: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        body: Any = ...,
+        content_type: str = "application/json",
+        accept: str | None = None,
+        raw_content: bytes | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry: bool = True,
+        check_status: bool = True,
+    ) -> httpx.Response: ...
+
+    async def _open_stream(
+        self,
+        path: str,
+        params: Mapping[str, str],
+        *,
+        verb: str,
+        label: str,
+        namespace: str | None,
+        name: str | None = None,
+        read_timeout: float | None,
+        accept: str | None = None,
+    ) -> httpx.Response: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,7 +175,7 @@ async def send_proxy(
 
 class RestExtras:
     """``create_token`` and ``proxy_service`` of :class:`~kubectrl.client.AsyncClient` (a base
-    class of it). Their ``self`` is typed :class:`~kubectrl.client._pods.ClientCore`: what they
+    class of it). Their ``self`` is typed :class:`ClientCore`: what they
     use of the client, checked by mypy where a client calls them."""
 
     async def create_token(
