@@ -5,288 +5,83 @@ It owns what controllers share: one :class:`~kubectrl.client.AsyncClient`, one
 :class:`CachedClient` for reconcilers, one Prometheus registry, the probe and metrics servers and,
 if enabled, the leader elector.
 
-Start order (controller-runtime's): HTTP servers; caches (started and synced, which makes
-``/readyz`` pass); runnables that do not need leader election; the sources of warm leader-only
-controllers (``ControllerOptions.enable_warmup``: their queues fill on every replica); leader
-election; then, once leading (or at once without leader election), leader-only runnables such as
-controllers. Stop order: leader-only runnables drain their in-flight reconciles (up to the
-graceful shutdown timeout, 30 s); the lease is released at once if configured (so a successor
-need not wait for anything else); then the other runnables stop, the event broadcaster writing
-what it still holds for at most ``event_flush_timeout`` (5 s); caches stop; servers stop.
+Start and stop order are data: every part runs as a runnable in one of the groups of
+``_runnables`` (HTTP servers, webhooks, caches, runnables without leader election, warm-up,
+leader election, leader-only runnables), started in its ``START_ORDER`` and stopped in reverse.
+Stop order: leader-only runnables drain their in-flight reconciles (up to the graceful shutdown
+timeout, 30 s); the lease is released at once if configured (so a successor need not wait for
+anything else); then the other runnables stop, the event broadcaster writing what it still holds
+for at most ``event_flush_timeout`` (5 s); caches stop; webhooks and HTTP servers stop.
 
 A lost lease stops the manager at once (in-flight reconciles are cancelled: another replica
 may already lead) and :meth:`Manager.start` raises
 :class:`~kubectrl.leaderelection.LeaderElectionLostError`; the process must exit.
+
+The rest of the manager lives beside it: its options (``_manager_options``), the runnable groups
+(``_runnables``), the runnables it adds itself (``_manager_runnables``), its metrics and probe
+servers (``_http_servers``), signals and the shutdown watchdog (``_shutdown``), and a sharding
+manager's controller templates (``_shard_templates``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
-import inspect
-import ipaddress
 import logging
 import os
-import signal
-import sys
-import threading
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING
 
 from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
-from kubectrl.client import AsyncClient, ClientConfig, KindRef, load_config, load_kubeconfig
-from kubectrl.errors import KubectrlError
+from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
 from kubectrl.events import ClientEventSink, EventBroadcaster, EventRecorder
-from kubectrl.leaderelection import (
-    LeaderElectionConfig,
-    LeaderElector,
-    LeaseLock,
-    default_identity,
-)
+from kubectrl.leaderelection import default_identity
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
 from kubectrl.runtime._controller import Controller
 from kubectrl.runtime._field_index import FieldIndexer
-from kubectrl.runtime._server import (
-    Checker,
-    HTTPServer,
-    KubernetesAuthFilter,
-    metrics_tls_context,
-    parse_bind_address,
-    ping,
+from kubectrl.runtime._http_servers import ServerRunnable, new_metrics_server, new_probe_server
+from kubectrl.runtime._manager_options import ManagerOptions
+from kubectrl.runtime._manager_runnables import (
+    BroadcasterRunnable,
+    CacheRunnable,
+    LeaderElectionRunnable,
+    WarmUpRunnable,
+    WebhookRunnable,
+)
+from kubectrl.runtime._runnables import (
+    Group,
+    ManagerError,
+    Runnable,
+    RunnableHandle,
+    RunnableLike,
+    Runnables,
+)
+from kubectrl.runtime._server import Checker, HTTPServer
+from kubectrl.runtime._shutdown import (
+    SHUTDOWN_MARGIN,
+    ShutdownWatchdog,
+    SignalHandlers,
+    exit_stuck,
+    stuck_controllers,
 )
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-    from kubectrl.runtime._sharding import ShardContext, ShardedRunner, ShardingOptions
-    from kubectrl.webhook import WebhookServer, WebhookServerOptions
+    from kubectrl.runtime._shard_templates import ShardTemplates
+    from kubectrl.runtime._sharding import ShardedRunner
+    from kubectrl.webhook import WebhookServer
 
-__all__ = ["Manager", "ManagerOptions", "Runnable", "RunnableLike"]
+__all__ = [
+    "SHUTDOWN_MARGIN",
+    "Manager",
+    "ManagerError",
+    "ManagerOptions",
+    "Runnable",
+    "RunnableLike",
+]
 
 log = logging.getLogger("kubectrl.runtime.manager")
-
-#: How long past the graceful shutdown period :meth:`Manager.run` waits for the rest of the
-#: shutdown (caches, servers, the lease release) before it exits the process regardless.
-SHUTDOWN_MARGIN = 15.0
-
-_IN_CLUSTER_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-
-
-@runtime_checkable
-class Runnable(Protocol):
-    """A long-running part of the process the manager starts and stops (``manager.Runnable``).
-
-    ``start()`` returns once running; ``stop(timeout)`` stops and waits up to ``timeout`` s
-    (a :class:`~kubectrl.runtime.Controller` is one). An optional ``need_leader_election``
-    attribute (default ``True``, as controller-runtime) says whether it runs on the leader only.
-    A leader-only runnable with a ``set_leader_fence(fence)`` method (a Controller has one) is
-    given the elector's :meth:`~kubectrl.leaderelection.LeaderElector.fence` before it starts
-    (``None`` without leader election), to ask before each step it takes.
-    A plain ``async def run() -> None`` that runs until cancelled is accepted too.
-
-    Example::
-
-        class Ticker:
-            need_leader_election = False
-            async def start(self) -> None: ...
-            async def stop(self, timeout: float | None = 30.0) -> None: ...
-    """
-
-    async def start(self) -> None:
-        """Start; return once running."""
-        ...
-
-    async def stop(self, timeout: float | None = 30.0) -> None:
-        """Stop; wait up to ``timeout`` s for in-flight work."""
-        ...
-
-
-RunnableLike: TypeAlias = "Runnable | Callable[[], Awaitable[None]]"
-
-
-#: Where metrics are served when ``ManagerOptions.metrics_bind_address`` is left ``None``.
-_DEFAULT_METRICS_BIND_ADDRESS = "127.0.0.1:8080"
-
-
-@dataclasses.dataclass(frozen=True)
-class ManagerOptions:
-    """A manager's settings, with controller-runtime's defaults.
-
-    - ``metrics_bind_address`` ``None``: ``"127.0.0.1:8080"``, loopback only; but off when the
-      client config brings its own transport (``ClientConfig.transport``: an API server in the
-      process, such as ``kubectrl.testing.FakeAPI``), so that test managers bind no fixed port
-      and several run at once. ``"0"`` disables; port 0 picks a free port.
-      controller-runtime's ``":8080"`` served metrics in plain HTTP to anyone who could reach
-      the pod; on loopback only processes in the pod (a sidecar scraper,
-      ``kubectl port-forward``) can. To serve the network, turn ``metrics_secure`` on
-      and bind, say, ``":8443"``; a plain non-loopback address is allowed but logged as a
-      warning.
-    - ``metrics_secure`` ``False``: serve ``/metrics`` over TLS, only to bearer tokens the
-      cluster authenticates (TokenReview) and authorizes for ``get`` on the non-resource URL
-      ``/metrics`` (SubjectAccessReview): 401 / 403 otherwise. controller-runtime's
-      ``SecureServing`` with ``filters.WithAuthenticationAndAuthorization``.
-    - ``metrics_cert_dir`` ``""``: with ``metrics_secure``, the directory holding ``tls.crt``
-      and ``tls.key``; empty makes a self-signed certificate at start (needs
-      ``cryptography``).
-    - ``health_probe_bind_address`` ``"0"``: probes off unless an address is given. Probes are
-      always plain HTTP without authentication: the kubelet's probes cannot authenticate, and
-      they reveal only ``ok`` or which check failed.
-    - ``leader_election`` ``False``; ``leader_election_id`` names the Lease (required when on);
-      ``leader_election_namespace`` defaults to the pod's namespace when in a cluster (else
-      required); ``lease_duration``/``renew_deadline``/``retry_period`` 15/10/2 s;
-      ``leader_election_release_on_cancel`` ``False`` (release the lease on a clean shutdown so
-      a successor takes over at once); ``identity`` defaults to ``hostname_uuid``.
-    - ``graceful_shutdown_timeout`` 30 s: how long in-flight reconciles may take to finish.
-    - ``event_flush_timeout`` 5 s: how long, after the lease was released, queued events may
-      take to be written on shutdown (also bounded by what is left of the graceful period).
-      controller-runtime flushes its recorder within the graceful period, after the release.
-    - ``cache_namespace`` ``None``: cache every namespace; a name restricts every informer.
-    - ``cache_sync_timeout`` 120 s (controller-runtime's controller ``CacheSyncTimeout``).
-    - ``sync_period`` ``None``: no periodic resync. controller-runtime uses 10 h with jitter;
-      level-triggered reconcilers with ``requeue_after`` rarely need it.
-    - ``cache_keep_managed_fields`` ``False``: cached objects carry no ``metadata.managedFields``
-      (server-side apply bookkeeping, often the largest part of an object; reads from the API
-      reader still have it). ``True`` keeps it in every informer of the manager.
-    - ``webhook_server`` ``None``: the :class:`~kubectrl.webhook.WebhookServerOptions` of
-      :attr:`Manager.webhook_server` (port 9443, certificates from the default cert dir).
-    - ``sharding`` ``None``: a :class:`~kubectrl.runtime.ShardingOptions` shards every
-      leader-only controller (those the Builder makes): the manager runs a
-      :class:`~kubectrl.runtime.ShardedRunner` on every replica, and each controller runs once
-      per shard this replica holds, on that shard's cache, fenced by the shard's Lease (see
-      docs/scaling.md). Other leader-only runnables still follow ``leader_election``.
-
-    Example::
-
-        >>> ManagerOptions(leader_election=True, leader_election_id="x").lease_duration
-        15.0
-    """
-
-    metrics_bind_address: str | None = None
-    metrics_secure: bool = False
-    metrics_cert_dir: str = ""
-    health_probe_bind_address: str = "0"
-    leader_election: bool = False
-    leader_election_id: str = ""
-    leader_election_namespace: str = ""
-    leader_election_release_on_cancel: bool = False
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    identity: str = ""
-    graceful_shutdown_timeout: float = 30.0
-    event_flush_timeout: float = 5.0
-    cache_namespace: str | None = None
-    cache_sync_timeout: float = 120.0
-    sync_period: float | None = None
-    cache_keep_managed_fields: bool = False
-    webhook_server: WebhookServerOptions | None = None
-    sharding: ShardingOptions | None = None
-
-    def __post_init__(self) -> None:
-        if self.leader_election and not self.leader_election_id:
-            raise ValueError("leader_election needs leader_election_id (the Lease's name)")
-        if self.graceful_shutdown_timeout < 0:
-            raise ValueError("graceful_shutdown_timeout must be >= 0")
-        if self.event_flush_timeout < 0:
-            raise ValueError("event_flush_timeout must be >= 0")
-        if self.cache_sync_timeout <= 0:
-            raise ValueError("cache_sync_timeout must be > 0")
-        if self.leader_election:
-            self.leader_election_config()  # validates the timings
-
-    def leader_election_config(self) -> LeaderElectionConfig:
-        """The elector's timing (validated: lease > renew > 1.2 x retry > 0)."""
-        return LeaderElectionConfig(
-            lease_duration=self.lease_duration,
-            renew_deadline=self.renew_deadline,
-            retry_period=self.retry_period,
-            release_on_cancel=self.leader_election_release_on_cancel,
-            name=self.leader_election_id,
-        )
-
-
-class ManagerError(KubectrlError):
-    """A runnable failed, so the manager stopped; ``__cause__`` is the runnable's error.
-
-    Not retryable as is (e.g. a cache that never synced: fix RBAC or install the CRD).
-
-    Example::
-
-        try:
-            await manager.start()
-        except ManagerError as err:
-            print(err.__cause__)
-    """
-
-
-class _Handle:
-    """One added runnable and its task."""
-
-    def __init__(self, runnable: RunnableLike, need_leader_election: bool) -> None:
-        self.runnable = runnable
-        self.need_leader_election = need_leader_election
-        self.task: asyncio.Task[None] | None = None
-        self.started = False
-        self.name = str(getattr(runnable, "name", "") or getattr(runnable, "__qualname__", "")) or (
-            type(runnable).__name__
-        )
-
-    def launch(self, on_done: Callable[[_Handle], None]) -> None:
-        self.task = asyncio.ensure_future(self._run())
-        self.task.add_done_callback(lambda _: on_done(self))
-
-    async def _run(self) -> None:
-        if isinstance(self.runnable, Runnable):
-            await self.runnable.start()
-            self.started = True
-            await asyncio.get_running_loop().create_future()  # until cancelled by stop()
-        else:
-            self.started = True
-            result = self.runnable()
-            if inspect.isawaitable(result):
-                await result
-
-    async def stop(self, timeout: float) -> None:
-        task = self.task
-        if task is None:
-            return
-        if task.done():
-            return
-        if isinstance(self.runnable, Runnable) and self.started:
-            try:
-                await self.runnable.stop(timeout)
-            except Exception:
-                log.exception("runnable failed to stop", extra={"runnable": self.name})
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            return
-        # A plain coroutine (or a Runnable still starting, e.g. waiting for its caches): cancel
-        # and give it the timeout to unwind.
-        task.cancel()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait({task}, timeout=timeout)
-
-
-class _BroadcasterRunnable:
-    """Runs an event broadcaster's writer task for the manager's lifetime."""
-
-    name = "event-broadcaster"
-    need_leader_election = False
-
-    def __init__(self, broadcaster: EventBroadcaster, flush_timeout: float) -> None:
-        self._broadcaster = broadcaster
-        self._flush_timeout = flush_timeout
-
-    async def start(self) -> None:
-        self._broadcaster.start()
-
-    async def stop(self, timeout: float | None = 30.0) -> None:
-        bound = self._flush_timeout if timeout is None else min(timeout, self._flush_timeout)
-        await self._broadcaster.shutdown(bound)
 
 
 class Manager:
@@ -303,11 +98,13 @@ class Manager:
     :class:`~kubectrl._clock.FakeClock` there lets a test move time by hand instead of sleeping
     (see :func:`kubectrl.testing.run_manager`).
 
-    Guarantees: runnables start in controller-runtime's order (see the module docs) and stop in
-    reverse; controllers start only after every cache synced and, with leader election, only on
-    the leader; ``/readyz`` is 503 until the caches synced (and, with leader election, while the
-    elector is not running), then 200; ``/healthz`` is 200 while the process runs. A runnable
-    that fails stops the manager, and :meth:`start` raises :class:`ManagerError` from it.
+    Guarantees: runnables start group by group in controller-runtime's order (``START_ORDER``
+    in ``_runnables``: HTTP servers, webhooks, caches, runnables without leader election,
+    warm-up, leader election, leader-only runnables) and stop in reverse; controllers start
+    only after every cache synced and, with leader election, only on the leader; ``/readyz`` is
+    503 until the caches synced (and, with leader election, while the elector is not running),
+    then 200; ``/healthz`` is 200 while the process runs. A runnable that fails stops the
+    manager, and :meth:`start` raises :class:`ManagerError` from it.
 
     Caveats: one manager per event loop; the client and caches belong to the loop
     :meth:`start` runs on. Build controllers (:class:`~kubectrl.runtime.Builder`) before
@@ -328,7 +125,7 @@ class Manager:
         registry: CollectorRegistry | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self._options = options if options is not None else ManagerOptions()
+        options = self._options = options if options is not None else ManagerOptions()
         self._clock: Clock = clock if clock is not None else RealClock()
         if config is None:
             config = load_config()
@@ -336,55 +133,91 @@ class Manager:
             config = load_kubeconfig(config)
         self._config = config
         self._api = AsyncClient(config)
-        self._shard_templates: list[Controller] = []
-        self._shard_kinds: set[KindRef] = set()
-        self._sharded: ShardedRunner | None = None
+        self._registry = registry if registry is not None else _new_registry()
         factory_type = InformerFactory
-        if self._options.sharding is not None:
-            from kubectrl.runtime._sharding import _RoutingInformerFactory
+        if options.sharding is not None:
+            # Imported only by a sharding manager (kubectrl.runtime does not load sharding).
+            from kubectrl.runtime._shard_templates import routing_informer_factory
 
-            factory_type = _RoutingInformerFactory
+            factory_type = routing_informer_factory()
         self._factory = factory_type(
             self._api,
-            namespace=self._options.cache_namespace,
-            resync_period=self._options.sync_period,
+            namespace=options.cache_namespace,
+            resync_period=options.sync_period,
             clock=self._clock,
-            keep_managed_fields=self._options.cache_keep_managed_fields,
+            keep_managed_fields=options.cache_keep_managed_fields,
         )
         self._client = CachedClient(
-            self._api, self._factory, sync_timeout=self._options.cache_sync_timeout
+            self._api, self._factory, sync_timeout=options.cache_sync_timeout
         )
         self._blocking_client = BlockingCachedClient(self._client)
-        self._registry = registry if registry is not None else _new_registry()
-        self._metrics_server = self._new_metrics_server()
-        self._probe_server = HTTPServer(self._options.health_probe_bind_address)
-        self._probe_server.add_healthz_check("ping", ping)
-        self._probe_server.add_readyz_check("informers", self._check_caches)
-        if self._options.leader_election:
-            self._probe_server.add_readyz_check("leader-election", self._check_elector)
-        self._identity = self._options.identity or default_identity()
-        self._handles: list[_Handle] = []
+        self._identity = options.identity or default_identity()
         self._names: set[str] = set()
-        self._elector: LeaderElector | None = None
-        self._elector_task: asyncio.Task[None] | None = None
         self._caches_synced = False
-        self._leading_started = False
         self._started = False
         self._stop_event: asyncio.Event | None = None
         self._stop_requested = False
         self._failure: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._signals = 0
         self._lost = False
         self._background: asyncio.Task[None] | None = None
         self._broadcaster: EventBroadcaster | None = None
         self._events_api: AsyncClient | None = None
         self._in_run = False
-        self._run_done = threading.Event()
+        self._signals = SignalHandlers(self._request_stop)
+        self._watchdog = ShutdownWatchdog(
+            self._stuck_controllers, options.graceful_shutdown_timeout
+        )
         self._webhook_server: WebhookServer | None = None
-        if self._options.sharding is not None:
-            self._sharded = self._new_sharded_runner(self._options.sharding)
-            self.add(self._sharded, need_leader_election=False)
+        self._runnables = Runnables(
+            self._on_runnable_done,
+            leader_election=options.leader_election,
+            before_launch=self._before_launch,
+        )
+        # The manager's own runnables, in the groups they belong to (_runnables.START_ORDER).
+        self._metrics_server = self._new_metrics_server()
+        self._probe_server = new_probe_server(options, self._check_caches, self._check_elector)
+        for name, server in (
+            ("metrics server", self._metrics_server),
+            ("health probe server", self._probe_server),
+        ):
+            self._runnables.add(ServerRunnable(name, server), Group.HTTP_SERVERS)
+        webhooks = WebhookRunnable(lambda: self._webhook_server, self._add_webhook_check)
+        self._runnables.add(webhooks, Group.WEBHOOKS)
+        caches = CacheRunnable(
+            self._factory,
+            options.cache_sync_timeout,
+            before_start=self._discard_template_informers,
+            on_synced=self._on_caches_synced,
+            before_stop=self._blocking_client.unbind_loop,
+        )
+        self._runnables.add(caches, Group.CACHES)
+        self._leader_election: LeaderElectionRunnable | None = None
+        if options.leader_election:
+            self._leader_election = LeaderElectionRunnable(
+                self._api,
+                options,
+                self._identity,
+                clock=self._clock,
+                registry=self._registry,
+                before_run=lambda: self._client.set_leader_fence(self._write_fence),
+                on_elected=self._runnables.elected,
+                on_done=self._on_elector_done,
+            )
+            self._runnables.add(self._leader_election, Group.LEADER_ELECTION)
+        self._shards: ShardTemplates | None = None
+        if options.sharding is not None:
+            from kubectrl.runtime._shard_templates import ShardTemplates
+
+            self._shards = ShardTemplates(
+                self._api,
+                options,
+                options.sharding,
+                self._factory,
+                clock=self._clock,
+                registry=self._registry,
+            )
+            self.add(self._shards.runner, need_leader_election=False)
             # A shard's reconciles write only while its Lease is held (see _write_fence).
             self._client.set_leader_fence(self._write_fence)
 
@@ -489,8 +322,8 @@ class Manager:
 
         The manager starts it, on every replica (webhooks are not leader-elected), before the
         caches, iff something is registered on it, adds the ``webhook`` readiness check once it
-        serves, and stops it last on shutdown. Register through
-        :class:`~kubectrl.runtime.WebhookBuilder`.
+        serves, and stops it after the caches, before the HTTP servers, on shutdown. Register
+        through :class:`~kubectrl.runtime.WebhookBuilder`.
 
         Example::
 
@@ -510,15 +343,17 @@ class Manager:
 
     def is_leader(self) -> bool:
         """Whether leader-only runnables run here (always, once started, without election)."""
-        return self._leading_started
+        return self._runnables.started(Group.LEADER_ONLY)
 
     # ------------------------------------------------------------------ configuration
 
     def add(self, runnable: RunnableLike, *, need_leader_election: bool | None = None) -> None:
         """Add a runnable (a controller, a :class:`Runnable`, or an ``async def`` function).
 
-        ``need_leader_election`` overrides the runnable's own attribute (default ``True``).
-        Runnables added after :meth:`start` start at once (respecting leadership).
+        ``need_leader_election`` overrides the runnable's own attribute (default ``True``) and
+        picks its group: leader-only runnables, or runnables without leader election (see
+        ``START_ORDER`` in ``_runnables``). A runnable starts with its group, or at once when
+        added after its group started (a leader-only one: once leading).
 
         Example::
 
@@ -529,74 +364,31 @@ class Manager:
         """
         if need_leader_election is None:
             need_leader_election = bool(getattr(runnable, "need_leader_election", True))
-        if self._sharded is not None and need_leader_election and isinstance(runnable, Controller):
-            self._add_shard_template(runnable)
+        if self._shards is not None and need_leader_election and isinstance(runnable, Controller):
+            self._shards.add(runnable, started=self._started, names=self._names)
             return
-        handle = _Handle(runnable, need_leader_election)
         name = getattr(runnable, "name", None)
         if isinstance(name, str) and name and hasattr(runnable, "queue"):
             if name in self._names:
                 raise ValueError(f"a controller named {name!r} was already added; use named()")
             self._names.add(name)
-        self._handles.append(handle)
-        running = self._started and not self._stop_requested
-        if running and (not need_leader_election or self._leading_started):
-            self._launch(handle)
+        self._runnables.add(runnable, Group.LEADER_ONLY if need_leader_election else Group.OTHERS)
+        if (
+            need_leader_election
+            and self._options.leader_election
+            and not self._runnables.started(Group.WARMUP)
+            and isinstance(runnable, Controller)
+            and runnable.options.enable_warmup
+        ):
+            # Its sources start on every replica before the election (controller-runtime's
+            # Warmup group); once leading, only its workers start.
+            self._runnables.add(WarmUpRunnable(runnable), Group.WARMUP)
 
     @property
     def sharded_runner(self) -> ShardedRunner | None:
         """The runner of the sharded controllers (with ``ManagerOptions.sharding``), else
         ``None``: which shards this replica holds (``held``), its identity, its history."""
-        return self._sharded
-
-    def _new_sharded_runner(self, sharding: ShardingOptions) -> ShardedRunner:
-        from kubectrl.runtime._sharding import ShardedRunner, shard_controllers
-
-        options = self._options
-
-        def setup(context: ShardContext) -> list[Controller]:
-            return shard_controllers(self._shard_templates, context, self._factory)
-
-        return ShardedRunner(
-            self._api,
-            sharding,
-            setup,
-            clock=self._clock,
-            registry=self._registry,
-            factory_options={
-                "namespace": options.cache_namespace,
-                "resync_period": options.sync_period,
-                "keep_managed_fields": options.cache_keep_managed_fields,
-            },
-            stop_timeout=options.graceful_shutdown_timeout,
-            kinds=self._shard_kinds,  # read as each shard starts
-        )
-
-    def _add_shard_template(self, controller: Controller) -> None:
-        from kubectrl.runtime._kind_source import KindSource
-
-        if self._started:
-            raise RuntimeError(
-                f"controller {controller.name}: a sharding manager takes its controllers before "
-                "start() (each shard builds its copies when it starts)"
-            )
-        sources = [s for s in controller.sources if isinstance(s, KindSource)]
-        if not sources or len(sources) != len(controller.sources):
-            raise ValueError(
-                f"sharded controller {controller.name}: every source must be a KindSource on "
-                "the manager's cache (a shard rebuilds them on its own cache); add it with "
-                "need_leader_election=False to run it unsharded on every replica"
-            )
-        if controller.name in self._names:
-            raise ValueError(f"a controller named {controller.name!r} was already added")
-        self._names.add(controller.name)
-        self._shard_templates.append(controller)
-        sharding = self._options.sharding
-        if sharding is None:  # pragma: no cover - only called when sharding is configured
-            raise RuntimeError(f"controller {controller.name}: the manager is not sharded")
-        for index, source in enumerate(sources):
-            if index == 0 or sharding.field == "namespace":
-                self._shard_kinds.add(source.kind)
+        return self._shards.runner if self._shards is not None else None
 
     def event_recorder(self, component: str) -> EventRecorder:
         """An :class:`~kubectrl.events.EventRecorder` reporting as ``component``.
@@ -621,7 +413,7 @@ class Manager:
                 ClientEventSink(self._events_api), clock=self._clock
             )
             self.add(
-                _BroadcasterRunnable(self._broadcaster, self._options.event_flush_timeout),
+                BroadcasterRunnable(self._broadcaster, self._options.event_flush_timeout),
                 need_leader_election=False,
             )
         return self._broadcaster.new_recorder(component, reporting_instance=self._identity)
@@ -671,13 +463,18 @@ class Manager:
         try:
             asyncio.run(self.start(handle_signals=handle_signals))
         finally:
-            self._run_done.set()
+            self._watchdog.done()
             stuck = self._stuck_controllers()
             if stuck:
-                self._exit_stuck(stuck, "the graceful shutdown period ended")
+                exit_stuck(
+                    stuck,
+                    "the graceful shutdown period ended",
+                    self._options.graceful_shutdown_timeout,
+                )
 
     async def start(self, *, handle_signals: bool = False) -> None:
-        """Start everything in order and block until stopped; then shut down in reverse.
+        """Start the runnable groups in ``START_ORDER``, block until stopped, then stop them in
+        reverse.
 
         Returns after a graceful stop (:meth:`stop`, a signal with ``handle_signals``, or
         cancellation, which is treated as a stop and re-raised). Raises
@@ -692,11 +489,11 @@ class Manager:
         self._blocking_client.bind_loop(loop)
         self._stop_event = asyncio.Event()
         if self._stop_requested:
-            self._stop_event.set()
+            self._request_stop()
         if handle_signals:
-            self._install_signal_handlers(loop)
+            self._signals.install(loop)
         cancelled = False
-        starter = asyncio.ensure_future(self._start_all())
+        starter = asyncio.ensure_future(self._runnables.start())
         try:
             stopper = asyncio.ensure_future(self._stop_event.wait())
             try:
@@ -704,7 +501,7 @@ class Manager:
             finally:
                 stopper.cancel()
             if starter.done():
-                starter.result()  # raises a cache-sync failure
+                starter.result()  # raises what a group failed to start with (a cache sync)
                 await self._stop_event.wait()
         except asyncio.CancelledError:
             cancelled = True
@@ -716,7 +513,7 @@ class Manager:
                 await asyncio.gather(starter, return_exceptions=True)
             await self._shutdown()
             if handle_signals:
-                self._remove_signal_handlers(loop)
+                self._signals.remove(loop)
         if self._failure is not None:
             raise self._failure
         if cancelled:
@@ -734,108 +531,23 @@ class Manager:
 
     # ------------------------------------------------------------------ internals
 
-    async def _start_all(self) -> None:
-        # 1. HTTP servers, so probes answer (503 on /readyz) while caches sync.
-        await self._metrics_server.start()
-        await self._probe_server.start()
-        if self._metrics_server.enabled:
-            log.info("Starting metrics server", extra={"port": self.metrics_port})
-        # Webhooks serve on every replica, before the caches (controller-runtime's
-        # WebhookServers runnable group): the API server may need them to admit anything.
-        webhooks = self._webhook_server
-        if webhooks is not None and webhooks.registrations:
-            await webhooks.start()
-            self._probe_server.add_readyz_check("webhook", webhooks.check_serving)
-        # 2. Caches: every informer asked for so far (by Builder sources), synced; a sharded
-        # controller's own kinds are cached per shard instead.
-        self._discard_template_informers()
-        self._factory.start()
-        log.info("Waiting for caches to sync", extra={"informers": len(self._factory.informers)})
-        await self._factory.wait_for_cache_sync(
-            self._options.cache_sync_timeout, raise_on_failure=True
-        )
-        self._caches_synced = True
-        if self._stop_event is not None and self._stop_event.is_set():
-            return
-        # 3. Runnables that do not need leadership, and the sources of warm leader-only
-        # controllers (ControllerOptions.enable_warmup): their queues fill before the election.
-        for handle in list(self._handles):
-            if not handle.need_leader_election:
-                self._launch(handle)
-        await self._warm_up()
-        # 4. Leader election, then 5. leader-only runnables.
-        if not self._options.leader_election:
-            self._start_leader_runnables()
-            return
-        namespace = self._options.leader_election_namespace or _in_cluster_namespace()
-        lock = LeaseLock(
-            self._api,
-            namespace=namespace,
-            name=self._options.leader_election_id,
-            identity=self._identity,
-        )
-        self._elector = LeaderElector(
-            lock,
-            self._options.leader_election_config(),
-            on_started_leading=self._start_leader_runnables,
-            registry=self._registry,
-            clock=self._clock,
-        )
-        self._client.set_leader_fence(self._write_fence)
-        self._elector_task = asyncio.ensure_future(self._elector.run())
-        self._elector_task.add_done_callback(self._on_elector_done)
+    @property
+    def _handles(self) -> list[RunnableHandle]:
+        """Every runnable (the manager's own and the added ones), group by group."""
+        return self._runnables.handles()
 
-    async def _warm_up(self) -> None:
-        warm = [
-            handle.runnable
-            for handle in self._handles
-            if handle.need_leader_election
-            and isinstance(handle.runnable, Controller)
-            and handle.runnable.options.enable_warmup
-        ]
-        if warm and self._options.leader_election:
-            await asyncio.gather(*(controller.warm_up() for controller in warm))
-
-    def _start_leader_runnables(self) -> None:
-        if self._stop_requested or self._leading_started:
-            return
-        self._leading_started = True
-        log.info("Starting leader-only runnables", extra={"identity": self._identity})
-        for handle in list(self._handles):
-            if handle.need_leader_election and handle.task is None:
-                self._launch(handle)
-
-    def _launch(self, handle: _Handle) -> None:
-        if handle.need_leader_election:
+    def _before_launch(self, handle: RunnableHandle) -> None:
+        if handle.group is Group.LEADER_ONLY:
             # Controllers ask the elector's fence before each reconcile, so a leader resumed
             # after a pause past its renew deadline starts no reconcile (issue: split brain).
             set_fence = getattr(handle.runnable, "set_leader_fence", None)
             if callable(set_fence):
-                set_fence(self._elector.fence if self._elector is not None else None)
-        handle.launch(self._on_runnable_done)
+                elector = self._leader_election.elector if self._leader_election else None
+                set_fence(elector.fence if elector is not None else None)
 
     def _discard_template_informers(self) -> None:
-        from kubectrl.runtime._kind_source import KindSource
-        from kubectrl.runtime._sharding import _kind_key, _RoutingInformerFactory
-
-        factory = self._factory
-        if self._sharded is None or not isinstance(factory, _RoutingInformerFactory):
-            return
-        kinds = {_kind_key(k) for k in self._shard_kinds}
-        used = {
-            id(source.informer)
-            for handle in self._handles
-            for source in getattr(handle.runnable, "sources", ())
-            if isinstance(source, KindSource)
-        }
-        for template in self._shard_templates:
-            for source in template.sources:
-                if (
-                    isinstance(source, KindSource)
-                    and _kind_key(source.kind) in kinds
-                    and id(source.informer) not in used
-                ):
-                    factory.discard(source.informer)
+        if self._shards is not None:
+            self._shards.discard_unused_informers(h.runnable for h in self._handles)
 
     def _write_fence(self) -> bool:
         # A sharded controller's reconcile writes only while its shard's Lease is held.
@@ -846,10 +558,19 @@ class Manager:
             return shard.fence()
         # Before leading, only runnables that need no leadership run, and their writes are not
         # the leader's: they pass. Once leader-only work has started, a write needs the lease.
-        elector = self._elector
-        return elector is None or not self._leading_started or elector.fence()
+        elector = self._leader_election.elector if self._leader_election else None
+        return elector is None or not self.is_leader() or elector.fence()
 
-    def _on_runnable_done(self, handle: _Handle) -> None:
+    def _new_metrics_server(self) -> HTTPServer:
+        return new_metrics_server(self._options, self._config, self._api, self._registry)
+
+    def _on_caches_synced(self) -> None:
+        self._caches_synced = True
+
+    def _add_webhook_check(self, check: Checker) -> None:
+        self._probe_server.add_readyz_check("webhook", check)
+
+    def _on_runnable_done(self, handle: RunnableHandle) -> None:
         task = handle.task
         if task is None or task.cancelled() or self._stop_requested:
             return
@@ -876,127 +597,31 @@ class Manager:
 
     def _request_stop(self) -> None:
         self._stop_requested = True
+        self._runnables.request_stop()
         if self._stop_event is not None:
             self._stop_event.set()
 
     async def _shutdown(self) -> None:
-        self._stop_requested = True
-        lost = self._lost
+        self._request_stop()
         # A lost lease: another replica may lead already, so do not let reconciles finish.
-        budget = 0.0 if lost else self._options.graceful_shutdown_timeout
+        budget = 0.0 if self._lost else self._options.graceful_shutdown_timeout
         deadline = self._clock.now() + budget
         if self._in_run:
-            self._start_watchdog(budget + SHUTDOWN_MARGIN)
-        log.info("Stopping and waiting for leader election runnables", extra={"timeout": budget})
-        await asyncio.gather(
-            *(h.stop(self._left(deadline)) for h in self._handles if h.need_leader_election)
-        )
-        # Leader-only work has stopped: release the lease now, before anything that may take
-        # long (flushing events to a server that is gone), so a successor takes over at once.
-        if self._elector is not None and self._elector_task is not None:
-            self._elector.stop()  # releases the lease when configured; bounded by renew_deadline
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait({self._elector_task}, timeout=max(self._left(deadline), 5.0))
-            if not self._elector_task.done():
-                self._elector_task.cancel()
-                await asyncio.gather(self._elector_task, return_exceptions=True)
-        log.info("Stopping and waiting for non leader election runnables")
-        await asyncio.gather(
-            *(h.stop(self._left(deadline)) for h in self._handles if not h.need_leader_election)
-        )
-        # Abandoned sync reconciles (stuck past the grace period) may not use the loop any more.
-        self._blocking_client.unbind_loop()
-        log.info("Stopping and waiting for caches")
-        await self._factory.shutdown()
-        log.info("Stopping and waiting for HTTP servers")
-        await self._probe_server.stop()
-        await self._metrics_server.stop()
-        if self._webhook_server is not None:
-            await self._webhook_server.stop()
+            self._watchdog.arm(budget + SHUTDOWN_MARGIN)
+        log.info("Stopping the manager", extra={"timeout": budget})
+        # Group by group, in reverse start order (_runnables.STOP_ORDER): leader-only
+        # runnables, then the lease (released now, before anything that may take long, such
+        # as flushing events to a server that is gone, so a successor takes over at once),
+        # the other runnables, caches, webhooks, HTTP servers.
+        await self._runnables.stop(lambda: max(deadline - self._clock.now(), 0.0))
         await self._api.aclose()
         if self._events_api is not None:
             await self._events_api.aclose()
         log.info("Wait completed, proceeding to shutdown the manager")
 
-    def _left(self, deadline: float) -> float:
-        """Seconds from now to ``deadline`` on the manager's clock (never negative)."""
-        return max(deadline - self._clock.now(), 0.0)
-
-    def _new_metrics_server(self) -> HTTPServer:
-        options = self._options
-        bind = options.metrics_bind_address
-        if bind is None:
-            # In-process API server (a test's FakeAPI): no fixed port unless one is asked for.
-            if self._config.transport is not None:
-                log.info(
-                    "metrics not served: the client config has its own transport (an in-process "
-                    "API server); set ManagerOptions(metrics_bind_address=...) to serve them",
-                    extra={"default_bind_address": _DEFAULT_METRICS_BIND_ADDRESS},
-                )
-                bind = "0"
-            else:
-                bind = _DEFAULT_METRICS_BIND_ADDRESS
-        address = parse_bind_address(bind)
-        if address is None:
-            return HTTPServer("0")
-        if options.metrics_secure:
-            return HTTPServer(
-                bind,
-                registry=self._registry,
-                serve_probes=False,
-                tls=metrics_tls_context(options.metrics_cert_dir or None),
-                request_filter=KubernetesAuthFilter(self._api),
-            )
-        if not _is_loopback(address[0]):
-            log.warning(
-                "metrics served on %s over plain HTTP without authentication: anyone who can "
-                "reach it can read them; bind 127.0.0.1 or set metrics_secure=True",
-                bind,
-                extra={"address": bind},
-            )
-        return HTTPServer(bind, registry=self._registry, serve_probes=False)
-
     def _stuck_controllers(self) -> list[str]:
         """Names of controllers with a reconcile still running (``Controller.in_flight``)."""
-        stuck = set()
-        for handle in self._handles:
-            try:
-                # Read from the shutdown watchdog's thread too: a set resized meanwhile is
-                # retried on the next look, never fatal.
-                running = getattr(handle.runnable, "in_flight", ())
-            except RuntimeError:
-                running = ("?",)
-            if running:
-                stuck.add(handle.name)
-        return sorted(stuck)
-
-    def _exit_stuck(self, stuck: list[str], when: str) -> None:
-        log.error(
-            "%s with sync reconciles still running in controller(s) %s; exiting with status 1",
-            when,
-            ", ".join(stuck) or "(unknown)",
-            extra={
-                "controllers": stuck,
-                "graceful_shutdown_timeout": self._options.graceful_shutdown_timeout,
-            },
-        )
-        for handler in logging.getLogger().handlers + log.handlers:
-            with contextlib.suppress(Exception):
-                handler.flush()
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(1)
-
-    def _start_watchdog(self, seconds: float) -> None:
-        def watch() -> None:
-            if not self._run_done.wait(seconds):
-                self._exit_stuck(
-                    self._stuck_controllers(),
-                    f"the shutdown did not finish within {seconds:g} s",
-                )
-
-        threading.Thread(target=watch, name="kubectrl-shutdown-watchdog", daemon=True).start()
+        return stuck_controllers((handle.name, handle.runnable) for handle in self._handles)
 
     def _check_caches(self) -> None:
         if not self._caches_synced:
@@ -1006,53 +631,15 @@ class Manager:
             raise RuntimeError(f"not synced: {', '.join(unsynced)}")
 
     def _check_elector(self) -> None:
-        if self._elector_task is None or self._elector_task.done():
+        if self._leader_election is None:
             raise RuntimeError("leader election is not running")
-
-    def _install_signal_handlers(self, loop: asyncio.AbstractEventLoop) -> None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self._on_signal, sig)
-
-    def _remove_signal_handlers(self, loop: asyncio.AbstractEventLoop) -> None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
-
-    def _on_signal(self, sig: signal.Signals) -> None:
-        self._signals += 1
-        if self._signals > 1:
-            log.error("second signal received; exiting at once", extra={"signal": sig.name})
-            os._exit(1)
-        log.info("signal received; shutting down gracefully", extra={"signal": sig.name})
-        self._request_stop()
+        self._leader_election.check_running()
 
     def __repr__(self) -> str:
         return (
             f"<Manager runnables={len(self._handles)} synced={self._caches_synced} "
-            f"leader={self._leading_started}>"
+            f"leader={self.is_leader()}>"
         )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # "" (every interface) or a name: not known to be loopback
-
-
-def _in_cluster_namespace() -> str:
-    env = os.environ.get("POD_NAMESPACE")
-    if env:
-        return env
-    try:
-        return _IN_CLUSTER_NAMESPACE.read_text().strip()
-    except OSError as err:
-        raise ValueError(
-            "leader_election_namespace must be set when not running in a cluster"
-        ) from err
 
 
 def _new_registry() -> CollectorRegistry | None:
