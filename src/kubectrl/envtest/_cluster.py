@@ -197,7 +197,7 @@ class LocalCluster(ControlPlane):
       ``pods/portforward`` (the apiserver verifies its certificate against the envtest CA): an
       exec runs the command on this host, unless an ``Exec`` object (kwok.x-k8s.io/v1alpha1,
       named after the pod) says otherwise; logs and attach read the file a ``Logs``/``Attach``
-      object names (in CRI log format: ``kubectrl.envtest._cluster.cri_log_line``); a
+      object names (in CRI log format: ``kubectrl.envtest.cri_log_line``); a
       ``PortForward`` object forwards a pod's ports to an address of this host. Nothing else
       runs in the Pods.
 
