@@ -22,7 +22,7 @@ Three tables; run with ``nox -s bench`` or ``python benchmarks/bench_sharding.py
    queue (initial list at low priority, the default) and with every event FIFO.
 
 The lists are served from memory by a stub list-watch (no network, no server memory in the
-process), decoded by the client's own decoder (``kubectrl.client._json.loads``).
+process), decoded by the client's own decoder (``kubectrl.client._pipeline.loads``).
 """
 
 # A benchmark reports by printing its table.
@@ -219,7 +219,7 @@ class StubListWatch:
         self.description = "stub"
 
     async def list_page(self, options: Any) -> dict[str, Any]:
-        from kubectrl.client._json import loads
+        from kubectrl.client._pipeline import loads
 
         page: dict[str, Any] = loads(self.data)
         if self.shard is not None:
@@ -314,7 +314,7 @@ def child(argv: list[str]) -> int:
     shards = [int(s) for s in argv[2].split(",")] if len(argv) > 2 and argv[2] else []
     count = int(argv[3]) if len(argv) > 3 else 6
     if variant == "json":
-        from kubectrl.client._json import loads
+        from kubectrl.client._pipeline import loads
 
         trim()
         before = rss()
@@ -326,7 +326,7 @@ def child(argv: list[str]) -> int:
         return 0
     kind = "Pod" if "Pod" in Path(path).name else "ConfigMap"
     import kubectrl.cache
-    import kubectrl.client._json  # noqa: F401 - imported before measuring
+    import kubectrl.client._pipeline  # noqa: F401 - imported before measuring (JSON)
 
     asyncio.run(asyncio.sleep(0))  # the event loop machinery, too
     # Measured from before the list's bytes are read: they are freed once decoded, as a

@@ -10,11 +10,13 @@ a change of load on the machine falls on all of them.
 
 Variants:
 
-- ``fast``: the client as it is (FastTransport + DirectRequests), asyncio's loop.
-- ``httpcore``: httpx over httpcore over asyncio's sockets (kubectrl's AsyncioTransport).
-- ``httpx-aiohttp``: httpx over aiohttp's client (the ``httpx-aiohttp`` transport).
-- ``aiohttp``: requests sent straight through an ``aiohttp.ClientSession`` (the shape a direct
-  path on aiohttp would have: no httpx request, one ``httpx.Response`` per answer).
+- ``fast``: the client as it is (its pipeline over FastTransport, parsing with httptools),
+  asyncio's loop.
+- ``h11``: the same FastTransport parsing with h11 (the client without httptools).
+- ``httpx-aiohttp``: httpx over aiohttp's client (the ``httpx-aiohttp`` transport, given as
+  ``ClientConfig.transport``: the client's httpx adapter).
+- ``aiohttp``: the transport seam implemented on an ``aiohttp.ClientSession`` (what
+  FastTransport would be on aiohttp: no httpx request, one ``httpx.Response`` per answer).
 - each of them again on uvloop, marked ``+uvloop``.
 
 Run: ``python benchmarks/bench_transport.py [--requests 3000] [--events 20000] [--rounds 3]
@@ -123,8 +125,8 @@ def serve(port_file: str, events: int) -> None:
 
 
 class AiohttpDirect:
-    """Requests through an aiohttp ClientSession, answered as ``httpx.Response`` objects: the
-    shape of a direct path on aiohttp (what DirectRequests is on FastTransport)."""
+    """The transport seam (kubectrl.client._transport.Transport) on an aiohttp ClientSession,
+    answered as the client's ``Answer`` objects: what FastTransport would be on aiohttp."""
 
     def __init__(self, base: str) -> None:
         import aiohttp
@@ -136,38 +138,29 @@ class AiohttpDirect:
             timeout=aiohttp.ClientTimeout(sock_connect=10, sock_read=30),
         )
 
-    def target(self, path: str, query: dict[str, str]) -> str:
-        from urllib.parse import quote, urlencode
-
-        text = self._base + path
-        if query:
-            text += "?" + urlencode(query, quote_via=quote)
-        return text
-
     async def send(
-        self, method: str, target: str, content: bytes | None, headers: dict[str, str]
+        self, method: str, target: str, headers: dict[str, str], content: bytes | None
     ) -> Any:
-        import httpx
         from yarl import URL
 
+        from kubectrl.client._fast_transport import Answer
+
         async with self._session.request(
-            method, URL(target, encoded=True), data=content, headers=headers
+            method, URL(self._base + target, encoded=True), data=content, headers=headers
         ) as response:
             body = await response.read()
             raw = list(response.raw_headers)
             encoding = response.headers.get("Content-Encoding")
             if encoding == "gzip":
                 body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-            answer = httpx.Response(response.status, headers=raw)
-            answer._content = body
-            return answer
+            return Answer(response.status, raw, body)
 
     async def watch_events(self, target: str) -> int:
         from kubectrl.client._watch_decoder import WatchDecoder
 
         decoder = WatchDecoder()
         count = 0
-        async with self._session.get(target) as response:
+        async with self._session.get(self._base + target) as response:
             async for chunk in response.content.iter_any():
                 for _ in decoder.feed(chunk):
                     count += 1
@@ -185,16 +178,13 @@ def measure(variant: str, port: int, requests: int, events: int) -> dict[str, fl
     async def run() -> dict[str, float]:
         import httpx
 
-        from kubectrl.client import AsyncClient, ClientConfig
+        from kubectrl.client import AsyncClient, ClientConfig, _fast_transport
+        from kubectrl.client._fast_transport import FastTransport
 
         base = f"http://127.0.0.1:{port}"
         transport: Any = None
-        if name == "httpcore":
-            from kubectrl.client._transport import AsyncioTransport
-
-            transport = AsyncioTransport(
-                ssl_context=None, max_connections=100, max_keepalive_connections=20
-            )
+        if name == "h11":
+            _fast_transport.httptools = None  # this process only: FastTransport parses with h11
         elif name == "httpx-aiohttp":
             from httpx_aiohttp import AiohttpTransport
 
@@ -204,9 +194,11 @@ def measure(variant: str, port: int, requests: int, events: int) -> dict[str, fl
         direct = None
         if name == "aiohttp":
             direct = AiohttpDirect(base)
-            client._direct = direct  # type: ignore[assignment]
+            await client._pipeline.transport.aclose()
+            client._pipeline.transport = direct
         else:
-            assert (client._direct is not None) == (name == "fast"), name
+            fast = isinstance(client._pipeline.transport, FastTransport)
+            assert fast == (name in ("fast", "h11")), name
         from kubectrl.client import APIResource
 
         resource = APIResource(
@@ -223,8 +215,7 @@ def measure(variant: str, port: int, requests: int, events: int) -> dict[str, fl
 
         async def watch() -> int:
             if direct is not None:
-                target = direct.target("/api/v1/namespaces/default/configmaps", {"watch": "true"})
-                return await direct.watch_events(target)
+                return await direct.watch_events("/api/v1/namespaces/default/configmaps?watch=true")
             count = 0
             async with client.watch(resource, namespace="default", stall_timeout=None) as stream:
                 async for _ in stream:
@@ -245,8 +236,6 @@ def measure(variant: str, port: int, requests: int, events: int) -> dict[str, fl
         seen = await watch()
         out["event_us"] = (time.process_time() - started) / seen * 1e6
         assert seen == events, (seen, events)
-        if direct is not None:
-            await direct.aclose()
         await client.aclose()
         _ = httpx
         return out
@@ -262,7 +251,7 @@ VARIANTS = [
     "fast",
     "aiohttp",
     "httpx-aiohttp",
-    "httpcore",
+    "h11",
     "fast+uvloop",
     "aiohttp+uvloop",
 ]

@@ -95,12 +95,16 @@ async def _raw(
         content = body.encode()
     else:
         content = json.dumps(body).encode()
-    return await client._http.request(
+    return await client._send(
         method,
-        client._url(path, params),
-        content=content,
-        headers={"Content-Type": content_type},
-        extensions=client._extensions,
+        path,
+        verb=method.lower(),
+        label=path,
+        params=params,
+        raw_content=content,
+        extra_headers={"Content-Type": content_type},
+        retry=False,
+        check_status=False,
     )
 
 

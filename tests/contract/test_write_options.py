@@ -196,11 +196,16 @@ async def test_built_in_unknown_fields_come_in_the_bodys_order(
 async def _post_raw(target: Target, path: str, raw: bytes, **params: str) -> httpx.Response:
     # A body with a key given twice: no dict can hold it, so it is sent as bytes.
     client = target.client
-    return await client._http.post(
-        client._url(path, {"dryRun": "All", **params}),
-        content=raw,
-        headers={"Content-Type": "application/json"},
-        extensions=client._extensions,
+    return await client._send(
+        "POST",
+        path,
+        verb="create",
+        label=path,
+        params={"dryRun": "All", **params},
+        raw_content=raw,
+        extra_headers={"Content-Type": "application/json"},
+        retry=False,
+        check_status=False,
     )
 
 

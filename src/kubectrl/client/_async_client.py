@@ -1,7 +1,9 @@
-"""The asyncio client: REST verbs on any resource, over httpx.
+"""The asyncio client: REST verbs on any resource.
 
-Every request goes through the same path: resolve the resource (RESTMapper), take a rate-limit
-token, send, turn a failure ``Status`` into a typed error, retry when :class:`RetryPolicy` allows.
+Every request goes through the same path: resolve the resource (RESTMapper), then the request
+pipeline (:mod:`kubectrl.client._pipeline`): take a rate-limit token, set the credentials, send
+through the transport seam, turn a failure ``Status`` into a typed error, retry when
+:class:`RetryPolicy` allows (docs/architecture.md draws it, module by module).
 Objects are plain dicts in and out when a kind is named by a tuple, a GVK or a GVR; when it is
 named by a model class (``V1Deployment``, a custom resource class), results are instances of that
 class, built by :func:`kubectrl.kinds.from_dict`. Model instances are accepted as bodies
@@ -14,10 +16,8 @@ ordinary requests of connections.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
@@ -27,15 +27,8 @@ import httpx
 from typing_extensions import Unpack
 
 from kubectrl import kinds as _kinds
-from kubectrl._aio import wait_within
 from kubectrl._clock import Clock, RealClock
 from kubectrl.client._apply import apply_body
-from kubectrl.client._body import (
-    Answer,
-    ResponseRefusedError,
-    json_body,
-    read_content,
-)
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper
 from kubectrl.client._documented import documented_by
@@ -60,26 +53,18 @@ from kubectrl.client._options import (
     query_params,
 )
 from kubectrl.client._paths import check_request
+from kubectrl.client._pipeline import Pipeline, json_body
 from kubectrl.client._pods import MovedPodVerbs, Pods
-from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._refresh import names_answer_kind, refresh_in_place
 from kubectrl.client._rest_extras import RestExtras
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
 from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
 from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
-from kubectrl.client._warnings import handle_warnings
 from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
-from kubectrl.errors import (
-    APIConnectionError,
-    MalformedResponseError,
-    RequestTimeoutError,
-    TransportError,
-    api_error_from_response,
-)
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of, metadata_of
 
 if TYPE_CHECKING:
-    from kubectrl.client._direct import DirectRequests
+    from kubectrl.client._transport import Transport
 
 __all__ = [
     "AsyncClient",
@@ -136,10 +121,6 @@ _UNSET: Any = _Default()
 _URL_CACHE_SIZE = 4096
 
 
-async def _close_response(response: httpx.Response) -> None:
-    await response.aclose()
-
-
 def _clean(params: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in params.items():
@@ -150,42 +131,6 @@ def _clean(params: Mapping[str, Any]) -> dict[str, str]:
         else:
             out[key] = str(value)
     return out
-
-
-def _reason(err: BaseException) -> str:
-    """An exception as a message states it: its type and its text (the reason a transport gives,
-    "Invalid character in chunk size", is in the text)."""
-    text = str(err)
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
-def _wire_error(
-    err: Exception, *, server: str, verb: str, resource: str, waited: str
-) -> TransportError:
-    """The client's error for what went wrong on the wire, its reason in the message:
-    :class:`MalformedResponseError` for an answer that broke HTTP or a limit,
-    :class:`APIConnectionError` for a connection that failed (``connect_failed`` when nothing
-    was sent), :class:`RequestTimeoutError` (saying ``waited``) for a timeout."""
-    if isinstance(err, ResponseRefusedError):
-        return MalformedResponseError(str(err), verb=verb, resource=resource)
-    if isinstance(err, httpx.DecodingError):
-        return MalformedResponseError(
-            f"the response body does not decode: {_reason(err)}", verb=verb, resource=resource
-        )
-    if isinstance(err, httpx.ConnectError):
-        return APIConnectionError(
-            f"cannot connect to {server}: {_reason(err)}",
-            verb=verb,
-            resource=resource,
-            connect_failed=True,
-        )
-    if isinstance(err, (httpx.TimeoutException, asyncio.TimeoutError)):
-        reason = _reason(err) if isinstance(err, httpx.TimeoutException) else ""
-        reason = reason or "TimeoutError: no whole answer within the total timeout"
-        return RequestTimeoutError(f"{reason}, {waited}", verb=verb, resource=resource)
-    return APIConnectionError(
-        f"connection to {server} failed: {_reason(err)}", verb=verb, resource=resource
-    )
 
 
 def _dumps(body: Any) -> bytes:
@@ -223,25 +168,12 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
     def __init__(self, config: ClientConfig | None = None, *, clock: Clock | None = None) -> None:
         self.config = config if config is not None else load_config()
         self._clock = clock or RealClock()
-        self._http = self.config.async_httpx_client()
-        self._direct: DirectRequests | None = None
-        if self.config.transport is None and not self.config.proxy:
-            from kubectrl.client._direct import DirectRequests  # its transport's module, lazily
-
-            self._direct = DirectRequests.of(
-                self._http,
-                self.config.tls_server_name,
-                total_timeout=self.config.request_timeout,
-                max_body=self.config.max_response_bytes,
-            )
-        self._watch_http: httpx.AsyncClient | None = None
-        rate = self.config.rate_limit
-        self._limiter = (
-            TokenBucketRateLimiter(rate.qps, rate.burst, clock=self._clock) if rate else None
-        )
+        # Every request's steps (throttle, credentials, retries, warnings, errors) and the
+        # transport under them: kubectrl.client._pipeline.
+        self._pipeline = Pipeline(self.config, clock=self._clock)
+        self._limiter = self._pipeline.limiter
         self.mapper = RESTMapper(self._discovery_get)
-        self._extensions = self.config.request_extensions()
-        self._base = str(self._http.base_url).rstrip("/")
+        self._base = self.config.server.rstrip("/")
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     async def __aenter__(self) -> AsyncClient:
@@ -256,10 +188,8 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close both connection pools."""
-        await self._http.aclose()
-        if self._watch_http is not None:
-            await self._watch_http.aclose()
+        """Close both connection pools (an open watch ends with an error)."""
+        await self._pipeline.aclose()
 
     def __repr__(self) -> str:
         return f"AsyncClient(server={self.config.server!r}, source={self.config.source!r})"
@@ -279,18 +209,16 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
     # ------------------------------------------------------------------ plumbing
 
     async def _throttle(self) -> None:
-        if self._limiter is not None:
-            await self._limiter.acquire()
+        await self._pipeline.throttle()
 
-    def _watch_pool(self) -> httpx.AsyncClient:
-        if self._watch_http is None:
-            self._watch_http = self.config.async_httpx_client(max_connections=0, timeout=None)
-        return self._watch_http
+    def _watch_pool(self) -> Transport:
+        """The transport of watches and followed logs (unbounded connections)."""
+        return self._pipeline.streams()
 
     def _url(self, path: str, query: dict[str, str]) -> httpx.URL:
-        # httpx parses and validates a URL character by character, three times per request when
-        # it joins a relative path and parameters; a controller asks for the same few URLs over
-        # and over, so each is parsed once here, absolute and with its query.
+        # The absolute URL of a request, parsed by httpx (kept for the requests built outside
+        # the pipeline); a controller asks for the same few URLs over and over, so each is
+        # parsed once.
         key = (path, tuple(query.items()))
         url = self._urls.get(key)
         if url is None:
@@ -322,87 +250,32 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         retry: bool = True,
         check_status: bool = True,
     ) -> httpx.Response:
-        """One request, with the client's rate limit, bounds and typed errors; retried per
-        :class:`RetryPolicy` unless ``retry=False``; a status of 400 or more raises its
+        """One request through the pipeline (kubectrl.client._pipeline: the client's rate
+        limit, credentials, bounds and typed errors); retried per :class:`RetryPolicy` unless
+        ``retry=False``; a status of 400 or more raises its
         :class:`~kubectrl.errors.APIError` unless ``check_status=False``. ``body`` is sent as
         JSON, ``raw_content`` as it is (with ``extra_headers``)."""
-        headers: dict[str, str] = dict(extra_headers or {})
+        headers: dict[str, str] = dict(extra_headers) if extra_headers else {}
         content: bytes | None = raw_content
         if body is not _UNSET:
             content = _dumps(body)
             headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
-        query = _clean(params) if params else {}
-        direct = self._direct
-        target = direct.target(path, query) if direct is not None else None
-        if idempotent is None:
-            idempotent = method == "GET"
-
-        async def attempt() -> httpx.Response:
-            await self._throttle()
-            started = time.monotonic()
-            try:
-                response = None
-                if direct is not None and target is not None:
-                    response = await direct.send(method, target, content, headers)
-                if response is None:
-                    response = await wait_within(
-                        self._http_request(method, self._url(path, query), content, headers),
-                        self.config.request_timeout,
-                    )
-            except (httpx.TransportError, httpx.DecodingError, asyncio.TimeoutError) as err:
-                waited = (
-                    f"after {time.monotonic() - started:.1f} s (read idle "
-                    f"{self.config.timeout:g} s, total {self.config.request_timeout} s)"
-                )
-                raise _wire_error(
-                    err, server=self.config.server, verb=verb, resource=label, waited=waited
-                ) from err
-            log.debug(
-                "request",
-                extra={
-                    "verb": verb,
-                    "method": method,
-                    "path": path,
-                    "status": response.status_code,
-                    "duration": time.monotonic() - started,
-                },
-            )
-            if "warning" in response.headers:
-                handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
-            if check_status and response.status_code >= 400:
-                raise api_error_from_response(
-                    response.status_code,
-                    response.content,
-                    retry_after=response.headers.get("Retry-After"),
-                    verb=verb,
-                    resource=label,
-                    namespace=namespace,
-                    name=name,
-                )
-            return response
-
-        if not retry:
-            return await attempt()
-        return await self.config.retry.call(attempt, idempotent=idempotent, clock=self._clock)
-
-    async def _http_request(
-        self, method: str, url: httpx.URL, content: bytes | None, headers: dict[str, str]
-    ) -> httpx.Response:
-        """One request the httpx way, its body read whole under ``max_response_bytes`` (raw,
-        then inflated under the same limit: kubectrl.client._body)."""
-        request = self._http.build_request(
-            method, url, content=content, headers=headers, extensions=self._extensions
+        return await self._pipeline.send(
+            method,
+            path,
+            _clean(params) if params else {},
+            headers=headers,
+            content=content,
+            verb=verb,
+            label=label,
+            namespace=namespace,
+            name=name,
+            idempotent=method == "GET" if idempotent is None else idempotent,
+            retry=retry,
+            check_status=check_status,
         )
-        response = await self._http.send(request, stream=True)
-        content = await read_content(response, self.config.max_response_bytes)
-        from kubectrl.client._transport import drop_spoiled_connections  # httpcore: when used
-
-        await drop_spoiled_connections(getattr(self._http, "_transport", None))
-        answer = Answer(response.status_code, response.headers.raw, content)
-        answer.request = request
-        return answer
 
     async def _discovery_get(self, path: str) -> Mapping[str, Any]:
         response = await self._send("GET", path, verb="discover", label=path)
@@ -669,59 +542,16 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         # list again, as client-go's reflector does; retrying here would hide a dead connection
         # from it. The open (connect + response headers) has its own bound, separate from the
         # stream's read (stall) bound, so a silent connection fails in watch_open_timeout.
-        pool = self._watch_pool()
-        timeout = httpx.Timeout(
-            self.config.timeout, connect=self.config.connect_timeout, read=read_timeout
-        )
-        open_timeout = self.config.watch_open_timeout
-        await self._throttle()
-        request = pool.build_request(
-            "GET",
+        return await self._pipeline.open_stream(
             path,
-            params=params,
-            headers={"Accept": accept} if accept else None,
-            timeout=timeout,
-            extensions=self._extensions,
+            params,
+            verb=verb,
+            label=label,
+            namespace=namespace,
+            name=name,
+            read_timeout=read_timeout,
+            accept=accept,
         )
-        try:
-            response = await wait_within(
-                pool.send(request, stream=True), open_timeout, discard=_close_response
-            )
-        except asyncio.TimeoutError:
-            raise RequestTimeoutError(
-                f"no response headers within {open_timeout:g} s (watch_open_timeout) from "
-                f"{self.config.server}" + (f" (namespace {namespace})" if namespace else ""),
-                verb=verb,
-                resource=label,
-            ) from None
-        except httpx.TransportError as err:
-            raise _wire_error(
-                err, server=self.config.server, verb=verb, resource=label, waited="opening it"
-            ) from err
-        if "warning" in response.headers:
-            handle_warnings(self.config.warning_handler, response.headers.get_list("warning"))
-        if response.status_code >= 400:
-            # an error's body is read whole, under the body limit like any other answer
-            try:
-                body = await read_content(response, self.config.max_response_bytes)
-            except httpx.TransportError as err:
-                raise _wire_error(
-                    err,
-                    server=self.config.server,
-                    verb=verb,
-                    resource=label,
-                    waited=f"reading its {response.status_code} answer",
-                ) from err
-            raise api_error_from_response(
-                response.status_code,
-                body,
-                retry_after=response.headers.get("Retry-After"),
-                verb=verb,
-                resource=label,
-                namespace=namespace,
-                name=name,
-            )
-        return response
 
     # ------------------------------------------------------------------ writes
 

@@ -26,7 +26,8 @@ from typing import Any
 
 import httpx
 
-from kubectrl.client._auth import (
+from kubectrl.client._exec import ExecCredentials, ExecPlugin, cluster_info
+from kubectrl.client._pipeline import (
     BasicAuthCredentials,
     CredentialSource,
     KubeAuth,
@@ -34,7 +35,6 @@ from kubectrl.client._auth import (
     StaticTokenCredentials,
     TokenFileCredentials,
 )
-from kubectrl.client._exec import ExecCredentials, ExecPlugin, cluster_info
 from kubectrl.client._retry import RetryPolicy
 from kubectrl.client._tls import ca_data_for_ssl, load_cert_chain_from_memory
 from kubectrl.client._warnings import WarningHandler
@@ -126,8 +126,11 @@ class ClientConfig:
     ca_data: bytes | None = dataclasses.field(default=None, repr=False)
     client_cert_data: bytes | None = dataclasses.field(default=None, repr=False)
     client_key_data: bytes | None = dataclasses.field(default=None, repr=False)
-    #: An httpx async transport that replaces the network for both connection pools (used by
-    #: :class:`kubectrl.testing.FakeAPI`); ``server`` is still required and names the base URL.
+    #: An httpx async transport that replaces the network for requests and watches alike (used
+    #: by :class:`kubectrl.testing.FakeAPI`); ``server`` is still required and names the base
+    #: URL. The client calls only its public ``handle_async_request`` and ``aclose``; over
+    #: httpx's own ``AsyncHTTPTransport`` every request carries ``Connection: close``
+    #: (kubectrl.client._transport says why).
     transport: httpx.AsyncBaseTransport | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
@@ -214,7 +217,7 @@ class ClientConfig:
                 max_keepalive_connections=min(20, max_connections or 20),
             ),
             # gzip only: what the apiserver compresses with, and what the client inflates
-            # under its body limit (kubectrl.client._body)
+            # under its body limit (kubectrl.client._fast_transport.decode_body)
             "headers": {
                 "User-Agent": self.user_agent,
                 "Accept": "application/json",
@@ -251,8 +254,9 @@ class ClientConfig:
         if self.transport is not None:
             kwargs["transport"] = self.transport
         elif not self.proxy:
-            # Direct connections use asyncio's sockets and TLS (see kubectrl.client._transport);
-            # a proxy goes through httpx's own transport, which speaks the proxy protocols.
+            # Direct connections use the client's own transport on asyncio's sockets and TLS
+            # (kubectrl.client._fast_transport); a proxy goes through httpx's own transport,
+            # which speaks the proxy protocols.
             from kubectrl.client._fast_transport import SetCookieJar, direct_transport
 
             kwargs["cookies"] = SetCookieJar()

@@ -1,26 +1,39 @@
-"""The fast HTTP transport: HTTP/1.1 written directly on asyncio, parsed by httptools.
+"""The client's transport: HTTP/1.1 written directly on asyncio's sockets, parsed in C.
 
-httpx stays the client's API (requests, responses, auth, ``transport=``); this module replaces
-what sits under it for direct connections to the API server: httpcore's connection pool and
-h11's state machine (a few Python objects, anyio locks and ``asyncio.current_task`` calls per
-request, headers validated again on every request) and the per-chunk context managers of
-httpcore's reads. Instead:
+:class:`FastTransport` is what an :class:`~kubectrl.client.AsyncClient` sends through on a
+direct connection to the API server (no proxy, no transport of one's own): the bottom of the
+request pipeline (:mod:`kubectrl.client._pipeline`), below the transport seam
+(:class:`~kubectrl.client._transport.Transport`). It is built by the client from its config (TLS
+context, limits, timeouts) and implements the seam itself: :meth:`FastTransport.send` answers a
+request whole, :meth:`FastTransport.open_stream` opens a watch or a followed log. It is also an
+httpx transport (``handle_async_request``) for :meth:`ClientConfig.async_httpx_client
+<kubectrl.client.ClientConfig.async_httpx_client>`.
+
+What it is made of:
 
 - Responses are parsed by `httptools <https://github.com/MagicStack/httptools>`_ (MagicStack),
-  the binding of llhttp (Node.js's HTTP/1.1 parser, in C) that uvicorn uses: maintained, wheels
-  for every supported Python, no dependencies. The parser calls back into the connection's
-  protocol object as bytes arrive; a body chunk goes from the socket to the response's reader
-  without an intermediate state machine.
-- A request's head and body leave in one write.
-- Headers come from httpx, which validated them when the request was built; the head is
-  checked once more only for CR/LF (one scan of the joined header bytes), so nothing can split it.
+  the binding of llhttp (Node.js's HTTP/1.1 parser, in C) that uvicorn uses, installed with
+  ``pip install kubectrl[speedups]``. The parser calls back into the connection's protocol
+  object as bytes arrive; a body chunk goes from the socket to the response's reader without an
+  intermediate state machine. Without httptools, and for HEAD requests (whose response has a
+  length but no body, which llhttp cannot be told), h11 parses (httpx's own parser, through its
+  public API) behind the same callbacks.
+- A request's head and body leave in one write. The head of a request sent through the seam is
+  written from bytes prepared once per transport (Host and the client's default headers); every
+  head is checked for CR and LF (one scan of the joined header bytes), so nothing can split it.
 - The pool is a dict of idle connections per origin and a counter; a request waits only when
-  ``max_connections`` are busy.
-
-It is installed with ``pip install kubectrl[speedups]``; without httptools the client uses
-:class:`~kubectrl.client._transport.AsyncioTransport` (httpcore over asyncio's sockets). HEAD
-requests (whose response has a length but no body, which the parser cannot be told) go to that
-transport too.
+  ``max_connections`` are busy. A connection is reused only when it is idle, open, within its
+  keep-alive expiry and nothing waits unread on its socket, and only after an answer that ended
+  exactly where its framing said: bytes after it (a second answer, garbage) end the connection
+  instead of becoming the next request's answer.
+- Answers are read whole under the client's limits, whatever carried them (the httpx adapter
+  reads its answers through the same functions): a head of at most :data:`MAX_HEAD_BYTES` and
+  :data:`MAX_HEADER_FIELDS` fields, a body of at most ``max_body`` bytes received, then inflated
+  (``gzip``, ``deflate``) into at most as many (zlib's ``max_length``: a 64 KiB gzip bomb of
+  64 MiB never holds more than the limit), within ``total_timeout`` seconds in all. A body that
+  does not inflate, or an encoding the client never asked for, is refused. Refusals are
+  :class:`ResponseRefusedError`, an ``httpx.RemoteProtocolError`` the pipeline turns into
+  :class:`~kubectrl.errors.MalformedResponseError` naming the request's verb and resource.
 """
 
 from __future__ import annotations
@@ -29,28 +42,39 @@ import asyncio
 import collections
 import http.cookiejar
 import importlib
+import select
 import ssl
 import time
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
+import h11
 import httpx
 
 from kubectrl._aio import wait_within
-from kubectrl.client._body import ResponseRefusedError, too_large
-from kubectrl.client._sockets import socket_readable, stream_transport
 
 httptools: Any
 try:
     httptools = importlib.import_module("httptools")
-except ImportError:  # the optional speedup is not installed: direct_transport() falls back
+except ImportError:  # the optional speedup is not installed: h11 parses
     httptools = None
 
 __all__ = [
+    "MAX_HEADER_FIELDS",
+    "MAX_HEAD_BYTES",
     "RAW_BODY",
+    "Answer",
+    "BodyTooLargeError",
     "FastTransport",
+    "ResponseRefusedError",
     "SetCookieJar",
+    "decode_body",
     "direct_transport",
+    "set_cookie_in",
+    "socket_readable",
+    "stream_transport",
+    "too_large",
 ]
 
 #: The response extension holding the body as received (an async iterable of bytes, before
@@ -68,6 +92,152 @@ MAX_HEAD_BYTES = 256 * 1024
 MAX_HEADER_FIELDS = 1000
 
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
+_EXTENSIONS = {"http_version": b"HTTP/1.1", "reason_phrase": b""}
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
+# ------------------------------------------------------------------------------- sockets
+
+
+def stream_transport(transport: asyncio.BaseTransport | None) -> asyncio.Transport:
+    """``transport`` as the stream transport it is. asyncio hands a stream connection an
+    ``asyncio.Transport``; uvloop's ``TCPTransport`` has its methods without being a subclass,
+    so the check is for what a stream transport does (write, pause and resume reading)."""
+    if isinstance(transport, asyncio.Transport):
+        return transport
+    if transport is None or not all(
+        hasattr(transport, name) for name in ("write", "pause_reading", "resume_reading")
+    ):
+        raise TypeError(f"expected a stream transport for a TCP connection, got {transport!r}")
+    return transport  # type: ignore[return-value]  # a stream transport, duck-typed
+
+
+_POLL_READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
+
+
+def socket_readable(transport: asyncio.BaseTransport | None) -> bool:
+    """Whether ``transport``'s socket has bytes (or an end) that asyncio has not read yet.
+
+    An idle connection with anything to read is never reused: it is an answer nobody asked for
+    (which the next request would take as its own) or the server's close. The loop reads such
+    bytes only when it gets to it, and a busy loop (a reconcile) may not have.
+    """
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return True
+    poller = select.poll()
+    poller.register(sock.fileno(), _POLL_READABLE)
+    return bool(poller.poll(0))
+
+
+# ------------------------------------------------------------------------------- answers
+
+
+class ResponseRefusedError(httpx.RemoteProtocolError):
+    """The answer broke HTTP/1.1 or one of the client's limits; the message says which."""
+
+
+class BodyTooLargeError(ResponseRefusedError):
+    """The body, received or inflated, is over the client's limit."""
+
+
+def too_large(limit: int) -> BodyTooLargeError:
+    return BodyTooLargeError(
+        f"the response body is larger than the client's limit of {limit} bytes "
+        "(ClientConfig.max_response_bytes)"
+    )
+
+
+_SET_COOKIE = (b"set-cookie", b"set-cookie2")
+
+
+def set_cookie_in(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether ``headers`` set a cookie (``Set-Cookie``, ``Set-Cookie2``)."""
+    return any(name.lower() in _SET_COOKIE for name, _ in headers)
+
+
+class Answer(httpx.Response):
+    """A response read whole, its content already decoded; the headers are the server's,
+    ``Content-Encoding`` included. ``content``, ``read()`` and ``iter_bytes()`` (and their async
+    twins) give that content as it is: httpx would pass it through the decoders the header
+    names a second time. ``sets_cookie``: whether a header sets a cookie (the transport knows
+    its headers' names already; an API server sets none)."""
+
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        *,
+        sets_cookie: bool | None = None,
+    ) -> None:
+        super().__init__(
+            status, headers=headers, stream=httpx.ByteStream(body), extensions=_EXTENSIONS
+        )
+        self._decoded = body
+        self.sets_cookie = set_cookie_in(headers) if sets_cookie is None else sets_cookie
+
+    @property
+    def content(self) -> bytes:
+        return self._decoded
+
+    def read(self) -> bytes:
+        return self._decoded
+
+    async def aread(self) -> bytes:
+        return self._decoded
+
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        body = self._decoded
+        size = chunk_size or max(len(body), 1)
+        for start in range(0, max(len(body), 1), size):
+            yield body[start : start + size]
+
+    async def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+        for part in self.iter_bytes(chunk_size):
+            yield part
+
+
+def _inflate(body: bytes, wbits: int, limit: int, what: str) -> bytes:
+    inflater = zlib.decompressobj(wbits)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error as err:
+        raise ResponseRefusedError(f"the {what} body does not inflate: {err}") from None
+    if len(data) > limit or inflater.unconsumed_tail:
+        raise too_large(limit)
+    if not inflater.eof:
+        raise ResponseRefusedError(f"the {what} body is truncated (no end of its stream)")
+    return data
+
+
+def decode_body(headers: list[tuple[bytes, bytes]], body: bytes, limit: int) -> bytes:
+    """``body`` as its ``Content-Encoding`` (identity, gzip or deflate) says, inflated into at
+    most ``limit`` bytes."""
+    encoding = b""
+    for name, value in headers:
+        if name.lower() == b"content-encoding":
+            encoding = value.strip().lower()
+    if encoding in (b"", b"identity"):
+        return body
+    if encoding in (b"gzip", b"x-gzip"):
+        return _inflate(body, _GZIP_WBITS, limit, "gzip") if body else body
+    if encoding == b"deflate":
+        # RFC 9110's deflate is zlib-wrapped; some servers send it raw (httpx accepts both)
+        try:
+            return _inflate(body, zlib.MAX_WBITS, limit, "deflate")
+        except BodyTooLargeError:
+            raise
+        except ResponseRefusedError:
+            return _inflate(body, -zlib.MAX_WBITS, limit, "deflate")
+    shown = encoding.decode("latin-1")[:40]
+    raise ResponseRefusedError(
+        f"the response is encoded as {shown!r}, which the client does not decode "
+        "(it asks for gzip or deflate)"
+    )
+
+
+# ------------------------------------------------------------------------------- parsing
 
 
 class _TimedOutError(Exception):
@@ -78,9 +248,90 @@ class _RefusedError(Exception):
     """Raised from a parser callback to stop parsing; the reason is the connection's."""
 
 
+class _ParserError(Exception):
+    """h11 refused the bytes (or a callback refused them): httptools' ``HttpParserError``."""
+
+
+#: What a parser raises for bytes it (or a callback) refuses.
+_PARSE_ERRORS: tuple[type[Exception], ...] = (
+    (httptools.HttpParserError, _ParserError) if httptools is not None else (_ParserError,)
+)
+
+
 def _expire(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_exception(_TimedOutError())
+
+
+class _H11Parser:
+    """httptools' ``HttpResponseParser`` interface (``feed_data``, ``get_status_code``,
+    ``should_keep_alive`` and the callbacks), on h11: one request's answer. Without httptools,
+    and for HEAD requests, which h11 knows have no body.
+
+    h11 is told the request's method (a request it never writes: the connection wrote its own
+    bytes). Bytes after the answer's end (h11's ``trailing_data``) are refused as llhttp refuses
+    them, as a second message, so the connection is never reused."""
+
+    def __init__(self, callbacks: _Connection, method: bytes) -> None:
+        self._callbacks = callbacks
+        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self._h11.send(h11.Request(method=method, target=b"/", headers=[(b"Host", b"-")]))
+        self._h11.send(h11.EndOfMessage())
+        self._status = 0
+        self._keep_alive = False
+        self._done = False
+
+    def get_status_code(self) -> int:
+        return self._status
+
+    def should_keep_alive(self) -> bool:
+        return self._keep_alive
+
+    def feed_data(self, data: bytes) -> None:
+        try:
+            self._feed(data)
+        except h11.RemoteProtocolError as err:
+            if err.error_status_hint == 431 and not self._callbacks.headers_done:
+                # h11's "Receive buffer too long" while the head is incomplete: the head limit
+                self._refuse_head()
+            raise _ParserError(str(err)) from None
+        except _RefusedError:
+            raise _ParserError("refused") from None
+
+    def _refuse_head(self) -> None:
+        try:
+            self._callbacks.refuse_head()
+        except _RefusedError:
+            raise _ParserError("refused") from None
+
+    def _feed(self, data: bytes) -> None:
+        callbacks, parser = self._callbacks, self._h11
+        if self._done:
+            callbacks.on_message_begin()  # bytes after the answer: refused
+        parser.receive_data(data)
+        while True:
+            event = parser.next_event()
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return
+            if isinstance(event, (h11.InformationalResponse, h11.Response)):
+                self._status = event.status_code
+                callbacks.on_message_begin()
+                for name, value in event.headers.raw_items():
+                    callbacks.on_header(name, value)
+                callbacks.on_headers_complete()
+                if isinstance(event, h11.InformationalResponse):
+                    callbacks.on_message_complete()
+            elif isinstance(event, h11.Data):
+                callbacks.on_body(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                self._done = True
+                self._keep_alive = parser.their_state is h11.DONE
+                callbacks.on_message_complete()
+                if parser.trailing_data[0]:
+                    callbacks.on_message_begin()  # a second message: refused
+                return
+            else:  # ConnectionClosed: the end comes from the socket (connection_lost)
+                return
 
 
 class _Connection(asyncio.Protocol):
@@ -92,7 +343,9 @@ class _Connection(asyncio.Protocol):
         self.key = key
         self.registry = registry
         self.transport: asyncio.Transport | None = None
-        self.parser = httptools.HttpResponseParser(self)
+        # llhttp's parser lasts as long as the connection; h11's is made for each answer
+        self._llhttp: Any = httptools.HttpResponseParser(self) if httptools is not None else None
+        self.parser: Any = self._llhttp
         self.closed = False
         self.error: BaseException | None = None
         self.refusal: BaseException | None = None
@@ -110,6 +363,7 @@ class _Connection(asyncio.Protocol):
         self.complete = False
         self.keep_alive = False
         self.until_close = False
+        self.sets_cookie = False
         self.received_any = False
         self.reading_paused = False
         self.head_bytes = 0
@@ -127,7 +381,7 @@ class _Connection(asyncio.Protocol):
         self.received_any = True
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserError as err:
+        except _PARSE_ERRORS as err:
             refusal, self.refusal = self.refusal, None
             if refusal is None:
                 self._fail(httpx.RemoteProtocolError(f"malformed HTTP response: {err}"))
@@ -186,6 +440,14 @@ class _Connection(asyncio.Protocol):
         if self.complete:
             self._refuse(httpx.RemoteProtocolError("a second response to one request"))
 
+    def refuse_head(self) -> None:
+        self._refuse(
+            ResponseRefusedError(
+                f"the response head (status line and headers) is larger than the client's "
+                f"limit of {MAX_HEAD_BYTES} bytes"
+            )
+        )
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
         if len(self.headers) > MAX_HEADER_FIELDS:
@@ -212,6 +474,7 @@ class _Connection(asyncio.Protocol):
         self.status = status
         self.headers_done = True
         names = {name.lower() for name, _ in self.headers}
+        self.sets_cookie = b"set-cookie" in names or b"set-cookie2" in names
         self.until_close = (
             b"content-length" not in names
             and b"transfer-encoding" not in names
@@ -286,9 +549,14 @@ class _Connection(asyncio.Protocol):
             and not socket_readable(self.transport)
         )
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, method: bytes = b"GET") -> None:
+        """Write one request (``data``, head and body) whose method is ``method``."""
         self._reset()
         self.in_flight = True
+        if self._llhttp is None or method == b"HEAD":
+            self.parser = _H11Parser(self, method)
+        else:
+            self.parser = self._llhttp
         transport = self.transport
         if transport is None or transport.is_closing():
             raise httpx.WriteError("the connection is closed")
@@ -343,13 +611,21 @@ def _timeouts(request: httpx.Request) -> dict[str, float | None]:
 
 
 class FastTransport(httpx.AsyncBaseTransport):
-    """An httpx transport: HTTP/1.1 over asyncio with httptools' parser (module docstring).
+    """HTTP/1.1 over asyncio, parsed by httptools (h11 without it): the client's transport on
+    a direct connection (module docstring).
+
+    Given a ``base_url``, it implements the transport seam
+    (:class:`~kubectrl.client._transport.Transport`) for that server: :meth:`send` and
+    :meth:`open_stream` take a request target below the base URL and the request's own headers;
+    ``headers`` (the client's defaults: User-Agent, Accept, Accept-Encoding), ``timeout``,
+    ``sni_hostname`` (a ``tls-server-name``), ``max_body`` and ``total_timeout`` bound them all.
+    Without one it is only an httpx transport (any origin; ``handle_async_request``).
 
     Example::
 
-        transport = FastTransport(ssl_context=ctx, max_connections=100)
-        async with httpx.AsyncClient(transport=transport, base_url=server) as http:
-            ...
+        transport = FastTransport(ssl_context=ctx, max_connections=100,
+                                  max_keepalive_connections=20, base_url="https://kube:6443")
+        answer = await transport.send("GET", "/api/v1/namespaces/a/configmaps/b", {}, None)
     """
 
     def __init__(
@@ -359,12 +635,13 @@ class FastTransport(httpx.AsyncBaseTransport):
         max_connections: int | None,
         max_keepalive_connections: int | None,
         keepalive_expiry: float = 5.0,
+        base_url: str | None = None,
+        sni_hostname: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+        max_body: int = 1 << 30,
+        total_timeout: float | None = None,
     ) -> None:
-        if httptools is None:
-            raise ImportError(
-                "FastTransport needs httptools: pip install kubectrl[speedups] "
-                "(or use kubectrl.client._transport.AsyncioTransport)"
-            )
         self._ssl_context = ssl_context
         self._max_connections = max_connections
         self._max_idle = max_keepalive_connections
@@ -373,9 +650,130 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._idle_count = 0
         self._active = 0
         self._slot_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-        self._fallback: httpx.AsyncBaseTransport | None = None
         self._closed = False
         self._open_connections: set[_Connection] = set()
+        # the seam's request: its origin, timeouts and bounds, and the head's fixed lines
+        self._timeouts: dict[str, float | None] = (timeout or httpx.Timeout(30.0)).as_dict()
+        self._max_body = max_body
+        self._total_timeout = total_timeout
+        self._key: tuple[bytes, bytes, int, str | None] | None = None
+        self._prefix = b""
+        self._fixed = b""
+        self._accept = b"*/*"
+        if base_url is not None:
+            self._bind(httpx.URL(base_url), sni_hostname, dict(headers or {}))
+
+    def _bind(self, base: httpx.URL, sni_hostname: str | None, headers: dict[str, str]) -> None:
+        scheme = base.raw_scheme
+        if scheme not in _DEFAULT_PORTS:
+            raise ValueError(f"FastTransport needs an http(s) base URL, not {base}")
+        self._key = (scheme, base.raw_host, base.port or _DEFAULT_PORTS[scheme], sni_hostname)
+        self._prefix = base.raw_path.rstrip(b"/")
+        accept = next((v for k, v in headers.items() if k.lower() == "accept"), None)
+        self._accept = (accept or "*/*").encode("ascii")
+        fixed = [(b"Host", base.netloc)] + [
+            (name.encode("ascii"), value.encode("ascii"))
+            for name, value in headers.items()
+            if name.lower() != "accept"
+        ]
+        if any(b"\r" in name + value or b"\n" in name + value for name, value in fixed):
+            raise ValueError("a default header of the client contains CR or LF")
+        self._fixed = b"".join(b"%s: %s\r\n" % pair for pair in fixed)
+
+    # ----------------------------------------------------------------- the seam
+
+    async def send(
+        self, method: str, target: str, headers: Mapping[str, str], content: bytes | None
+    ) -> Answer:
+        """One request for ``target`` (path and query below the base URL), its answer read
+        whole: an :class:`Answer` within ``total_timeout``, its body at most ``max_body`` bytes
+        received and decoded. Errors are httpx's exception types (``ReadTimeout``,
+        ``ConnectError``, ``RemoteProtocolError``...) and :class:`ResponseRefusedError`."""
+        data = self._head(method, target, headers, content)
+        total, limit = self._total_timeout, self._max_body
+        status, raw, cookie, body = await self._exchange(data, method, total=total, limit=limit)
+        return Answer(status, raw, decode_body(raw, body, limit), sets_cookie=cookie)
+
+    async def open_stream(
+        self, method: str, target: str, headers: Mapping[str, str], *, read_timeout: float | None
+    ) -> httpx.Response:
+        """One request for ``target`` answered as a stream: the response once its head has
+        arrived, its body read as it comes (a watch, a followed log), ``read_timeout`` seconds of
+        silence at most; closing the response releases the connection."""
+        if self._key is None or self._closed:
+            raise RuntimeError(f"{type(self).__name__} is closed or has no base URL")
+        data = self._head(method, target, headers, None)
+        timeouts = {**self._timeouts, "read": read_timeout}
+        connection = await self._open(self._key, data, timeouts, method=method.encode("ascii"))
+        return self._streamed(connection, read_timeout)
+
+    def _head(
+        self, method: str, target: str, headers: Mapping[str, str], content: bytes | None
+    ) -> bytes:
+        lines = [
+            b"%s %s%s HTTP/1.1" % (method.encode("ascii"), self._prefix, target.encode("ascii")),
+            b"Accept: "
+            + (headers["Accept"].encode("ascii") if "Accept" in headers else self._accept),
+        ]
+        for name, value in headers.items():
+            if name != "Accept":
+                lines.append(b"%s: %s" % (name.encode("ascii"), value.encode("ascii")))
+        if content is not None:
+            lines.append(b"Content-Length: %d" % len(content))
+        elif method in ("POST", "PUT", "PATCH"):
+            lines.append(b"Content-Length: 0")
+        joined = b"".join(lines)
+        if b"\n" in joined or b"\r" in joined:
+            raise httpx.LocalProtocolError(
+                f"{method} {target}: the target or a header contains CR or LF"
+            )
+        return b"\r\n".join(lines) + b"\r\n" + self._fixed + b"\r\n" + (content or b"")
+
+    async def _exchange(
+        self, data: bytes, method: str, *, total: float | None, limit: int
+    ) -> tuple[int, list[tuple[bytes, bytes]], bool, bytes]:
+        """``data`` (a whole request, its head checked) sent to the base URL's server; the
+        answer's status, headers, whether they set a cookie, and its whole body as received
+        (not decoded), the whole within ``total`` seconds and the body at most ``limit``
+        bytes."""
+        if self._key is None or self._closed:
+            raise RuntimeError(f"{type(self).__name__} is closed or has no base URL")
+        deadline = time.monotonic() + total if total is not None else None
+        connection = await self._open(
+            self._key, data, self._timeouts, deadline, method=method.encode("ascii")
+        )
+        read_timeout = self._timeouts.get("read")
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            while True:
+                if connection.chunks:
+                    chunk = connection.take()
+                    size += len(chunk)
+                    if size > limit:
+                        raise too_large(limit)
+                    chunks.append(chunk)
+                elif connection.complete:
+                    break
+                elif connection.error is not None:
+                    raise connection.error
+                else:
+                    await connection.wait(read_timeout, deadline)
+        except BaseException:
+            self._release(connection, reuse=False)
+            raise
+        status, headers, cookie = connection.status, connection.headers, connection.sets_cookie
+        self._release(connection, reuse=connection.keep_alive)
+        return status, headers, cookie, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _streamed(self, connection: _Connection, read_timeout: float | None) -> httpx.Response:
+        body = _Body(self, connection, read_timeout)
+        return httpx.Response(
+            status_code=connection.status,
+            headers=connection.headers,
+            stream=body,
+            extensions={**_EXTENSIONS, RAW_BODY: body},
+        )
 
     # ----------------------------------------------------------------- the pool
 
@@ -461,7 +859,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._open_connections.add(connection)
         return connection
 
-    # ----------------------------------------------------------------- a request
+    # ----------------------------------------------------------------- an httpx request
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._closed:
@@ -469,8 +867,10 @@ class FastTransport(httpx.AsyncBaseTransport):
         method = request.method.encode("ascii")
         url = request.url
         scheme = url.raw_scheme
-        if method == b"HEAD" or scheme not in _DEFAULT_PORTS:
-            return await self._fallback_transport().handle_async_request(request)
+        if scheme not in _DEFAULT_PORTS:
+            raise httpx.UnsupportedProtocol(
+                f"{type(self).__name__} speaks http and https, not {url.scheme!r} ({url})"
+            )
         if not isinstance(request.stream, httpx.AsyncByteStream):
             raise TypeError(
                 f"{type(self).__name__} sends async request bodies only, got "
@@ -480,22 +880,17 @@ class FastTransport(httpx.AsyncBaseTransport):
         timeouts = _timeouts(request)
         sni = request.extensions.get("sni_hostname")
         key = (scheme, url.raw_host, url.port or _DEFAULT_PORTS[scheme], sni)
-        connection = await self._open(key, data, timeouts)
-        read_timeout = timeouts.get("read")
-        body = _Body(self, connection, read_timeout)
-        return httpx.Response(
-            status_code=connection.status,
-            headers=connection.headers,
-            stream=body,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": b"", RAW_BODY: body},
-        )
+        connection = await self._open(key, data, timeouts, method=method)
+        return self._streamed(connection, timeouts.get("read"))
 
     async def _open(
         self,
         key: tuple[bytes, bytes, int, str | None],
         data: bytes,
-        timeouts: dict[str, float | None],
+        timeouts: Mapping[str, float | None],
         deadline: float | None = None,
+        *,
+        method: bytes,
     ) -> _Connection:
         """A connection to ``key`` (idle or new) that sent ``data`` and received a response's
         head; it counts against ``max_connections`` until it is released."""
@@ -508,7 +903,7 @@ class FastTransport(httpx.AsyncBaseTransport):
             self._free_slot()
             raise
         try:
-            connection.send(data)
+            connection.send(data, method)
             read_timeout = timeouts.get("read")
             while not connection.headers_done:
                 if connection.error is not None:
@@ -518,50 +913,6 @@ class FastTransport(httpx.AsyncBaseTransport):
             self._release(connection, reuse=False)
             raise
         return connection
-
-    async def exchange(
-        self,
-        key: tuple[bytes, bytes, int, str | None],
-        data: bytes,
-        timeouts: dict[str, float | None],
-        *,
-        total: float | None = None,
-        limit: int | None = None,
-    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """One whole request without httpx's objects: ``data`` (a complete HTTP/1.1 request,
-        head and body, whose head the caller checked) sent to ``key`` (scheme, host, port, SNI
-        name); the response's status, headers and whole body as received (not decoded), the
-        whole within ``total`` seconds and the body at most ``limit`` bytes.
-
-        Timeouts and errors are :meth:`handle_async_request`'s (httpx's exception types); a
-        body over ``limit`` is a :class:`~kubectrl.client._body.ResponseRefusedError`."""
-        if self._closed:
-            raise RuntimeError(f"{type(self).__name__} is closed")
-        deadline = time.monotonic() + total if total is not None else None
-        connection = await self._open(key, data, timeouts, deadline)
-        read_timeout = timeouts.get("read")
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            while True:
-                if connection.chunks:
-                    chunk = connection.take()
-                    size += len(chunk)
-                    if limit is not None and size > limit:
-                        raise too_large(limit)
-                    chunks.append(chunk)
-                elif connection.complete:
-                    break
-                elif connection.error is not None:
-                    raise connection.error
-                else:
-                    await connection.wait(read_timeout, deadline)
-        except BaseException:
-            self._release(connection, reuse=False)
-            raise
-        status, headers = connection.status, connection.headers
-        self._release(connection, reuse=connection.keep_alive)
-        return status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _encode(self, request: httpx.Request, method: bytes) -> bytes:
         body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
@@ -582,17 +933,9 @@ class FastTransport(httpx.AsyncBaseTransport):
             )
         return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
-    def _fallback_transport(self) -> httpx.AsyncBaseTransport:
-        if self._fallback is None:
-            from kubectrl.client._transport import AsyncioTransport  # httpcore: import when used
-
-            self._fallback = AsyncioTransport(
-                ssl_context=self._ssl_context,
-                max_connections=self._max_connections,
-                max_keepalive_connections=self._max_idle,
-                keepalive_expiry=self._keepalive_expiry,
-            )
-        return self._fallback
+    def in_use(self) -> int:
+        """How many connections a request or a stream holds now."""
+        return self._active
 
     async def aclose(self) -> None:
         """Close every connection, idle or answering (an open watch ends with an error)."""
@@ -602,8 +945,6 @@ class FastTransport(httpx.AsyncBaseTransport):
         for connection in list(self._open_connections):
             connection._fail(httpx.ReadError("the client was closed"))
         self._open_connections.clear()
-        if self._fallback is not None:
-            await self._fallback.aclose()
 
 
 async def _close_opened(opened: tuple[asyncio.BaseTransport, Any]) -> None:
@@ -616,17 +957,9 @@ def direct_transport(
     max_connections: int | None,
     max_keepalive_connections: int | None,
 ) -> httpx.AsyncBaseTransport:
-    """The transport of direct connections to the API server: :class:`FastTransport` when
-    ``httptools`` is installed (``kubectrl[speedups]``), else
-    :class:`~kubectrl.client._transport.AsyncioTransport`."""
-    if httptools is None:
-        from kubectrl.client._transport import AsyncioTransport  # httpcore: import when used
-
-        return AsyncioTransport(
-            ssl_context=ssl_context,
-            max_connections=max_connections,
-            max_keepalive_connections=max_keepalive_connections,
-        )
+    """The httpx transport of direct connections to the API server (a :class:`FastTransport`;
+    :meth:`ClientConfig.async_httpx_client <kubectrl.client.ClientConfig.async_httpx_client>`
+    puts it under its ``httpx.AsyncClient``)."""
     return FastTransport(
         ssl_context=ssl_context,
         max_connections=max_connections,
@@ -656,6 +989,3 @@ class SetCookieJar(http.cookiejar.CookieJar):
         ):
             return
         super().extract_cookies(response, request)
-
-
-_SET_COOKIE = (b"set-cookie", b"set-cookie2")

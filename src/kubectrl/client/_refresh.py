@@ -15,7 +15,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kubectrl import kinds as _kinds
-from kubectrl.client import _json
+from kubectrl.client import _pipeline
 
 __all__ = ["is_frozen_model", "names_answer_kind", "refresh_in_place"]
 
@@ -67,9 +67,9 @@ def _copy_json(data: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy of ``data``, a decoded JSON document: encoded and decoded again, which
     orjson does in about a tenth of ``copy.deepcopy``'s time (an Event: 49 µs deep-copied,
     every event the recorder writes); ``deepcopy`` for what JSON cannot carry back exactly."""
-    if _json._orjson is not None:
+    if _pipeline._orjson is not None:
         try:
-            copied = _json._orjson.loads(_json._orjson.dumps(data))
+            copied = _pipeline._orjson.loads(_pipeline._orjson.dumps(data))
         except (TypeError, ValueError):  # an integer beyond 64 bits, a non-str key
             pass
         else:

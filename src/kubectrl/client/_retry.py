@@ -196,53 +196,67 @@ class RetryPolicy:
 
             obj = await RetryPolicy().call(fetch, idempotent=True, clock=RealClock())
         """
-        # The traceback of the last failure as the attempt raised it: tenacity re-raises the
-        # exception from its own frames, which would otherwise be prepended to it.
-        last: list[tuple[BaseException, TracebackType | None]] = []
         # The first attempt runs as is: most requests succeed at once, and tenacity's bookkeeping
         # costs some 20 us per call (about 1% of a writing controller's CPU). A failure is handed
-        # to tenacity as its attempt 1, so every retry decision is still tenacity's.
+        # to tenacity as its attempt 1 (retry_after), so every retry decision is still tenacity's.
         try:
             return await attempt()
         except Exception as err:
-            last.append((err, err.__traceback__))
-        replay = True
+            failed = err
+        return await retry_after(self, failed, attempt, idempotent=idempotent, clock=clock)
 
-        async def tracked() -> T:
-            nonlocal replay
-            if replay:
-                replay = False
-                raise last[0][0]
-            try:
-                return await attempt()
-            except Exception as err:
-                last[:] = [(err, err.__traceback__)]
-                raise
 
-        def retry(state: tenacity.RetryCallState) -> bool:
-            err = state.outcome.exception() if state.outcome is not None else None
-            return isinstance(err, Exception) and self.should_retry(err, idempotent=idempotent)
+async def retry_after(
+    policy: RetryPolicy,
+    failed: Exception,
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    idempotent: bool,
+    clock: Clock,
+) -> T:
+    """:meth:`RetryPolicy.call` after its first attempt failed with ``failed``: the attempts
+    ``policy`` still allows, the last error raised as :meth:`RetryPolicy.call` raises it. The
+    request pipeline runs the first attempt itself (kubectrl.client._pipeline)."""
+    # The traceback of the last failure as the attempt raised it: tenacity re-raises the
+    # exception from its own frames, which would otherwise be prepended to it.
+    last: list[tuple[BaseException, TracebackType | None]] = [(failed, failed.__traceback__)]
+    replay = True
 
-        def wait(state: tenacity.RetryCallState) -> float:
-            err = state.outcome.exception() if state.outcome is not None else None
-            return self.wait_for(err, state.attempt_number)
-
-        # A controller per call: tenacity keeps a call's state on the controller (per thread),
-        # and the requests of one event loop share a thread.
-        controller = tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(max(1, self.max_attempts)),
-            retry=retry,
-            wait=wait,
-            sleep=clock.sleep,
-            reraise=True,
-        )
+    async def tracked() -> T:
+        nonlocal replay
+        if replay:
+            replay = False
+            raise last[0][0]
         try:
-            return await controller(tracked)
+            return await attempt()
         except Exception as err:
-            # Re-raised as the same object: no __context__ is added; `from` keeps its own cause
-            # and suppresses any context, so a log shows no "During handling..." chain.
-            if last and last[0][0] is err:
-                err = err.with_traceback(last[0][1])
-            raise err from err.__cause__
-        finally:
-            last.clear()  # the traceback refers to tracked's frame, which refers to `last`
+            last[:] = [(err, err.__traceback__)]
+            raise
+
+    def retry(state: tenacity.RetryCallState) -> bool:
+        err = state.outcome.exception() if state.outcome is not None else None
+        return isinstance(err, Exception) and policy.should_retry(err, idempotent=idempotent)
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        err = state.outcome.exception() if state.outcome is not None else None
+        return policy.wait_for(err, state.attempt_number)
+
+    # A controller per call: tenacity keeps a call's state on the controller (per thread),
+    # and the requests of one event loop share a thread.
+    controller = tenacity.AsyncRetrying(
+        stop=tenacity.stop_after_attempt(max(1, policy.max_attempts)),
+        retry=retry,
+        wait=wait,
+        sleep=clock.sleep,
+        reraise=True,
+    )
+    try:
+        return await controller(tracked)
+    except Exception as err:
+        # Re-raised as the same object: no __context__ is added; `from` keeps its own cause
+        # and suppresses any context, so a log shows no "During handling..." chain.
+        if last and last[0][0] is err:
+            err = err.with_traceback(last[0][1])
+        raise err from err.__cause__
+    finally:
+        last.clear()  # the traceback refers to tracked's frame, which refers to `last`

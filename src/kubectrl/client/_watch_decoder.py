@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 from kubectrl import kinds as _kinds
-from kubectrl.client import _json
+from kubectrl.client import _pipeline
 from kubectrl.errors import MalformedStreamError, api_error_from_status
 
 __all__ = ["EventType", "WatchDecoder", "WatchEvent"]
@@ -77,11 +77,12 @@ def _nested_deeper_than(line: bytes, limit: int) -> bool:
 
 def _loads(line: bytes | memoryview) -> Any:
     """One line decoded: ``orjson`` straight away when installed (it refuses nesting deeper
-    than :data:`MAX_NESTING_DEPTH` by a ``JSONDecodeError``; :func:`kubectrl.client._json.loads`
-    would retry such a line with the standard library, which may then decode it), else
-    :func:`kubectrl.client._json.loads`. A long line is decoded with the garbage collector paused,
-    as :func:`kubectrl.client._json.loads` does."""
-    orjson = _json._orjson
+    than :data:`MAX_NESTING_DEPTH` by a ``JSONDecodeError``;
+    :func:`kubectrl.client._pipeline.loads` would retry such a line with the standard library,
+    which may then decode it), else :func:`kubectrl.client._pipeline.loads`. A long line is
+    decoded with the garbage collector paused, as :func:`kubectrl.client._pipeline.loads`
+    does."""
+    orjson = _pipeline._orjson
     if orjson is None:
         if (
             len(line) > 2 * MAX_NESTING_DEPTH
@@ -89,8 +90,8 @@ def _loads(line: bytes | memoryview) -> Any:
             and _nested_deeper_than(bytes(line), MAX_NESTING_DEPTH)
         ):
             raise RecursionError("depth limit exceeded")  # what the decoder might not refuse
-        return _json.loads(line)
-    if len(line) < _json.GC_PAUSE_BYTES or not gc.isenabled():
+        return _pipeline.loads(line)
+    if len(line) < _pipeline.GC_PAUSE_BYTES or not gc.isenabled():
         return orjson.loads(line)
     gc.disable()
     try:

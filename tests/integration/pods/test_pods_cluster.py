@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from kubectrl.client import AsyncClient, load_kubeconfig
+from kubectrl.client._fast_transport import FastTransport
 from kubectrl.envtest import LocalCluster, find_binaries
 from kubectrl.envtest._cluster import cri_log_line
 from kubectrl.errors import (
@@ -265,13 +266,9 @@ async def test_logs_same_as_kubectl_and_follow_sees_new_lines(
     await lines.aclose()  # type: ignore[attr-defined]
     assert len(asyncio.all_tasks()) <= tasks_before
     # No request of the watch pool is in flight any more (its transport counts active ones).
-    transport = client._watch_pool()._transport
-    active = getattr(transport, "_active", None)
-    if active is None:  # httpx's own pool
-        connections = transport._pool.connections  # type: ignore[attr-defined]
-        assert all(c.is_idle() or c.is_closed() for c in connections)
-    else:
-        assert active == 0
+    transport = client._watch_pool()
+    assert isinstance(transport, FastTransport)
+    assert transport.in_use() == 0
 
 
 async def test_logs_of_missing_pod_and_container_name_them(

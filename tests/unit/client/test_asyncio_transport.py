@@ -1,10 +1,10 @@
-"""The transports under httpx, against real local sockets: httpcore over asyncio's sockets
-(kubectrl.client._transport) and HTTP/1.1 parsed by httptools (kubectrl.client._fast_transport).
+"""FastTransport as an httpx transport, against real local sockets, with each of its parsers:
+httptools (``kubectrl[speedups]``) and h11 (without it).
 
 A few lines of HTTP/1.1 served by ``asyncio.start_server``: enough to check what a transport
 itself decides (timeouts, broken connections, keep-alive reuse, TLS, cancellation); everything
 Kubernetes decides is tested against the real API server in the integration suite. Every test
-runs on both transports.
+runs on both parsers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import pytest
 
 from kubectrl.client import _fast_transport, load_kubeconfig
 from kubectrl.client._fast_transport import FastTransport, SetCookieJar, direct_transport
-from kubectrl.client._transport import AsyncioTransport
 
 HAVE_HTTPTOOLS = _fast_transport.httptools is not None
 
@@ -49,20 +48,18 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
 TransportFactory = Callable[..., httpx.AsyncBaseTransport]
 
 
-@pytest.fixture(autouse=True, params=["httpcore", "httptools"])
-def make_transport(request: pytest.FixtureRequest) -> TransportFactory:
-    """The transport class under test (every test runs once per transport)."""
-    global TRANSPORT
+@pytest.fixture(autouse=True, params=["h11", "httptools"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The parser under FastTransport (every test runs once per parser)."""
     if request.param == "httptools":
         if not HAVE_HTTPTOOLS:
             pytest.skip("httptools is not installed (pip install kubectrl[speedups])")
-        TRANSPORT = FastTransport
     else:
-        TRANSPORT = AsyncioTransport
-    return TRANSPORT
+        monkeypatch.setattr(_fast_transport, "httptools", None)
+    return str(request.param)
 
 
-TRANSPORT: TransportFactory = AsyncioTransport
+TRANSPORT: TransportFactory = FastTransport
 
 
 def new_transport(
@@ -87,8 +84,6 @@ def client(
 
 def idle_connections_closed(transport: httpx.AsyncBaseTransport) -> bool:
     """Whether every idle connection of ``transport`` has seen its peer close it."""
-    if isinstance(transport, AsyncioTransport):
-        return all(c.has_expired() for c in transport._pool.connections)
     assert isinstance(transport, FastTransport)
     return all(c.closed for idle in transport._idle.values() for c in idle)
 
@@ -187,19 +182,25 @@ async def test_keep_alive_reuses_a_connection_and_replaces_one_the_server_closed
     assert connections == 2
 
 
-def test_the_client_uses_it_for_direct_connections_and_not_behind_a_proxy(
-    tmp_path: Path, make_transport: TransportFactory, monkeypatch: pytest.MonkeyPatch
+def test_the_configs_httpx_client_uses_it_for_direct_connections_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if make_transport is AsyncioTransport:  # what the client uses without httptools
-        monkeypatch.setattr(_fast_transport, "httptools", None)
-    direct = load_kubeconfig(_kubeconfig(tmp_path, proxy=None)).async_httpx_client()
-    assert type(direct._transport) is make_transport
+    made: list[httpx.AsyncBaseTransport] = []
+
+    def recorded(**options: Any) -> httpx.AsyncBaseTransport:
+        made.append(direct_transport(**options))
+        return made[-1]
+
+    monkeypatch.setattr(_fast_transport, "direct_transport", recorded)
+    load_kubeconfig(_kubeconfig(tmp_path, proxy=None)).async_httpx_client()
+    assert [type(t) for t in made] == [FastTransport]
     proxied = load_kubeconfig(_kubeconfig(tmp_path, proxy="http://proxy.example:3128"))
-    assert not isinstance(proxied.async_httpx_client()._transport, make_transport)
+    proxied.async_httpx_client()
     # The documented way back to httpx's own network layer: a transport in the config.
     config = load_kubeconfig(_kubeconfig(tmp_path, proxy=None))
     own = httpx.AsyncHTTPTransport(verify=config.ssl_context())
-    assert config.with_options(transport=own).async_httpx_client()._transport is own
+    config.with_options(transport=own).async_httpx_client()
+    assert len(made) == 1
 
 
 def _kubeconfig(folder: Path, proxy: str | None) -> str:
@@ -462,19 +463,9 @@ async def test_head_requests_are_answered_without_a_body(
     assert get.text == "12345"
 
 
-def test_direct_transport_prefers_httptools_when_it_is_installed() -> None:
+def test_direct_transport_is_fast_transport_with_or_without_httptools(parser: str) -> None:
     transport = direct_transport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
-    assert type(transport) is (FastTransport if HAVE_HTTPTOOLS else AsyncioTransport)
-
-
-def test_fast_transport_without_httptools_says_how_to_get_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(_fast_transport, "httptools", None)
-    with pytest.raises(ImportError, match=r"kubectrl\[speedups\]"):
-        FastTransport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
-    fallback = direct_transport(ssl_context=None, max_connections=1, max_keepalive_connections=1)
-    assert type(fallback) is AsyncioTransport
+    assert type(transport) is FastTransport
 
 
 async def test_the_cookie_jar_keeps_cookies_and_skips_responses_that_set_none(

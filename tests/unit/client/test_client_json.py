@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl.client import _json
+from kubectrl.client import _pipeline
 from kubectrl.client._watch_decoder import WatchDecoder
 from kubectrl.errors import MalformedStreamError
 
@@ -21,8 +21,8 @@ DOCUMENTS = [
 @pytest.fixture(params=["orjson", "json"])
 def decoder_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "json":
-        monkeypatch.setattr(_json, "_orjson", None)
-    elif _json._orjson is None:
+        monkeypatch.setattr(_pipeline, "_orjson", None)
+    elif _pipeline._orjson is None:
         pytest.skip("orjson is not installed (pip install kubectrl[speedups])")
     return str(request.param)
 
@@ -30,7 +30,7 @@ def decoder_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_loads_matches_the_standard_library(decoder_kind: str, document: bytes) -> None:
     expected: Any = json.loads(document)
-    got = _json.loads(document)
+    got = _pipeline.loads(document)
     assert json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)
 
 

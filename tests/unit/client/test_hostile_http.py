@@ -7,10 +7,10 @@ must do about it: give each request its own answer and nothing else, refuse what
 its limits with a :class:`~kubectrl.errors.KubectrlError` that says why, and stay bounded in
 memory and time. Every case runs on each transport under the client:
 
-- ``fast``: FastTransport and its direct requests (httptools), the default with
-  ``kubectrl[speedups]``;
-- ``httpcore``: httpx over httpcore over asyncio's sockets, the default without httptools;
-- ``httpx``: httpx's own transport, the one used behind a proxy.
+- ``fast``: FastTransport parsing with httptools, the default with ``kubectrl[speedups]``;
+- ``h11``: FastTransport parsing with h11, the default without httptools;
+- ``httpx``: httpx's own transport through the client's httpx adapter, the one used behind a
+  proxy.
 
 The framing rules are RFC 9112's (message body length, section 6.3: a response to a request
 that asked for no upgrade cannot switch protocols, and bytes after a complete response are not
@@ -43,6 +43,8 @@ from hostile_http import (
 )
 
 from kubectrl.client import APIResource, AsyncClient, ClientConfig, RetryPolicy, _fast_transport
+from kubectrl.client._fast_transport import FastTransport
+from kubectrl.client._transport import HttpxTransport
 from kubectrl.errors import (
     APIConnectionError,
     KubectrlError,
@@ -55,7 +57,7 @@ from kubectrl.errors import (
 CONFIGMAPS = APIResource(
     group="", version="v1", name="configmaps", kind="ConfigMap", namespaced=True
 )
-KINDS = ["fast", "httpcore", "httpx"]
+KINDS = ["fast", "h11", "httpx"]
 
 
 @pytest.fixture(params=KINDS)
@@ -63,7 +65,7 @@ def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     """The transport under the client (module docstring)."""
     if request.param == "fast" and _fast_transport.httptools is None:
         pytest.skip("httptools is not installed (pip install kubectrl[speedups])")
-    if request.param == "httpcore":
+    if request.param == "h11":
         monkeypatch.setattr(_fast_transport, "httptools", None)
     return str(request.param)
 
@@ -80,7 +82,8 @@ def new_client(url: str, kind: str, **options: Any) -> AsyncClient:
             transport=httpx.AsyncHTTPTransport(verify=verify, limits=limits)
         )
     client = AsyncClient(config)
-    assert (client._direct is not None) == (kind == "fast"), kind
+    expected = HttpxTransport if kind == "httpx" else FastTransport
+    assert isinstance(client._pipeline.transport, expected), kind
     return client
 
 
@@ -264,8 +267,12 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used_for_a_post(
 
 async def test_an_interim_100_is_skipped(kind: str) -> None:
     async def script(conn: Connection) -> None:
-        await conn.read_request()
-        await conn.send(b"HTTP/1.1 100 Continue\r\n\r\n" + answer(configmap("a")))
+        # each connection's first answer comes after a 100 (over httpx's transport every
+        # request has a connection of its own: kubectrl.client._transport)
+        request = await conn.read_request()
+        assert request is not None
+        continued = answer(configmap(name_of(request.target)))
+        await conn.send(b"HTTP/1.1 100 Continue\r\n\r\n" + continued)
         await echo(conn)
 
     with hostile_server(script) as server:
@@ -282,7 +289,8 @@ async def test_a_101_nobody_asked_for_is_an_error_not_an_empty_object(kind: str)
 
     with hostile_server(script) as server:
         async with new_client(server.url, kind) as client:
-            # h11 (httpcore, httpx) names the event: "_SWITCH_UPGRADE without a pending proposal"
+            # h11 (FastTransport's, httpx's) names the event: "_SWITCH_UPGRADE without a pending
+            # proposal"
             with pytest.raises(TransportError, match=r"101|UPGRADE"):
                 await get(client, "a")
 
@@ -323,11 +331,12 @@ async def test_a_connection_cut_inside_the_body_is_a_connection_error(kind: str)
 # ----------------------------------------------------------------------------- limits
 
 
-#: What refuses a head over the limit: kubectrl's own check (FastTransport), or h11's
-#: (``max_incomplete_event_size``, 100 KiB in httpcore), which says "Receive buffer too long".
+#: What refuses a head over the limit: kubectrl's own check (FastTransport, whichever parser),
+#: or h11's under httpx's transport (``max_incomplete_event_size``, 100 KiB in httpcore), which
+#: says "Receive buffer too long".
 TOO_BIG: dict[str, type[TransportError]] = {
     "fast": MalformedResponseError,
-    "httpcore": APIConnectionError,
+    "h11": MalformedResponseError,
     "httpx": APIConnectionError,
 }
 HEAD_REASON = "(?i)response head|header fields|receive buffer too long"
@@ -354,7 +363,7 @@ async def test_a_huge_header_is_refused_within_bounded_memory(kind: str) -> None
         async with new_client(server.url, kind) as client:
             with pytest.raises(TOO_BIG[kind], match=HEAD_REASON), traced() as peak:
                 await get(client, "a")
-    # measured: under 1 MiB on fast and httpcore (the refusal comes within one read of the
+    # measured: under 1 MiB on fast and h11 (the refusal comes within one read of the
     # limit); 8 MiB leaves room for a read size change without letting 32 MiB through
     assert peak[0] < 8 << 20, peak
 
@@ -688,7 +697,7 @@ async def test_every_verb_reading_an_answer_refuses_one_that_is_not_json(verb: s
             await conn.send(answer(b'{"kind": "Status", "apiVersion": "v1", "metad'))
 
     with hostile_server(script) as server:
-        async with new_client(server.url, "fast" if _fast_transport.httptools else "httpcore") as c:
+        async with new_client(server.url, "fast" if _fast_transport.httptools else "h11") as c:
             with pytest.raises(MalformedResponseError, match="not JSON"):
                 await VERBS_READING_JSON[verb](c)
 

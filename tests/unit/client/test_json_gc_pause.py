@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl.client import _json
+from kubectrl.client import _pipeline
 
 
 def big_list(count: int) -> bytes:
@@ -26,22 +26,22 @@ SMALL = b'{"kind":"ConfigMap","metadata":{"name":"a"}}'
 def seen(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
     """Whether the collector was enabled at each decode."""
     enabled: list[bool] = []
-    decode = _json._decode
+    decode = _pipeline._decode
 
     def spy(data: Any) -> Any:
         enabled.append(gc.isenabled())
         return decode(data)
 
-    monkeypatch.setattr(_json, "_decode", spy)
+    monkeypatch.setattr(_pipeline, "_decode", spy)
     was_enabled = gc.isenabled()
     yield enabled
     (gc.enable if was_enabled else gc.disable)()
 
 
 def test_a_large_document_is_decoded_with_the_collector_paused(seen: list[bool]) -> None:
-    assert len(BIG) >= _json.GC_PAUSE_BYTES
+    assert len(BIG) >= _pipeline.GC_PAUSE_BYTES
     gc.enable()
-    decoded = _json.loads(BIG)
+    decoded = _pipeline.loads(BIG)
     assert seen == [False]
     assert gc.isenabled()
     assert len(decoded["items"]) == 8000
@@ -50,14 +50,14 @@ def test_a_large_document_is_decoded_with_the_collector_paused(seen: list[bool])
 
 def test_a_small_document_is_decoded_with_the_collector_running(seen: list[bool]) -> None:
     gc.enable()
-    assert _json.loads(SMALL)["metadata"]["name"] == "a"
+    assert _pipeline.loads(SMALL)["metadata"]["name"] == "a"
     assert seen == [True]
 
 
 def test_the_collector_is_enabled_again_when_the_decode_raises(seen: list[bool]) -> None:
     gc.enable()
     with pytest.raises(json.JSONDecodeError, match="line 1 column"):
-        _json.loads(BIG[:-1])  # cut: not JSON
+        _pipeline.loads(BIG[:-1])  # cut: not JSON
     assert seen  # the decoder ran, paused...
     assert not any(seen)
     assert gc.isenabled()  # ...and the collector runs again
@@ -65,5 +65,5 @@ def test_the_collector_is_enabled_again_when_the_decode_raises(seen: list[bool])
 
 def test_a_collector_the_caller_disabled_stays_disabled(seen: list[bool]) -> None:
     gc.disable()
-    _json.loads(BIG)
+    _pipeline.loads(BIG)
     assert not gc.isenabled()

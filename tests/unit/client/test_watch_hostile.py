@@ -25,7 +25,7 @@ import httpx
 import pytest
 from client_loopback import CONFIGMAPS, Request, loopback
 
-from kubectrl.client import AsyncClient, EventType, WatchEvent, _json
+from kubectrl.client import AsyncClient, EventType, WatchEvent, _pipeline
 from kubectrl.client._watch import INFLATE_PIECE_BYTES, _chunks_of
 from kubectrl.client._watch_decoder import DEFAULT_MAX_LINE_BYTES, MAX_NESTING_DEPTH
 from kubectrl.errors import (
@@ -122,8 +122,8 @@ def assert_kubectrl_error(err: BaseException | None, *parts: str) -> str:
 def decoder_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each decoding test runs with orjson (when installed) and with the standard library."""
     if request.param == "json":
-        monkeypatch.setattr(_json, "_orjson", None)
-    elif _json._orjson is None:
+        monkeypatch.setattr(_pipeline, "_orjson", None)
+    elif _pipeline._orjson is None:
         pytest.skip("orjson is not installed (pip install kubectrl[speedups])")
     return str(request.param)
 
@@ -321,7 +321,7 @@ async def test_a_deeply_nested_last_line_without_newline(
 
 async def test_nesting_up_to_the_bound_is_decoded(make_client: Callable[..., AsyncClient]) -> None:
     """orjson's limit is the bound: a line exactly ``MAX_NESTING_DEPTH`` deep is an event."""
-    if _json._orjson is None:
+    if _pipeline._orjson is None:
         pytest.skip("orjson is not installed (pip install kubectrl[speedups])")
     seen, err = await watch_body(make_client, nested(MAX_NESTING_DEPTH) + b"\n")
     assert err is None
@@ -347,7 +347,7 @@ async def test_the_bound_holds_for_the_standard_library_whatever_the_recursion_l
     """Without orjson and with the recursion limit raised, a line one level past the bound is
     refused (before, it was decoded), one at the bound decoded, and brackets inside a string
     do not count as nesting."""
-    monkeypatch.setattr(_json, "_orjson", None)
+    monkeypatch.setattr(_pipeline, "_orjson", None)
     brackets_in_a_string = (
         b'{"type":"ADDED","object":{"kind":"ConfigMap","data":{"a":"\\"' + b"[{" * 3000 + b'"}}}'
     )

@@ -1,10 +1,11 @@
-"""AsyncClient's requests sent straight through FastTransport (kubectrl.client._direct).
+"""AsyncClient's requests through the pipeline and the transport seam, on FastTransport.
 
 A few lines of HTTP/1.1 served by ``asyncio.start_server`` check what the client itself decides
-on this path: what it sends (compared with what httpx sends for the same request), credentials
-refreshed after a 401, cookies, compressed and chunked answers, keep-alive, cut connections,
-timeouts, cancellation and TLS. Everything Kubernetes decides is tested against the real API
-server in the integration suite, whose requests take this path too.
+on this path: what it sends (compared with what httpx's transport sends for the same request,
+through the client's httpx adapter), credentials refreshed after a 401, cookies, compressed and
+chunked answers, keep-alive, cut connections, timeouts, cancellation and TLS. Everything
+Kubernetes decides is tested against the real API server in the integration suite, whose
+requests take this path too.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import pytest
 from client_loopback import CONFIGMAPS
 
 from kubectrl.client import AsyncClient, ClientConfig, RetryPolicy, _fast_transport
-from kubectrl.client._auth import StaticTokenCredentials
 from kubectrl.client._fast_transport import FastTransport
+from kubectrl.client._pipeline import StaticTokenCredentials
+from kubectrl.client._transport import HttpxTransport
 from kubectrl.errors import (
     APIConnectionError,
     MalformedResponseError,
@@ -87,30 +89,31 @@ async def serve() -> AsyncIterator[Callable[..., Awaitable[str]]]:
 
 
 def direct_client(url: str, **options: object) -> AsyncClient:
-    """A client whose requests may only take the direct path (httpx's would fail the test)."""
+    """A client on a direct connection: its transport is FastTransport."""
     config = ClientConfig(server=url, rate_limit=None, retry=RetryPolicy(max_attempts=1))
     client = AsyncClient(config.with_options(**options))
-    assert client._direct is not None
-
-    async def not_through_httpx(*args: object, **kwargs: object) -> httpx.Response:
-        raise AssertionError(f"request went through httpx: {args}")
-
-    client._http.request = not_through_httpx  # type: ignore[method-assign]
+    transport_of(client)
     return client
 
 
 def transport_of(client: AsyncClient) -> FastTransport:
-    transport = client._http._transport
+    transport = client._pipeline.transport
     assert isinstance(transport, FastTransport)
     return transport
+
+
+def through_httpx(config: ClientConfig) -> ClientConfig:
+    """``config`` on httpx's own transport (through the client's httpx adapter)."""
+    return config.with_options(transport=httpx.AsyncHTTPTransport())
 
 
 async def test_a_request_carries_what_httpx_sends_for_it(
     serve: Callable[..., Awaitable[str]],
 ) -> None:
-    """The same patch sent the direct way and through the client's httpx ``AsyncClient``:
-    the same request line, headers (Host, Accept, Accept-Encoding, User-Agent, Authorization,
-    Content-Type, Content-Length) and body."""
+    """The same patch sent through FastTransport and through httpx's transport: the same
+    request line, headers (Host, Accept, Accept-Encoding, User-Agent, Authorization,
+    Content-Type, Content-Length) and body; httpx's adds ``Connection: close`` (its parser's
+    leftover bytes cannot be seen: kubectrl.client._transport)."""
     seen: list[tuple[bytes, dict[str, str], bytes]] = []
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -123,12 +126,14 @@ async def test_a_request_carries_what_httpx_sends_for_it(
     config = ClientConfig(server=url, rate_limit=None, credentials=StaticTokenCredentials("tok"))
     patch = {"data": {"a": "1"}}
     async with AsyncClient(config) as client:
-        assert client._direct is not None
+        transport_of(client)
         await client.patch(CM, "a", patch, namespace="n")
-        client._direct = None  # the same request through httpx
+    async with AsyncClient(through_httpx(config)) as client:
+        assert isinstance(client._pipeline.transport, HttpxTransport)
         await client.patch(CM, "a", patch, namespace="n")
     (direct_line, direct_headers, direct_body), (httpx_line, httpx_headers, httpx_body) = seen
     assert direct_line == httpx_line == b"PATCH /api/v1/namespaces/n/configmaps/a HTTP/1.1"
+    assert httpx_headers.pop("connection") == "close"
     assert direct_headers == httpx_headers
     assert direct_headers["authorization"] == "Bearer tok"
     assert direct_body == httpx_body
@@ -157,8 +162,8 @@ class RotatingToken:
 async def test_a_401_refreshes_the_credentials_and_sends_the_request_once_more(
     serve: Callable[..., Awaitable[str]], refreshable: bool
 ) -> None:
-    """As ``KubeAuth`` (the httpx path) does: a 401 asks the source to refresh; if it can, the
-    request goes again with the new header, else the 401 is the answer."""
+    """As ``KubeAuth`` (httpx's auth flow) does: a 401 asks the source to refresh; if it can,
+    the request goes again with the new header, else the 401 is the answer."""
     tokens: list[str] = []
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -185,8 +190,8 @@ async def test_a_401_refreshes_the_credentials_and_sends_the_request_once_more(
 async def test_a_cookie_the_server_sets_is_kept_and_sent_back(
     serve: Callable[..., Awaitable[str]],
 ) -> None:
-    """A response's Set-Cookie goes to the client's jar; with a cookie in the jar, requests go
-    through httpx, which sends it (an API server sets none; a gateway in front of one may)."""
+    """A response's Set-Cookie goes to the client's jar, and the requests after it send the
+    cookie (an API server sets none; a gateway in front of one may)."""
     cookies: list[str | None] = []
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -199,7 +204,7 @@ async def test_a_cookie_the_server_sets_is_kept_and_sent_back(
     config = ClientConfig(server=await serve(handler), rate_limit=None)
     async with AsyncClient(config) as client:
         await client.get(CM, "a", namespace="n")
-        assert client._http.cookies.get("session") == "s1"
+        assert client._pipeline.cookies.get("session") == "s1"
         await client.get(CM, "a", namespace="n")
     assert cookies == [None, "session=s1"]
 
@@ -254,10 +259,10 @@ def _gzip_bodies() -> dict[str, bytes]:
 async def test_a_gzip_answer_decodes_as_httpx_decodes_it(
     serve: Callable[..., Awaitable[str]], case: str
 ) -> None:
-    """The direct path and the httpx way inflate gzip bodies alike (kubectrl.client._body,
-    under the body limit): the same document, or the same error. A stream without its trailer
-    is refused, as Go's compress/gzip reader refuses it (io.ErrUnexpectedEOF, reader.go), where
-    httpx's decoder let it through."""
+    """FastTransport and httpx's transport inflate gzip bodies alike (decode_body, under the
+    body limit): the same document, or the same error. A stream without its trailer is refused,
+    as Go's compress/gzip reader refuses it (io.ErrUnexpectedEOF, reader.go), where httpx's
+    decoder let it through."""
     body = _gzip_bodies()[case]
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -275,16 +280,15 @@ async def test_a_gzip_answer_decodes_as_httpx_decodes_it(
         except Exception as err:  # the error is the outcome compared
             return (type(err), str(err))
 
-    async with AsyncClient(
-        ClientConfig(
-            server=await serve(handler), rate_limit=None, retry=RetryPolicy(max_attempts=1)
-        )
-    ) as client:
-        assert client._direct is not None
+    config = ClientConfig(
+        server=await serve(handler), rate_limit=None, retry=RetryPolicy(max_attempts=1)
+    )
+    async with AsyncClient(config) as client:
+        transport_of(client)
         direct = await outcome(client)
-        client._direct = None
-        through_httpx = await outcome(client)
-    assert direct == through_httpx
+    async with AsyncClient(through_httpx(config)) as client:
+        by_httpx = await outcome(client)
+    assert direct == by_httpx
     if case in ("not gzip", "cut short") or case.startswith("size"):  # the trailer is checked
         assert isinstance(direct, tuple)
         assert issubclass(direct[0], MalformedResponseError)
@@ -295,7 +299,7 @@ async def test_a_gzip_answer_decodes_as_httpx_decodes_it(
 async def test_an_inflated_answer_reads_as_its_content(
     serve: Callable[..., Awaitable[str]],
 ) -> None:
-    """A gzip answer the direct path inflated keeps the server's headers (Content-Encoding
+    """A gzip answer FastTransport inflated keeps the server's headers (Content-Encoding
     included), and ``read()``/``aiter_bytes()`` give the inflated body, not a second decode."""
     text = b'{"kind": "ConfigMap"}'
 
@@ -309,11 +313,8 @@ async def test_an_inflated_answer_reads_as_its_content(
         await writer.drain()
 
     async with direct_client(await serve(handler)) as client:
-        assert client._direct is not None
-        target = client._direct.target("/api/v1/namespaces/n/configmaps/a", None)
-        assert target is not None
-        response = await client._direct.send("GET", target, None, {})
-    assert response is not None
+        target = client._pipeline.target("/api/v1/namespaces/n/configmaps/a", {})
+        response = await transport_of(client).send("GET", target, {}, None)
     assert response.headers["content-encoding"] == "gzip"
     assert response.content == text
     assert await response.aread() == text
@@ -334,7 +335,7 @@ async def test_keep_alive_reuses_one_connection(serve: Callable[..., Awaitable[s
     async with direct_client(await serve(handler)) as client:
         for name in "abcde":
             await client.get(CM, name, namespace="n")
-        assert transport_of(client)._active == 0
+        assert transport_of(client).in_use() == 0
     assert connections == 1
 
 
@@ -351,7 +352,7 @@ async def test_a_connection_cut_inside_the_body_is_a_connection_error(
         with pytest.raises(APIConnectionError):
             await client.get(CM, "a", namespace="n")
         transport = transport_of(client)
-        assert (transport._active, transport._idle_count) == (0, 0)
+        assert (transport.in_use(), transport._idle_count) == (0, 0)
 
 
 async def test_a_silent_server_is_a_request_timeout(serve: Callable[..., Awaitable[str]]) -> None:
@@ -362,7 +363,7 @@ async def test_a_silent_server_is_a_request_timeout(serve: Callable[..., Awaitab
     async with direct_client(await serve(handler), timeout=0.05) as client:
         with pytest.raises(RequestTimeoutError):
             await client.get(CM, "a", namespace="n")
-        assert transport_of(client)._active == 0
+        assert transport_of(client).in_use() == 0
 
 
 async def test_a_cancelled_request_frees_its_connection_and_is_not_answered_late(
@@ -437,12 +438,25 @@ async def test_tls_with_the_sni_name_of_the_config(
             await client.get(CM, "a", namespace="n")
 
 
-def test_no_direct_path_behind_a_proxy_or_with_a_transport_of_ones_own() -> None:
+def test_the_httpx_adapter_behind_a_proxy_or_over_a_transport_of_ones_own() -> None:
+    """FastTransport on a direct connection; behind a proxy, httpx's transport (it speaks the
+    proxy protocols) with ``Connection: close``; a transport of one's own as it is, except
+    httpx's own, which gets ``Connection: close`` too."""
     base = ClientConfig(server="http://127.0.0.1:1", rate_limit=None)
-    assert AsyncClient(base)._direct is not None
-    assert AsyncClient(base.with_options(proxy="http://127.0.0.1:2"))._direct is None
+    assert isinstance(AsyncClient(base)._pipeline.transport, FastTransport)
+    proxied = AsyncClient(base.with_options(proxy="http://127.0.0.1:2"))._pipeline.transport
+    assert isinstance(proxied, HttpxTransport)
+    assert isinstance(proxied.transport, httpx.AsyncHTTPTransport)
+    assert proxied._headers["Connection"] == "close"
     own = httpx.AsyncHTTPTransport()
-    assert AsyncClient(base.with_options(transport=own))._direct is None
+    adapter = AsyncClient(base.with_options(transport=own))._pipeline.transport
+    assert isinstance(adapter, HttpxTransport)
+    assert adapter.transport is own
+    assert adapter._headers["Connection"] == "close"
+    mock = httpx.MockTransport(lambda request: httpx.Response(200))
+    adapter = AsyncClient(base.with_options(transport=mock))._pipeline.transport
+    assert isinstance(adapter, HttpxTransport)
+    assert "Connection" not in adapter._headers
 
 
 @pytest.mark.parametrize(
@@ -473,8 +487,9 @@ def test_a_request_target_is_the_one_httpx_writes_for_the_same_url(
     """The target is built without parsing a URL (a controller's URLs mostly name one object
     each, so caching httpx's parse did not help): it must be byte for byte httpx's."""
     client = AsyncClient(ClientConfig(server=base, rate_limit=None))
-    assert client._direct is not None
-    assert client._direct.target(path, query) == client._url(path, query).raw_path
+    prefix = httpx.URL(base).raw_path.rstrip(b"/")
+    target = client._pipeline.target(path, query).encode("ascii")
+    assert prefix + target == client._url(path, query).raw_path
 
 
 @pytest.mark.parametrize(
@@ -485,7 +500,7 @@ def test_a_request_target_is_the_one_httpx_writes_for_the_same_url(
         "/api/v1/namespaces/n/configmaps/100%",
     ],
 )
-def test_a_path_that_needs_quoting_is_left_to_httpx(path: str) -> None:
+def test_a_path_that_needs_quoting_is_quoted_by_httpx(path: str) -> None:
     client = AsyncClient(ClientConfig(server="https://127.0.0.1:6443", rate_limit=None))
-    assert client._direct is not None
-    assert client._direct.target(path, {}) is None
+    target = client._pipeline.target(path, {"a": "b c"})
+    assert target.encode("ascii") == client._url(path, {"a": "b c"}).raw_path
