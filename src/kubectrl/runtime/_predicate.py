@@ -204,6 +204,7 @@ def label_selector(selector: LabelSelectorLike) -> Predicate:
 
     Example::
 
+        >>> from kubectrl.runtime.handler import CreateEvent
         >>> p = label_selector({"matchLabels": {"app": "web"}})
         >>> p.create(CreateEvent({"metadata": {"labels": {"app": "web"}}}))
         True
@@ -238,6 +239,7 @@ def not_(predicate: PredicateLike) -> Predicate:
 
     Example::
 
+        >>> from kubectrl.runtime.handler import GenericEvent
         >>> not_(lambda e: False).generic(GenericEvent({}))
         True
     """

@@ -198,7 +198,7 @@ def owner_in_shard(selector: ShardSelector) -> Callable[[Event], bool]:
     Example::
 
         >>> from kubectrl.cache._shard import ShardSelector
-        >>> from kubectrl.runtime import CreateEvent
+        >>> from kubectrl.runtime.handler import CreateEvent
         >>> pred = owner_in_shard(ShardSelector.of(0, 1))
         >>> pred(CreateEvent({"metadata": {"ownerReferences": [
         ...     {"uid": "u", "controller": True}]}}))
