@@ -17,6 +17,7 @@ event loop. Blocks in other languages are not run.
 
 from __future__ import annotations
 
+import importlib
 import re
 import textwrap
 from dataclasses import dataclass
@@ -109,3 +110,17 @@ def blocks(page: Path) -> list[Block]:
 def pages() -> list[Path]:
     """Every Markdown page under docs/, sorted."""
     return sorted(DOCS.rglob("*.md"))
+
+
+def resolve(dotted: str) -> object:
+    """Import the longest importable prefix of ``dotted`` and get the rest as attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            target = getattr(target, attribute)
+        return target
+    raise ModuleNotFoundError(dotted)

@@ -9,7 +9,7 @@ import re
 import sys
 
 import pytest
-from docs_blocks import DOCS, ROOT, blocks
+from docs_blocks import DOCS, ROOT, blocks, resolve
 
 PAGE = DOCS / "architecture.md"
 _MERMAID = re.compile(r"^```mermaid\n(.*?)^```", re.S | re.M)
@@ -18,20 +18,6 @@ _NAME = re.compile(r"\bkubectrl(?:\.[A-Za-z_]\w*)+")
 
 def diagrams() -> list[str]:
     return _MERMAID.findall(PAGE.read_text(encoding="utf-8"))
-
-
-def resolve(dotted: str) -> object:
-    """Import the longest importable prefix of ``dotted`` and get the rest as attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            target: object = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attribute in parts[cut:]:
-            target = getattr(target, attribute)
-        return target
-    raise ModuleNotFoundError(dotted)
 
 
 def test_the_page_has_its_three_diagrams_and_no_python_block_runs_them() -> None:

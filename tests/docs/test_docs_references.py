@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from docs_blocks import DOCS, ROOT, pages
+from docs_blocks import DOCS, ROOT, pages, resolve
 
 #: (page, name) -> why the page names a private module; name ``"*"``: every name on the page.
 ALLOWED: dict[tuple[str, str], str] = {
@@ -127,20 +127,6 @@ def test_no_page_names_a_private_module() -> None:
         "the docs name private modules; name the public path (what the package's __init__ "
         "exports), or add (page, name) to ALLOWED with the reason:\n" + "\n".join(found)
     )
-
-
-def resolve(dotted: str) -> object:
-    """Import the longest importable prefix of ``dotted`` and get the rest as attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            target: object = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attribute in parts[cut:]:
-            target = getattr(target, attribute)
-        return target
-    raise ModuleNotFoundError(dotted)
 
 
 def test_every_allowed_private_name_exists() -> None:
