@@ -14,6 +14,7 @@ from kubectrl.apiserver._resources.info import ResourceInfo, apply_defaults
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
 __all__ = [
+    "OBJECT_META_FIELDS",
     "assign",
     "check",
     "comparable",
@@ -40,6 +41,8 @@ _METADATA_ORDER = (
     "finalizers",
     "managedFields",
 )
+#: The fields of ``ObjectMeta`` (what a schema's ``metadata`` holds beside what it declares).
+OBJECT_META_FIELDS = frozenset((*_METADATA_ORDER, "selfLink"))
 
 
 def now_string(clock: Clock) -> str:

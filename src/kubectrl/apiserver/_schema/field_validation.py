@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl.apiserver._resources.info import ResourceInfo
+from kubectrl.apiserver._resources.objects import OBJECT_META_FIELDS
 from kubectrl.apiserver._schema.gotypes import _ANY, _definitions, definition_of
 from kubectrl.apiserver._status import StatusError, bad_request
 
@@ -44,25 +45,6 @@ __all__ = [
 #: The values ``fieldValidation`` takes (``""`` is the default, ``Warn``).
 MODES = ("", "Ignore", "Strict", "Warn")
 
-_OBJECT_META = frozenset(
-    [
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    ]
-)
 _OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
 
 
@@ -241,7 +223,7 @@ def _custom(
             if resource and key == "metadata":
                 if _is_object(item):
                     unknown.extend(
-                        _join(where, k) for k, _ in _items(item) if k not in _OBJECT_META
+                        _join(where, k) for k, _ in _items(item) if k not in OBJECT_META_FIELDS
                     )
                 continue
             if key in props:

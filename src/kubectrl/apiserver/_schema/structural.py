@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from kubectrl.apiserver._resources.objects import OBJECT_META_FIELDS
 from kubectrl.apiserver._schema import cel as _cel
 from kubectrl.apiserver._schema import re2
 from kubectrl.apiserver._schema.formats import SUPPORTED, check_format
@@ -50,25 +51,6 @@ Cause = tuple[str, str, str]
 #: "No old value here" (a create, or a field the old object did not have).
 MISSING: Any = object()
 
-_OBJECT_META = frozenset(
-    [
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    ]
-)
 _RESOURCE_FIELDS = ("apiVersion", "kind", "metadata")
 _MAX_SAFE = 2**53
 _INT64 = (-(2**63), 2**63 - 1)
@@ -80,7 +62,7 @@ _INT32 = (-(2**31), 2**31 - 1)
 
 def _prune_meta(meta: Any) -> None:
     if isinstance(meta, dict):
-        for key in [k for k in meta if k not in _OBJECT_META]:
+        for key in [k for k in meta if k not in OBJECT_META_FIELDS]:
             del meta[key]
 
 
