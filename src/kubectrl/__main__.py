@@ -82,7 +82,6 @@ def _crd(args: argparse.Namespace) -> int:
 
 def _models(args: argparse.Namespace) -> int:
     from kubectrl import models
-    from kubectrl.models import _generate
 
     definitions: list[tuple[str, dict[str, Any]]] = []
     try:
@@ -106,26 +105,18 @@ def _models(args: argparse.Namespace) -> int:
         sys.stdout.write(texts[0][1])
         return 0
     out = Path(args.out)
-    seen: set[str] = set()
-    for name, _ in texts:
-        path = out / f"{name}.py"
-        if name in seen:
-            raise _UsageError(f"two CRDs would both be written to {path}; generate them apart")
-        seen.add(name)
-        # Never overwrite a file the generator did not write (a hand-written __init__.py is
-        # one CRD name away: plural "", group "_init__"), nor write through a symlink.
-        if not args.force and (
-            path.is_symlink() or (path.exists() and not _generate.written_by_generator(path))
-        ):
-            raise _UsageError(
-                f"{path} exists and was not written by `python -m kubectrl models` (no "
-                f"{_generate.MARKER!r} line); refusing to overwrite it (--force overwrites)"
-            )
-    out.mkdir(parents=True, exist_ok=True)
+    modules: dict[str, str] = {}
     for name, text in texts:
-        path = out / f"{name}.py"
-        path.write_text(text, encoding="utf-8")
-        sys.stdout.write(f"{path}\n")
+        if name in modules:
+            raise _UsageError(
+                f"two CRDs would both be written to {out / name}.py; generate them apart"
+            )
+        modules[name] = text
+    try:
+        written = models.write_modules(modules, out, force=args.force)
+    except models.ModelGenerationError as exc:
+        raise _UsageError(str(exc)) from exc
+    sys.stdout.writelines(f"{path}\n" for path in written)
     return 0
 
 

@@ -30,11 +30,11 @@ def publish(
 ) -> None:
     """Set ``__module__`` to ``package`` on each exported object defined in its private modules
     (those of ``private_of`` for a public submodule: ``kubectrl.runtime.predicate`` publishes
-    what ``kubectrl.runtime._predicate`` defines)."""
-    private_prefix = f"{private_of or package}._"
+    what ``kubectrl.runtime._predicate`` defines) or in ``kubectrl._internal``."""
+    private_prefixes = (f"{private_of or package}._", "kubectrl._internal.")
     for name in names:
         obj = namespace[name]
-        if getattr(obj, "__module__", "").startswith(private_prefix):
+        if getattr(obj, "__module__", "").startswith(private_prefixes):
             with contextlib.suppress(AttributeError, TypeError):
                 obj.__module__ = package
 

@@ -76,8 +76,15 @@ around a retry loop) must not swallow::
     │                                  requeue"; kubectrl catches it, never raises it at you
     ├── Denied                         kubectrl.webhook: raised BY an admission validator to refuse
     │                                  an object; kubectrl turns it into the webhook's answer
-    └── AdmissionError                 kubectrl.apiserver: raised BY an extension server's admission
-                                       rule to refuse a write; the server turns it into the answer
+    ├── AdmissionError                 kubectrl.apiserver: raised BY an extension server's admission
+    │                                  rule to refuse a write; the server turns it into the answer
+    ├── StatusError                    kubectrl.apiserver.inprocess: the API core's answer to a
+    │                                  refused request (its code and Status body), for the
+    │                                  transport around the core to send; never a client failure
+    └── NotImplementedError
+        └── FeatureNotImplementedError kubectrl.apiserver.inprocess: a behaviour the API core does
+                                       not implement, named; FakeAPI reports it to the client as
+                                       UnsupportedFeatureError
 
 Guarantees: messages name the verb, the resource, ``namespace/name`` and the server's reason and
 message; they never contain a token, key, password or request body.

@@ -18,6 +18,7 @@ from .api_surface import public_modules
 PACKAGES = [
     "kubectrl",
     "kubectrl.apiserver",
+    "kubectrl.apiserver.inprocess",
     "kubectrl.cache",
     "kubectrl.client",
     "kubectrl.client.interfaces",

@@ -10,11 +10,14 @@ Objects live in a :class:`Storage`: :class:`MemoryStorage`, or :class:`SQLiteSto
 keeps them (and a watch's place) across restarts. :class:`DelegatingAuth` lets kube-apiserver
 authenticate and authorize each request, as ``k8s.io/apiserver`` does.
 
-It is the API machinery :class:`~kubectrl.testing.FakeAPI` runs (one core, two products). The
-core is private; its modules, by subpackage, from the server down to what everything uses
-(each imports only from the subpackages below it; ``pyproject.toml``'s import-linter contract
-keeps it so):
+It is the API machinery :class:`~kubectrl.testing.FakeAPI` runs (one core, two products):
+:mod:`kubectrl.apiserver.inprocess` serves the core without a socket, which is how FakeAPI uses
+it. The rest of the core is private; its modules, by subpackage, from the server down to what
+everything uses (each imports only from the subpackages below it; ``pyproject.toml``'s
+import-linter contract keeps it so):
 
+- ``inprocess`` (public): the core's request and answer types and its two steps, ``route`` and
+  ``serve``, for a transport of one's own.
 - ``_server``: the extension API server around the core.
 
   - ``_server.server``: ``APIServer``, the core over HTTPS with aiohttp (limits, health,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.defaults import DEFAULT, Default
 from kubectrl.cache._decisions import ReflectorOptions
 from kubectrl.cache._informer import CacheSyncError, Informer, Transform
 from kubectrl.cache._listwatch import ListOptions, ListWatch, resource_ref
@@ -61,16 +62,6 @@ class InformerKey(NamedTuple):
 
 
 Spelling = GroupVersionKind | GroupVersionResource
-
-
-class _Default:
-    """The type of "not given" (the factory's own value applies)."""
-
-    def __repr__(self) -> str:
-        return "<factory default>"
-
-
-_DEFAULT = _Default()
 
 
 def _spelling(resource: ResourceRef) -> Spelling:
@@ -172,7 +163,7 @@ class InformerFactory:
         metadata_only: bool = False,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: Transform | None = None,
-        shard: ShardSelector | _Default | None = _DEFAULT,
+        shard: ShardSelector | Default | None = DEFAULT,
     ) -> Informer:
         """The shared informer for this key, resolving the kind through discovery first
         (controller-runtime's ``Cache.GetInformer``); created on first request.
@@ -211,7 +202,7 @@ class InformerFactory:
         metadata_only: bool = False,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: Transform | None = None,
-        shard: ShardSelector | _Default | None = _DEFAULT,
+        shard: ShardSelector | Default | None = DEFAULT,
     ) -> Informer:
         """The shared informer for this key, created on first request (no I/O).
 
@@ -234,7 +225,7 @@ class InformerFactory:
             self._remember(spelling, resource)
         api = self._resolved.get((type(spelling), spelling))
         selector = _selector_key(label_selector)
-        the_shard = self.shard if isinstance(shard, _Default) else shard
+        the_shard = self.shard if isinstance(shard, Default) else shard
         rest = (selector, field_selector or "", metadata_only, str(the_shard or ""))
         provisional = InformerKey(str(spelling), namespace or "", *rest)
         if api is None:

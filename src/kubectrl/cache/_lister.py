@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectrl.cache._selector import parse_label_selector
+from kubectrl._internal.selector import parse_label_selector
 from kubectrl.cache._store import NAMESPACE_INDEX, Indexer
 from kubectrl.errors import NotFoundError
 from kubectrl.labels import LabelSelectorLike

@@ -16,6 +16,8 @@ ordinary requests of connections.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import urllib.parse
@@ -30,7 +32,7 @@ from kubectrl import kinds as _kinds
 from kubectrl._clock import Clock, RealClock
 from kubectrl.client._apply import apply_body
 from kubectrl.client._config import ClientConfig, load_config
-from kubectrl.client._discovery import APIResource, RESTMapper
+from kubectrl.client._discovery import APIResource, RESTMapper, describe
 from kubectrl.client._documented import documented_by
 from kubectrl.client._interfaces import Body, KubeClient, Pager, Reader, Writer
 from kubectrl.client._merge import send_merge_from
@@ -59,9 +61,17 @@ from kubectrl.client._refresh import names_answer_kind, refresh_in_place
 from kubectrl.client._rest_extras import RestExtras
 from kubectrl.client._retry import DEFAULT_RETRY, Backoff, retry_on_conflict
 from kubectrl.client._subresource import ClientStatusWriter, ClientSubResourceClient
-from kubectrl.client._types import KindRef, M, ModelList, PatchType, Preconditions, ResourceRef
+from kubectrl.client._types import (
+    KindRef,
+    M,
+    ModelList,
+    PatchType,
+    Preconditions,
+    ResourceRef,
+    WriteGuard,
+)
 from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
-from kubectrl.objects import GroupVersionKind, GroupVersionResource, gvk_of, metadata_of
+from kubectrl.objects import GroupVersionKind, GroupVersionResource, ObjectKey, gvk_of, metadata_of
 
 if TYPE_CHECKING:
     from kubectrl.client._transport import Transport
@@ -142,6 +152,11 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
+#: ``(apiVersion, kind)`` to its GroupVersionKind, remembered: a controller names the same few
+#: kinds thousands of times a second, and the parse is pure.
+_tuple_gvk = functools.lru_cache(maxsize=1024)(GroupVersionKind.from_api_version)
+
+
 class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
     """Asyncio Kubernetes client for any resource, built on httpx.
 
@@ -164,6 +179,9 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
                                       "data": {"a": "1"}})
             await client.delete(("v1", "ConfigMap"), "demo", namespace="default")
     """
+
+    #: Called before every write (:meth:`with_write_guard`); ``None`` on a plain client.
+    _write_guard: WriteGuard | None = None
 
     def __init__(self, config: ClientConfig | None = None, *, clock: Clock | None = None) -> None:
         self.config = config if config is not None else load_config()
@@ -205,6 +223,46 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             text = await client.pods.log("web-0", namespace="ns", tail_lines=100)
         """
         return Pods(self)
+
+    def with_write_guard(self, guard: WriteGuard) -> AsyncClient:
+        """A view of this client that calls ``guard(verb, what)`` before every write, before
+        anything is sent (discovery included); an exception from ``guard`` refuses the write.
+
+        ``verb`` reads ``create``, ``update``, ``patch``, ``apply``, ``delete``, ``delete
+        collection of`` or, for a subresource, ``update status of``; ``what`` names the object
+        (``ConfigMap (v1) ns/settings``). Reads, watches and the pod verbs are not guarded. The
+        view shares this client's connections, rate limit and discovery: closing one closes
+        both. The manager's client fences its writes on leader election this way.
+
+        Example::
+
+            >>> from kubectrl.client import ClientConfig
+            >>> def read_only(verb: str, what: str) -> None:
+            ...     raise PermissionError(f"this tool does not {verb} {what}")
+            >>> client = AsyncClient(ClientConfig(server="https://127.0.0.1:9"))
+            >>> guarded = client.with_write_guard(read_only)
+            >>> import asyncio
+            >>> asyncio.run(guarded.delete(("v1", "ConfigMap"), "settings", namespace="ns"))
+            Traceback (most recent call last):
+            ...
+            PermissionError: this tool does not delete ConfigMap (v1) ns/settings
+        """
+        view = copy.copy(self)
+        view._write_guard = guard
+        return view
+
+    def _check_write(
+        self,
+        verb: str,
+        resource: object,
+        name: str | None,
+        namespace: str | None,
+        subresource: str = "",
+    ) -> None:
+        guard = self._write_guard
+        if guard is not None:
+            what = f"{describe(resource)} {ObjectKey(namespace or '', name or '')}"
+            guard(f"{verb} {subresource} of" if subresource else verb, what)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -310,7 +368,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         if isinstance(resource, GroupVersionResource):
             return await self.mapper.for_resource(resource)
         if isinstance(resource, tuple) and len(resource) == 2:
-            return await self.mapper.for_kind(GroupVersionKind.from_api_version(*resource))
+            return await self.mapper.for_kind(_tuple_gvk(*resource))
         raise TypeError(
             "resource must be a model class, an APIResource, GroupVersionKind, "
             f"GroupVersionResource or (apiVersion, kind) tuple, got {resource!r}"
@@ -563,6 +621,12 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         check_request(
             "create", gvk_of(body), namespace=namespace or metadata_of(body).get("namespace")
         )
+        self._check_write(
+            "create",
+            gvk_of(body),
+            metadata_of(body).get("name") or metadata_of(body).get("generateName"),
+            namespace or metadata_of(body).get("namespace"),
+        )
         res = await self.resource(gvk_of(body))
         ns = self._namespace(res, namespace, body)
         response = await self._send(
@@ -618,6 +682,9 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             name=name,
             namespace=namespace or metadata_of(body).get("namespace"),
             subresource=subresource,
+        )
+        self._check_write(
+            "update", kind, name, namespace or metadata_of(body).get("namespace"), subresource
         )
         res = await self.resource(kind)
         ns = self._namespace(res, namespace, body)
@@ -678,6 +745,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         options: Mapping[str, Any],
         *,
         subresource: str = "",
+        guarded: bool = False,
     ) -> Any:
         # patch, of the object or of one of its subresources
         kind = PatchType.parse(options.get("patch_type", PatchType.MERGE))
@@ -686,6 +754,8 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             raise ValueError(f"force=True is for server-side apply, not a {kind.name} patch")
         namespace = options.get("namespace")
         check_request(verb, resource, name=name, namespace=namespace, subresource=subresource)
+        if not guarded:  # an apply was guarded by _apply_at, before its discovery
+            self._check_write(verb, resource, name, namespace, subresource)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         body = patch if isinstance(patch, list) else to_dict(patch)
@@ -737,6 +807,13 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             namespace=namespace or metadata_of(body).get("namespace"),
             subresource=subresource,
         )
+        self._check_write(
+            "apply",
+            gvk_of(body),
+            name,
+            namespace or metadata_of(body).get("namespace"),
+            subresource,
+        )
         res = await self.resource(gvk_of(body))
         applied = await self._patch_at(
             res,
@@ -748,6 +825,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
                 "patch_type": PatchType.APPLY,
             },
             subresource=subresource,
+            guarded=True,
         )
         return applied if subresource not in ("", "status") else self._result(obj, applied)
 
@@ -775,6 +853,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         check_options("delete", options, DeleteOptions)
         namespace = options.get("namespace")
         check_request("delete", resource, name=name, namespace=namespace)
+        self._check_write("delete", resource, name, namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(
@@ -795,6 +874,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         check_options("delete_collection", options, DeleteAllOptions)
         namespace = options.get("namespace")
         check_request("deletecollection", resource, namespace=namespace)
+        self._check_write("delete collection of", resource, "", namespace)
         res = await self.resource(resource)
         ns = self._namespace(res, namespace)
         response = await self._send(

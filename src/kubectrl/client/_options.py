@@ -70,6 +70,7 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
+from kubectrl._internal.checks import check_matching_fields, check_options
 from kubectrl.client._types import PatchType, Preconditions
 from kubectrl.labels import LabelSelectorLike, selector_string
 
@@ -217,71 +218,6 @@ class DeleteOptions(_Scope, _Deleting, total=False):
 class DeleteAllOptions(_Selection, _Deleting, total=False):
     """``delete_collection``'s options: ``namespace``, ``label_selector``,
     ``field_selector``, ``propagation_policy``, ``grace_period_seconds``, ``dry_run``."""
-
-
-#: The options a cache-backed client serves from its informers (the rest are refused by name).
-CACHE_GET_OPTIONS: frozenset[str] = _Scope.__optional_keys__
-CACHE_LIST_OPTIONS: frozenset[str] = _Labels.__optional_keys__ | _FieldMatch.__optional_keys__
-
-
-def check_options(verb: str, options: Mapping[str, Any], bundle: type[Any]) -> None:
-    """Refuse, by name, a keyword that ``bundle`` does not declare (``TypeError``, as Python
-    refuses an unexpected keyword argument).
-
-    Example::
-
-        >>> check_options("get", {"namespace": "ns"}, GetOptions)
-        >>> check_options("get", {"namspace": "ns"}, GetOptions)  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        TypeError: get() got an unexpected option 'namspace'; it takes namespace, ...
-    """
-    known: frozenset[str] = bundle.__optional_keys__ | bundle.__required_keys__
-    unknown = [key for key in options if key not in known]
-    if unknown:
-        plural = "s" if len(unknown) > 1 else ""
-        raise TypeError(
-            f"{verb}() got an unexpected option{plural} {', '.join(map(repr, unknown))}; "
-            f"it takes {', '.join(sorted(known))}"
-        )
-
-
-def check_matching_fields(
-    matching_fields: Mapping[str, str], field_selector: str | None = None
-) -> dict[str, str]:
-    """``matching_fields`` as a plain dict, checked: field names and values are strings, names
-    non-empty and free of ``,``, ``=`` and ``!``; a ``field_selector`` beside it is refused.
-
-    Raises ``ValueError`` (``TypeError`` for a value that is not a string) naming the entry.
-
-    Example::
-
-        >>> check_matching_fields({"metadata.name": "a"})
-        {'metadata.name': 'a'}
-    """
-    if field_selector:
-        raise ValueError(
-            f"pass matching_fields or field_selector, not both (matching_fields="
-            f"{dict(matching_fields)!r}, field_selector={field_selector!r})"
-        )
-    if not isinstance(matching_fields, Mapping):
-        raise TypeError(
-            f"matching_fields must be a mapping of field to value, not {matching_fields!r}"
-        )
-    checked: dict[str, str] = {}
-    for field, value in matching_fields.items():
-        if not isinstance(field, str) or not field or any(c in field for c in ",=!"):
-            raise ValueError(
-                f"matching_fields: {field!r} is not a field name (a non-empty string without "
-                "',', '=' or '!', e.g. 'metadata.name')"
-            )
-        if not isinstance(value, str):
-            raise TypeError(
-                f"matching_fields[{field!r}] must be a string, not {type(value).__name__} "
-                f"({value!r})"
-            )
-        checked[field] = value
-    return checked
 
 
 def _escape_field_value(value: str) -> str:

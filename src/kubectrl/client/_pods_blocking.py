@@ -3,8 +3,8 @@ twins of the live pod streams (an exec/attach session, a port-forward).
 
 :class:`BlockingPods` is derived from :class:`~kubectrl.client._pods.Pods` the way
 :class:`~kubectrl.client.BlockingClient` is derived from :class:`~kubectrl.client.AsyncClient`
-(:mod:`kubectrl.client._blocking`): each method runs the async one on the client's
-:class:`~kubectrl.client._blocking.Portal` loop and waits for it, so there is one
+(:mod:`kubectrl._internal.blocking`): each method runs the async one on the client's
+:class:`~kubectrl._internal.blocking.Portal` loop and waits for it, so there is one
 implementation of each verb. The two log calls are overloaded (``str``, or ``bytes`` with
 ``encoding=None``), which ``ParamSpec`` cannot carry: their blocking signatures are declared in
 :class:`BlockingPodLogCalls` and mypy checks the derived methods against them.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from kubectrl.client._blocking import (
+from kubectrl._internal.blocking import (
     BlockingFacade,
     Portal,
     blocking,

@@ -5,7 +5,7 @@ One implementation for all four clients: :class:`ClientStatusWriter` and
 :class:`SubresourceWrites`: update, patch and apply of a subresource), so what that client does
 to a write (the cached client's leader fence, its errors) applies to them too. They are the only
 way to write a subresource: the client's own verbs write the object. The blocking ones are
-derived from them (:mod:`kubectrl.client._blocking`) and run on the blocking client's loop.
+derived from them (:mod:`kubectrl._internal.blocking`) and run on the blocking client's loop.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from typing_extensions import Unpack
 
 from kubectrl import kinds as _kinds
-from kubectrl.client._blocking import BlockingFacade, Portal, blocking
+from kubectrl._internal.blocking import BlockingFacade, Portal, blocking
 from kubectrl.client._documented import documented_by
 from kubectrl.client._interfaces import (
     Body,

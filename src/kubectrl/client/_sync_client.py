@@ -3,7 +3,7 @@ behaviour.
 
 It runs one :class:`AsyncClient` on a private event loop in a daemon thread and waits for each
 call's result, so both APIs share one implementation: same errors, retries, rate limit and watch
-semantics. Its verbs are derived from :class:`AsyncClient`'s (:mod:`kubectrl.client._blocking`),
+semantics. Its verbs are derived from :class:`AsyncClient`'s (:mod:`kubectrl._internal.blocking`),
 so there is one implementation of each verb; its typed signature is the blocking interface's
 (:class:`~kubectrl.client.BlockingKubeClient`). Blocking calls may come from any number of
 threads at once.
@@ -14,19 +14,20 @@ you care about (it blocks that loop); use :class:`AsyncClient` there.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from kubectrl._clock import Clock
-from kubectrl.client._async_client import AsyncClient
-from kubectrl.client._blocking import (
+from kubectrl._internal.blocking import (
     BlockingFacade,
     Portal,
     blocking,
     blocking_iterator,
     blocking_wrapped,
 )
+from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._config import ClientConfig
 from kubectrl.client._interfaces_blocking import BlockingKubeClient, BlockingPager
 from kubectrl.client._pods import MovedPodVerbs
@@ -36,6 +37,7 @@ from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
     BlockingClientSubResourceClient,
 )
+from kubectrl.client._types import WriteGuard
 from kubectrl.client._watch import WatchStream
 from kubectrl.client._watch_decoder import WatchEvent
 
@@ -150,6 +152,27 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPod
 
     def __repr__(self) -> str:
         return f"BlockingClient(server={self.config.server!r}, source={self.config.source!r})"
+
+    def with_write_guard(self, guard: WriteGuard) -> BlockingClient:
+        """A view of this client that calls ``guard(verb, what)`` before every write
+        (:meth:`AsyncClient.with_write_guard`); it shares this client's loop and connections:
+        closing one closes both.
+
+        Example::
+
+            >>> from kubectrl.client import ClientConfig
+            >>> def read_only(verb: str, what: str) -> None:
+            ...     raise PermissionError(f"this tool does not {verb} {what}")
+            >>> with BlockingClient(ClientConfig(server="https://127.0.0.1:9")) as client:
+            ...     client.with_write_guard(read_only).create({"apiVersion": "v1",
+            ...         "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}})
+            Traceback (most recent call last):
+            ...
+            PermissionError: this tool does not create ConfigMap (v1) ns/a
+        """
+        view = copy.copy(self)
+        view._target = self._target.with_write_guard(guard)
+        return view
 
     resource = blocking(AsyncClient.resource)
     watch = blocking_wrapped(AsyncClient.watch, BlockingWatchStream, returns="BlockingWatchStream")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 from kubectrl.client._discovery import APIResource
@@ -18,7 +19,7 @@ from kubectrl.objects import GroupVersionKind, GroupVersionResource
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["KindRef", "M", "ModelList", "PatchType", "Preconditions", "ResourceRef"]
+__all__ = ["KindRef", "M", "ModelList", "PatchType", "Preconditions", "ResourceRef", "WriteGuard"]
 
 #: A model class's instances (``kubernetes.client.models`` classes are pydantic models).
 M = TypeVar("M", bound="BaseModel")
@@ -27,6 +28,10 @@ M = TypeVar("M", bound="BaseModel")
 ResourceRef = Union[APIResource, GroupVersionKind, GroupVersionResource, "tuple[str, str]"]
 #: A :data:`ResourceRef` or a model class (``V1Deployment``, a custom resource class).
 KindRef = Union[ResourceRef, "type[BaseModel]"]
+
+#: ``guard(verb, what)``, called before a write (:meth:`AsyncClient.with_write_guard
+#: <kubectrl.client.AsyncClient.with_write_guard>`); raising refuses the write.
+WriteGuard = Callable[[str, str], None]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,9 +14,10 @@ process on the ``kubectrl.client.warnings`` logger.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from typing import Protocol, runtime_checkable
+
+from kubectrl._internal.warnings import parse_warning_header
 
 __all__ = [
     "DEFAULT_WARNING_HANDLER",
@@ -25,18 +26,9 @@ __all__ = [
     "WarningHandler",
     "WarningLogger",
     "WarningRecorder",
-    "parse_warning_header",
-    "warning_header",
 ]
 
 log = logging.getLogger("kubectrl.client.warnings")
-
-# code SP agent SP quoted-text [SP quoted-date], entries separated by commas.
-_ENTRY = re.compile(
-    r'\s*(?P<code>\d{3})\s+(?P<agent>[^\s"]+)\s+"(?P<text>(?:[^"\\]|\\.)*)"'
-    r'(?:\s+"(?:[^"\\]|\\.)*")?\s*(?:,|$)'
-)
-_ESCAPE = re.compile(r"\\(.)")
 
 
 @runtime_checkable
@@ -139,40 +131,6 @@ class WarningRecorder:
 
 #: The handler used when the config names none: each distinct text logged once per process.
 DEFAULT_WARNING_HANDLER: WarningHandler = DeduplicateWarnings(WarningLogger())
-
-
-def parse_warning_header(value: str) -> list[tuple[int, str, str]]:
-    """The ``(code, agent, text)`` warnings of one ``Warning`` header value (RFC 7234 5.5;
-    several may be comma-separated). Raises ``ValueError`` naming a malformed value.
-
-    Example::
-
-        >>> parse_warning_header('299 - "unknown field \\\\"spec.x\\\\""')
-        [(299, '-', 'unknown field "spec.x"')]
-    """
-    found: list[tuple[int, str, str]] = []
-    position = 0
-    value = value.strip()
-    while position < len(value):
-        match = _ENTRY.match(value, position)
-        if match is None or match.end() == position:
-            raise ValueError(f"malformed Warning header {value!r} at offset {position}")
-        text = _ESCAPE.sub(r"\1", match.group("text"))
-        found.append((int(match.group("code")), match.group("agent"), text))
-        position = match.end()
-    return found
-
-
-def warning_header(text: str, *, code: int = 299, agent: str = "-") -> str:
-    """The ``Warning`` header value for ``text``, as the apiserver writes it.
-
-    Example::
-
-        >>> warning_header('unknown field "spec.x"')
-        '299 - "unknown field \\\\"spec.x\\\\""'
-    """
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{code} {agent} "{escaped}"'
 
 
 def handle_warnings(handler: WarningHandler | None, values: list[str]) -> None:

@@ -32,18 +32,11 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from kubectrl._internal.websocket import WebSocketRefusedError
 from kubectrl.client._config import ClientConfig
 from kubectrl.errors import APIConnectionError, RequestTimeoutError, UnauthorizedError
 
 __all__ = ["LIMITS", "WebSocket", "WebSocketLimits", "WebSocketRefusedError", "open_websocket"]
-
-
-class WebSocketRefusedError(Exception):
-    """The server refused the upgrade with an HTTP status (carried in ``status``)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
 from kubectrl.client._interfaces import (
+    Body,
     Pager,
     Reader,
     StatusClient,
@@ -25,6 +26,7 @@ from kubectrl.client._interfaces_blocking import (
     BlockingSubResourceClient,
     BlockingWriter,
 )
+from kubectrl.client._types import WriteGuard
 
 __all__ = [
     "BlockingPager",
@@ -33,11 +35,13 @@ __all__ = [
     "BlockingStatusWriter",
     "BlockingSubResourceClient",
     "BlockingWriter",
+    "Body",
     "Pager",
     "Reader",
     "StatusClient",
     "StatusWriter",
     "SubResourceClient",
+    "WriteGuard",
     "Writer",
 ]
 

@@ -30,6 +30,9 @@ See ``docs/leaderelection.md``.
 from __future__ import annotations
 
 from kubectrl._exports import publish as _publish
+from kubectrl._internal.lease import (
+    LeaderElectionRecord,
+)
 from kubectrl.leaderelection._elector import (
     LeaderElectionConfig,
     LeaderElectionLostError,
@@ -37,9 +40,6 @@ from kubectrl.leaderelection._elector import (
     default_identity,
 )
 from kubectrl.leaderelection._lock import LeaseLock, ResourceLock
-from kubectrl.leaderelection._record import (
-    LeaderElectionRecord,
-)
 
 __all__ = [
     "LeaderElectionConfig",

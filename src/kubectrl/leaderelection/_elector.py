@@ -41,16 +41,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
-from kubectrl.errors import KubectrlError, NotFoundError
-from kubectrl.leaderelection._lock import ResourceLock
-from kubectrl.leaderelection._metrics import LeaderStatusMetric
-from kubectrl.leaderelection._record import (
+from kubectrl._internal.lease import (
     LeaderElectionRecord,
     Observation,
     observe,
     plan_acquire_or_renew,
     plan_release,
 )
+from kubectrl.errors import KubectrlError, NotFoundError
+from kubectrl.leaderelection._lock import ResourceLock
+from kubectrl.leaderelection._metrics import LeaderStatusMetric
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry

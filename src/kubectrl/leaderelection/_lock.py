@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kubectrl.leaderelection._record import LeaderElectionRecord
+from kubectrl._internal.lease import LeaderElectionRecord
 
 if TYPE_CHECKING:
     from kubectrl.client import AsyncClient

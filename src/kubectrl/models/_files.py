@@ -13,15 +13,17 @@ import yaml.nodes
 
 from kubectrl.models import _render
 from kubectrl.models._generate import (
+    MARKER,
     MAX_DEPTH,
     MAX_NODES,
     ModelGenerationError,
     _shown,
     from_crd,
     module_name,
+    written_by_generator,
 )
 
-__all__ = ["assert_up_to_date", "load_crds"]
+__all__ = ["assert_up_to_date", "load_crds", "write_modules"]
 
 # A CRD file's size bound: a CRD must fit in one kube-apiserver request (3 MiB); a file of several
 # CRDs (an operator's bundle) may hold many. Reading is linear in the size (aliases are refused).
@@ -185,3 +187,44 @@ def _one(path: Path) -> list[dict[str, Any]]:
     if len(crds) != 1:
         raise ModelGenerationError(f"{path}: {len(crds)} CRDs in the file; give a file with one")
     return crds
+
+
+def write_modules(
+    modules: Mapping[str, str], out: str | Path, *, force: bool = False
+) -> list[Path]:
+    """Write each ``{module name: source}`` of :func:`from_crd` to ``out/<name>.py`` (``out``
+    created if missing) and return the paths written.
+
+    A file there that the generator did not write (no :data:`MARKER` line: a hand-written
+    ``__init__.py`` is one CRD name away, plural ``""`` and group ``"_init__"``) is never
+    overwritten, nor is anything written through a symlink, unless ``force=True``:
+    :class:`ModelGenerationError` names the file and nothing is written.
+
+    Example::
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from kubectrl.models import write_modules
+        >>> out = Path(tempfile.mkdtemp())
+        >>> (out / "gizmos.py").write_text("# mine")
+        6
+        >>> write_modules({"gizmos": "x = 1"}, out)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        kubectrl.models.ModelGenerationError: ...gizmos.py exists and was not written ...
+        >>> [path.name for path in write_modules({"gizmos": "x = 1"}, out, force=True)]
+        ['gizmos.py']
+    """
+    root = Path(out)
+    paths = [root / f"{name}.py" for name in modules]
+    if not force:
+        for path in paths:
+            if path.is_symlink() or (path.exists() and not written_by_generator(path)):
+                raise ModelGenerationError(
+                    f"{path} exists and was not written by `python -m kubectrl models` (no "
+                    f"{MARKER!r} line); refusing to overwrite it (--force overwrites)"
+                )
+    root.mkdir(parents=True, exist_ok=True)
+    for path, text in zip(paths, modules.values(), strict=True):
+        path.write_text(text, encoding="utf-8")
+    return paths

@@ -39,23 +39,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import Unpack
 
+from kubectrl._internal.blocking import BlockingFacade, Portal, blocking
+from kubectrl._internal.checks import check_matching_fields, check_options, check_request
+from kubectrl._internal.selector import parse_label_selector
 from kubectrl.cache import Informer, InformerFactory
-from kubectrl.cache._listwatch import describe_resource
-from kubectrl.cache._selector import parse_label_selector
 from kubectrl.client import (
     APIResource,
     AsyncClient,
     BlockingClient,
+    BlockingKubeClient,
     KindRef,
+    KubeClient,
     ModelList,
 )
-from kubectrl.client._blocking import BlockingFacade, Portal, blocking
-from kubectrl.client._interfaces import Body, KubeClient, StatusWriter
-from kubectrl.client._interfaces_blocking import BlockingKubeClient, BlockingStatusWriter
-from kubectrl.client._merge import send_merge_from
-from kubectrl.client._options import (
-    CACHE_GET_OPTIONS,
-    CACHE_LIST_OPTIONS,
+from kubectrl.client.interfaces import (
+    BlockingStatusWriter,
+    BlockingSubResourceClient,
+    Body,
+    StatusWriter,
+    SubResourceClient,
+)
+from kubectrl.client.options import (
     ApplyOptions,
     DeleteAllOptions,
     DeleteOptions,
@@ -64,18 +68,8 @@ from kubectrl.client._options import (
     MergeOptions,
     PatchOptions,
     WriteOptions,
-    check_matching_fields,
-    check_options,
-)
-from kubectrl.client._paths import check_request
-from kubectrl.client._subresource import (
-    BlockingClientStatusWriter,
-    BlockingClientSubResourceClient,
-    ClientStatusWriter,
-    ClientSubResourceClient,
 )
 from kubectrl.leaderelection import LeaderElectionLostError
-from kubectrl.objects import ObjectKey, api_version_of, key_of
 from kubectrl.runtime._field_index import (
     FieldIndexer,
     FieldIndexError,
@@ -84,7 +78,7 @@ from kubectrl.runtime._field_index import (
     namespaced_index_key,
 )
 from kubectrl.runtime._kind_source import normalize_resource
-from kubectrl.runtime._typed import model_view, object_dict
+from kubectrl.runtime._typed import model_view
 
 if TYPE_CHECKING:
     pass
@@ -92,6 +86,10 @@ if TYPE_CHECKING:
 __all__ = ["BlockingCachedClient", "BlockingStatusWriter", "CachedClient", "StatusWriter"]
 
 T = TypeVar("T")
+
+#: The options the cache serves (the rest are refused by name: use ``client.reader``).
+CACHE_GET_OPTIONS = frozenset({"namespace"})
+CACHE_LIST_OPTIONS = frozenset({"namespace", "label_selector", "matching_fields"})
 
 
 class CachedClient(KubeClient):
@@ -141,6 +139,8 @@ class CachedClient(KubeClient):
         field_indexer: FieldIndexer | None = None,
     ) -> None:
         self._client = client
+        # Every write goes through this view of the client, which asks the fence first.
+        self._writer = client.with_write_guard(self.check_fence)
         self._factory = factory
         self._sync_timeout = sync_timeout
         self._fence = leader_fence
@@ -355,21 +355,18 @@ class CachedClient(KubeClient):
     async def _create(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """:meth:`AsyncClient.create <kubectrl.client.AsyncClient.create>` (typed like ``obj``),
         fenced."""
-        self.check_fence("create", _describe(obj))
-        return await self._client.create(obj, **options)
+        return await self._writer.create(obj, **options)
 
     async def _update(self, obj: Body, **options: Unpack[WriteOptions]) -> Any:
         """:meth:`AsyncClient.update <kubectrl.client.AsyncClient.update>` (optimistic lock),
         fenced."""
-        self.check_fence("update", _describe(obj))
-        return await self._client.update(obj, **options)
+        return await self._writer.update(obj, **options)
 
     async def _patch(
         self, resource: KindRef, name: str, patch: Any, **options: Unpack[PatchOptions]
     ) -> Any:
         """:meth:`AsyncClient.patch <kubectrl.client.AsyncClient.patch>`, fenced."""
-        self.check_fence("patch", _describe_ref(resource, name, options.get("namespace")))
-        return await self._client.patch(resource, name, patch, **options)
+        return await self._writer.patch(resource, name, patch, **options)
 
     async def _apply(self, obj: Body, **options: Unpack[ApplyOptions]) -> Any:
         """Server-side apply (:meth:`AsyncClient.apply <kubectrl.client.AsyncClient.apply>`),
@@ -379,14 +376,13 @@ class CachedClient(KubeClient):
 
             await client.apply(desired_secret, field_manager="my-controller", force=True)
         """
-        self.check_fence("apply", _describe(obj))
-        return await self._client.apply(obj, **options)
+        return await self._writer.apply(obj, **options)
 
     async def _patch_merge_from(
         self, original: Any, modified: Any, **options: Unpack[MergeOptions]
     ) -> Any:
         """:meth:`AsyncClient.patch_merge_from <kubectrl.client.AsyncClient.patch_merge_from>`
-        (``MergeFrom``), sent through this client's fenced ``patch``.
+        (``MergeFrom``), fenced.
 
         Example::
 
@@ -394,75 +390,39 @@ class CachedClient(KubeClient):
             cm["data"]["mode"] = "fast"
             cm = await client.patch_merge_from(original, cm, optimistic_lock=True)
         """
-        check_options("patch_merge_from", options, MergeOptions)
-        return await send_merge_from(self._patch_at, original, modified, options)
-
-    # The writes of a subresource (the status writer's and subresource clients'), fenced.
-
-    async def _put(
-        self,
-        obj: Body,
-        options: Mapping[str, Any],
-        *,
-        subresource: str = "",
-        resource: KindRef | None = None,
-    ) -> Any:
-        self.check_fence(_verb("update", subresource), _describe(obj))
-        return await self._client._put(obj, options, subresource=subresource, resource=resource)
-
-    async def _patch_at(
-        self,
-        resource: KindRef,
-        name: str,
-        patch: Any,
-        options: Mapping[str, Any],
-        *,
-        subresource: str = "",
-    ) -> Any:
-        what = _describe_ref(resource, name, options.get("namespace"))
-        self.check_fence(_verb("patch", subresource), what)
-        return await self._client._patch_at(resource, name, patch, options, subresource=subresource)
-
-    async def _apply_at(
-        self, obj: Body, options: Mapping[str, Any], *, subresource: str = ""
-    ) -> Any:
-        self.check_fence(_verb("apply", subresource), _describe(obj))
-        return await self._client._apply_at(obj, options, subresource=subresource)
+        return await self._writer.patch_merge_from(original, modified, **options)
 
     async def delete(
         self, resource: KindRef, name: str, **options: Unpack[DeleteOptions]
     ) -> dict[str, Any]:
         """:meth:`AsyncClient.delete <kubectrl.client.AsyncClient.delete>`, fenced."""
-        self.check_fence("delete", _describe_ref(resource, name, options.get("namespace")))
-        return await self._client.delete(resource, name, **options)
+        return await self._writer.delete(resource, name, **options)
 
     async def delete_collection(
         self, resource: KindRef, **options: Unpack[DeleteAllOptions]
     ) -> dict[str, Any]:
         """:meth:`AsyncClient.delete_collection
         <kubectrl.client.AsyncClient.delete_collection>`, fenced."""
-        what = _describe_ref(resource, "", options.get("namespace"))
-        self.check_fence("delete collection of", what)
-        return await self._client.delete_collection(resource, **options)
+        return await self._writer.delete_collection(resource, **options)
 
     async def resource(self, resource: KindRef) -> APIResource:
         """Discovery (so controllerutil helpers accept this client)."""
         return await self._client.resource(resource)
 
-    def status(self) -> ClientStatusWriter:
+    def status(self) -> StatusWriter:
         """The writer of the ``status`` subresource (fenced like every write).
 
         Example: ``await client.status().update(foo)``.
         """
-        return ClientStatusWriter(self)
+        return self._writer.status()
 
-    def subresource(self, subresource: str) -> ClientSubResourceClient:
+    def subresource(self, subresource: str) -> SubResourceClient:
         """A client of ``subresource`` (``"scale"``, ...): reads are live (the cache holds no
         subresources), writes fenced.
 
         Example: ``await client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
         """
-        return ClientSubResourceClient(self._client, self, subresource)
+        return self._writer.subresource(subresource)
 
     # The verbs' public signatures are the client interface's overloads; the implementations
     # above are bound to them at run time and checked against them (_CachedClientConforms).
@@ -487,30 +447,6 @@ class CachedClient(KubeClient):
         return f"<CachedClient informers={len(self._factory.informers)}>"
 
 
-def _describe(obj: Any) -> str:
-    """``ConfigMap (v1) ns/name``: the object a write is about, for errors."""
-    if not isinstance(obj, Mapping):
-        # A model: its class names the kind, its metadata the object (no serialization).
-        meta = getattr(obj, "metadata", None)
-        key = ObjectKey(
-            str(getattr(meta, "namespace", None) or ""), str(getattr(meta, "name", None) or "")
-        )
-        try:
-            return f"{describe_resource(type(obj))} {key}"
-        except TypeError:
-            obj = object_dict(obj)
-    return f"{describe_resource((api_version_of(obj), str(obj.get('kind', ''))))} {key_of(obj)}"
-
-
-def _describe_ref(resource: KindRef, name: str, namespace: str | None) -> str:
-    return f"{describe_resource(resource)} {ObjectKey(namespace or '', name)}"
-
-
-def _verb(verb: str, subresource: str) -> str:
-    """``patch``, or ``patch status of`` for a subresource write (fence errors)."""
-    return f"{verb} {subresource} of" if subresource else verb
-
-
 def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:
     # Watch events carry apiVersion/kind but list items of built-in types may not: fill them in
     # so an object read from the cache can go straight back to update()/apply().
@@ -520,7 +456,7 @@ def _typed(res: APIResource, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 class _LoopPortal(Portal):
-    """A :class:`~kubectrl.client._blocking.Portal` onto an event loop someone else runs (the
+    """A :class:`~kubectrl._internal.blocking.Portal` onto an event loop someone else runs (the
     manager's), bound once that loop runs; it never owns or stops the loop."""
 
     def __init__(self) -> None:  # no super().__init__(): no private loop or thread
@@ -619,19 +555,19 @@ class BlockingCachedClient(BlockingFacade, BlockingKubeClient):
         """
         return _BoundClient(self._portal, self._target.reader)
 
-    def status(self) -> BlockingClientStatusWriter:
+    def status(self) -> BlockingStatusWriter:
         """A blocking writer of the ``status`` subresource, fenced like every write.
 
         Example: ``blocking_client.status().update(foo)``.
         """
-        return BlockingClientStatusWriter(self._portal, self._target.status())
+        return _BoundClient(self._portal, self._target._writer).status()
 
-    def subresource(self, subresource: str) -> BlockingClientSubResourceClient:
+    def subresource(self, subresource: str) -> BlockingSubResourceClient:
         """A blocking client of ``subresource`` (live reads, fenced writes).
 
         Example: ``blocking_client.subresource("scale").get(V1Deployment, "web", namespace="ns")``.
         """
-        return BlockingClientSubResourceClient(self._portal, self._target.subresource(subresource))
+        return _BoundClient(self._portal, self._target._writer).subresource(subresource)
 
     delete = blocking(CachedClient.delete)
     delete_collection = blocking(CachedClient.delete_collection)

@@ -51,11 +51,13 @@ from kubectrl.runtime._reconcile import (
 )
 from kubectrl.runtime._source import Source
 from kubectrl.workqueue import (
+    DEFAULT_PRIORITY,
+    LOW_PRIORITY,
+    PriorityQueue,
     QueueShutDown,
     RateLimiter,
     default_controller_rate_limiter,
 )
-from kubectrl.workqueue._priority import DEFAULT_PRIORITY, LOW_PRIORITY, PriorityQueue
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry

@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from kubectrl import kinds as _kinds
-from kubectrl.client._interfaces import KubeClient
-from kubectrl.client._merge import merge_patch_diff
+from kubectrl._internal.merge import merge_patch_diff
+from kubectrl.client import KubeClient
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.objects import gvk_of, metadata_of, split_api_version
 from kubectrl.runtime._typed import json_copy, object_dict

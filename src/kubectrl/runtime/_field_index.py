@@ -19,11 +19,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from kubectrl.cache import Informer, InformerFactory
 from kubectrl.client import APIResource, KindRef, ResourceRef
-from kubectrl.client._types import M
 from kubectrl.errors import KubectrlError
 from kubectrl.objects import (
     GroupVersionKind,
@@ -34,6 +33,9 @@ from kubectrl.objects import (
 from kubectrl.runtime._kind_source import normalize_resource
 from kubectrl.runtime._typed import model_view
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 __all__ = [
     "ALL_NAMESPACES",
     "FieldIndexError",
@@ -41,6 +43,9 @@ __all__ = [
     "field_index_name",
     "namespaced_index_key",
 ]
+
+#: A model class's instances (the kind an index function receives).
+M = TypeVar("M", bound="BaseModel")
 
 log = logging.getLogger("kubectrl.runtime")
 

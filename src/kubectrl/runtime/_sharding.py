@@ -44,9 +44,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kubectrl._clock import Clock, RealClock
-from kubectrl.cache import Informer, InformerFactory
-from kubectrl.cache._factory import _DEFAULT, _Default
-from kubectrl.cache._shard import ShardField, ShardSelector
+from kubectrl._internal.defaults import DEFAULT, Default
+from kubectrl._internal.lease import (
+    LeaderElectionRecord,
+    Observation,
+    lease_valid,
+    observe,
+    plan_acquire_or_renew,
+)
+from kubectrl.cache import Informer, InformerFactory, ShardField, ShardSelector
 from kubectrl.client import AsyncClient, KindRef
 from kubectrl.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kubectrl.leaderelection import (
@@ -55,13 +61,6 @@ from kubectrl.leaderelection import (
     LeaderElector,
     LeaseLock,
     default_identity,
-)
-from kubectrl.leaderelection._record import (
-    LeaderElectionRecord,
-    Observation,
-    lease_valid,
-    observe,
-    plan_acquire_or_renew,
 )
 from kubectrl.runtime._controller import Controller
 from kubectrl.runtime._event import Event, UpdateEvent
@@ -225,7 +224,7 @@ class _RoutingInformerFactory(InformerFactory):
         context = _current_shard.get()
         if (
             context is not None
-            and isinstance(kwargs.get("shard", _DEFAULT), _Default)
+            and isinstance(kwargs.get("shard", DEFAULT), Default)
             and _kind_key(resource) in context.kinds
         ):
             return context.factory.informer(resource, **kwargs)

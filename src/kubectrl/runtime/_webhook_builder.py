@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from kubectrl._internal.kinds import resolve_kind
 from kubectrl.webhook import (
     Defaulter,
     DefaultingHandler,
@@ -23,7 +24,6 @@ from kubectrl.webhook import (
     Validator,
     WebhookRegistration,
 )
-from kubectrl.webhook._admission import resolve_kind
 
 if TYPE_CHECKING:
     from kubectrl.runtime._manager import Manager

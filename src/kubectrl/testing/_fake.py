@@ -19,13 +19,18 @@ from typing import Any
 import httpx
 
 from kubectrl._clock import Clock, RealClock
-from kubectrl.apiserver._endpoints.core import APICore
-from kubectrl.apiserver._endpoints.watch import WatchStream
-from kubectrl.apiserver._resources.info import ResourceInfo
-from kubectrl.apiserver._router import Reply, Request
-from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, status_body
+from kubectrl._internal.warnings import warning_header
+from kubectrl.apiserver.inprocess import (
+    APICore,
+    FeatureNotImplementedError,
+    Reply,
+    Request,
+    ResourceInfo,
+    StatusError,
+    WatchStream,
+    status_body,
+)
 from kubectrl.client import ClientConfig
-from kubectrl.client._warnings import warning_header
 from kubectrl.errors import APIError, UnsupportedFeatureError
 from kubectrl.testing._fake_pods import FakePods
 

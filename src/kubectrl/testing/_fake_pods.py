@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from kubectrl.apiserver._router import invalid_name
+from kubectrl.apiserver.inprocess import invalid_name
 from kubectrl.errors import UnsupportedFeatureError
 from kubectrl.testing._fake_tokens import TokenIssuer, failure
 
@@ -298,7 +298,7 @@ class FakePods:
                      "code": 201}  # fmt: skip
 
     def _delete(self, namespace: str, name: str) -> None:
-        from kubectrl.apiserver._router import Reply, Request
+        from kubectrl.apiserver.inprocess import Reply, Request
 
         core = self._api._core
         request = Request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}", {}, {}, b"")
@@ -310,7 +310,7 @@ class FakePods:
         self, path: str, query: list[tuple[str, str]], protocols: list[str]
     ) -> _MemorySocket:
         """The in-memory exec WebSocket (``FakeAPI``'s transport calls this)."""
-        from kubectrl.client._websocket import WebSocketRefusedError
+        from kubectrl._internal.websocket import WebSocketRefusedError
 
         match = _SUBRESOURCE.match(path)
         if match is None or match.group(3) != "exec":

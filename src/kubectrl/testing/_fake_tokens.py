@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from kubectrl.apiserver._status import status_body
+from kubectrl.apiserver.inprocess import status_body
 from kubectrl.errors import UnsupportedFeatureError
 
 __all__ = ["ISSUER", "TokenIssuer", "failure"]

@@ -20,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 from kubectrl import errors as _errors
 from kubectrl import kinds as _kinds
 from kubectrl import objects as _objects
+from kubectrl._internal.kinds import resolve_kind
 from kubectrl.webhook._jsonpatch import json_patch
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "ValidatingHandler",
     "Validator",
     "Warnings",
-    "resolve_kind",
 ]
 
 log = logging.getLogger("kubectrl.webhook")
@@ -322,24 +322,6 @@ class Validator(Protocol[T_contra]):
     def validate_delete(self, obj: T_contra, /) -> Warnings | Awaitable[Warnings]:
         """Check the deletion of ``obj``."""
         ...
-
-
-def resolve_kind(kind: KindLike) -> tuple[_kinds.KindInfo, type[Any] | None]:
-    """The kind's :class:`~kubectrl.kinds.KindInfo` and its model class (``None`` for dicts).
-
-    A tuple's plural is the lower-cased kind + ``s`` (pass a model class where that is wrong).
-
-    Example::
-
-        >>> info, model = resolve_kind(("example.com/v1", "Gizmo"))
-        >>> info.group, info.version, info.plural, model
-        ('example.com', 'v1', 'gizmos', None)
-    """
-    if isinstance(kind, tuple):
-        api_version, name = kind
-        group, version = _objects.split_api_version(api_version)
-        return _kinds.KindInfo(group, version, name, name.lower() + "s"), None
-    return _kinds.kind_info(kind), kind
 
 
 def _describe(impl: object) -> str:

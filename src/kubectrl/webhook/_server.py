@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.kinds import resolve_kind
 from kubectrl.webhook._admission import (
     AdmissionHandler,
     AdmissionRequest,
@@ -31,7 +32,6 @@ from kubectrl.webhook._admission import (
     DefaultingHandler,
     KindLike,
     ValidatingHandler,
-    resolve_kind,
 )
 from kubectrl.webhook._conversion import ConversionHandler
 from kubectrl.webhook._metrics import WebhookMetrics

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from cache_fakes import cm
 
+from kubectrl._internal.selector import parse_label_selector
 from kubectrl.cache import Indexer, Lister, ListOptions, ListWatch
-from kubectrl.cache._selector import parse_label_selector
 from kubectrl.labels import LabelSelector, Requirement
 
 OBJECTS = [

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 from client_loopback import CONFIGMAPS, Request, json_response, loopback
 
+from kubectrl._internal.blocking import BlockingFacade, Portal, blocking, blocking_iterator
 from kubectrl.client import AsyncClient, BlockingClient, ClientConfig
-from kubectrl.client._blocking import BlockingFacade, Portal, blocking, blocking_iterator
 from kubectrl.errors import NotFoundError
 
 

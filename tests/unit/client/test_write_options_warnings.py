@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kubectrl._internal.warnings import parse_warning_header, warning_header
 from kubectrl.client import (
     AsyncClient,
     BlockingClient,
@@ -18,7 +19,7 @@ from kubectrl.client import (
     WarningLogger,
     WarningRecorder,
 )
-from kubectrl.client._warnings import handle_warnings, parse_warning_header, warning_header
+from kubectrl.client._warnings import handle_warnings
 from kubectrl.errors import BadRequestError, InvalidError
 from kubectrl.testing import FakeAPI
 

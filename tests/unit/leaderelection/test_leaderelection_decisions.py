@@ -6,8 +6,7 @@ import datetime
 
 import pytest
 
-from kubectrl.leaderelection import LeaderElectionConfig, LeaderElectionRecord
-from kubectrl.leaderelection._record import (
+from kubectrl._internal.lease import (
     Observation,
     format_micro_time,
     lease_valid,
@@ -16,6 +15,7 @@ from kubectrl.leaderelection._record import (
     plan_acquire_or_renew,
     plan_release,
 )
+from kubectrl.leaderelection import LeaderElectionConfig, LeaderElectionRecord
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 T1 = T0 + datetime.timedelta(seconds=5)

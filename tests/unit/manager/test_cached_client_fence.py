@@ -69,3 +69,37 @@ async def test_set_leader_fence_installs_and_removes_the_fence() -> None:
             await client.create(CM)
         client.set_leader_fence(None)
         client.check_fence("create", "ConfigMap (v1) ns/settings")
+
+
+async def test_a_write_guard_sees_each_write_once_before_anything_is_sent() -> None:
+    """The fence is the live client's write guard (``AsyncClient.with_write_guard``): every write
+    of the interface asks it exactly once, before discovery, and names the object."""
+    seen: list[tuple[str, str]] = []
+
+    def guard(verb: str, what: str) -> None:
+        seen.append((verb, what))
+        raise PermissionError(verb)
+
+    async with AsyncClient(CONFIG) as api:
+        guarded = api.with_write_guard(guard)
+        calls = {
+            "create": lambda: guarded.create(CM),
+            "update": lambda: guarded.update(CM),
+            "update status of": lambda: guarded.status().update(CM),
+            "patch": lambda: guarded.patch(("v1", "ConfigMap"), "settings", {}, namespace="ns"),
+            "apply": lambda: guarded.apply(CM, field_manager="t"),
+            "delete": lambda: guarded.delete(("v1", "ConfigMap"), "settings", namespace="ns"),
+            "delete collection of": lambda: guarded.delete_collection(
+                ("v1", "ConfigMap"), namespace="ns"
+            ),
+            "patch scale of": lambda: guarded.scale(
+                ("v1", "ConfigMap"), "settings", 2, namespace="ns"
+            ),
+        }
+        for verb, call in calls.items():
+            with pytest.raises(PermissionError, match=verb):
+                await call()
+        assert [verb for verb, _ in seen] == list(calls)
+        assert seen[0][1] == "ConfigMap (v1) ns/settings"
+        # The view leaves the client it came from unguarded.
+        assert api._write_guard is None

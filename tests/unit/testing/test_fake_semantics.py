@@ -11,9 +11,9 @@ import pytest
 
 from kubectrl import errors
 from kubectrl._clock import FakeClock
+from kubectrl.apiserver._patch import json_patch, merge_patch, strategic_merge_patch
 from kubectrl.client import AsyncClient
 from kubectrl.testing import FakeAPI
-from kubectrl.testing._patch import json_patch, merge_patch, strategic_merge_patch
 
 CM = ("v1", "ConfigMap")
 DEPLOY = ("apps/v1", "Deployment")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.warnings import warning_header
 from kubectrl.apiserver._admission.admission import Admission
 from kubectrl.apiserver._admission.lifecycle import declared_namespaces
 from kubectrl.apiserver._endpoints.core import APICore
@@ -89,9 +90,7 @@ def _json_response(
     from aiohttp import web
 
     headers = [("Content-Type", content_type)]
-    for text in warnings:  # as the apiserver writes them: code 299, no agent, quoted text
-        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-        headers.append(("Warning", f'299 - "{escaped}"'))
+    headers += [("Warning", warning_header(text)) for text in warnings]
     return web.Response(
         status=code, body=json.dumps(body, separators=(",", ":")).encode(), headers=headers
     )
