@@ -69,6 +69,7 @@ from kubectrl.client._types import (
     Preconditions,
     ResourceRef,
     WriteGuard,
+    WriteObserver,
 )
 from kubectrl.client._watch import DEFAULT_STALL_TIMEOUT, WatchStream
 from kubectrl.objects import GroupVersionKind, GroupVersionResource, ObjectKey, gvk_of, metadata_of
@@ -180,8 +181,10 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             await client.delete(("v1", "ConfigMap"), "demo", namespace="default")
     """
 
-    #: Called before every write (:meth:`with_write_guard`); ``None`` on a plain client.
+    #: Called before every write (:meth:`with_write_hooks`); ``None`` on a plain client.
     _write_guard: WriteGuard | None = None
+    #: Awaited with the answer of every write (:meth:`with_write_hooks`).
+    _write_observer: WriteObserver | None = None
 
     def __init__(self, config: ClientConfig | None = None, *, clock: Clock | None = None) -> None:
         self.config = config if config is not None else load_config()
@@ -224,15 +227,20 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
         """
         return Pods(self)
 
-    def with_write_guard(self, guard: WriteGuard) -> AsyncClient:
-        """A view of this client that calls ``guard(verb, what)`` before every write, before
-        anything is sent (discovery included); an exception from ``guard`` refuses the write.
+    def with_write_hooks(
+        self, *, before: WriteGuard | None = None, after: WriteObserver | None = None
+    ) -> AsyncClient:
+        """A view of this client that calls ``before(verb, what)`` before every write, before
+        anything is sent (discovery included), and awaits ``after(answer)`` with the server's
+        answer to every write that succeeded (the object as a dict).
 
-        ``verb`` reads ``create``, ``update``, ``patch``, ``apply``, ``delete``, ``delete
-        collection of`` or, for a subresource, ``update status of``; ``what`` names the object
-        (``ConfigMap (v1) ns/settings``). Reads, watches and the pod verbs are not guarded. The
-        view shares this client's connections, rate limit and discovery: closing one closes
-        both. The manager's client fences its writes on leader election this way.
+        An exception from ``before`` refuses the write. ``verb`` reads ``create``, ``update``,
+        ``patch``, ``apply``, ``delete``, ``delete collection of`` or, for a subresource,
+        ``update status of``; ``what`` names the object (``ConfigMap (v1) ns/settings``). Reads,
+        watches and the pod verbs are not hooked; ``after`` sees no ``delete_collection`` answer.
+        The view shares this client's connections, rate limit and discovery: closing one closes
+        both. The manager's client fences its writes on leader election with ``before`` and
+        notes them for read-your-writes with ``after``.
 
         Example::
 
@@ -240,7 +248,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             >>> def read_only(verb: str, what: str) -> None:
             ...     raise PermissionError(f"this tool does not {verb} {what}")
             >>> client = AsyncClient(ClientConfig(server="https://127.0.0.1:9"))
-            >>> guarded = client.with_write_guard(read_only)
+            >>> guarded = client.with_write_hooks(before=read_only)
             >>> import asyncio
             >>> asyncio.run(guarded.delete(("v1", "ConfigMap"), "settings", namespace="ns"))
             Traceback (most recent call last):
@@ -248,8 +256,15 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             PermissionError: this tool does not delete ConfigMap (v1) ns/settings
         """
         view = copy.copy(self)
-        view._write_guard = guard
+        view._write_guard, view._write_observer = before, after
         return view
+
+    async def _written(self, response: httpx.Response) -> dict[str, Any]:
+        # A write's answer, shown to the observer of a view (with_write_hooks) first.
+        data = await self._json(response)
+        if self._write_observer is not None:
+            await self._write_observer(data)
+        return data
 
     def _check_write(
         self,
@@ -639,7 +654,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             params=self._write_params(options),
             body=body,
         )
-        return self._result(obj, await self._json(response))
+        return self._result(obj, await self._written(response))
 
     def _write_params(self, options: Mapping[str, Any]) -> dict[str, Any]:
         # a write's query: its options, the manager defaulting to the client's field owner
@@ -698,7 +713,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             params=self._write_params(options),
             body=body,
         )
-        data = await self._json(response)
+        data = await self._written(response)
         return data if subresource not in ("", "status") else self._result(obj, data)
 
     @documented_by(Writer.patch_merge_from)
@@ -771,7 +786,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             content_type=kind.value,
             idempotent=kind is PatchType.APPLY,
         )
-        data = await self._json(response)
+        data = await self._written(response)
         if subresource in ("", "status") and names_answer_kind(body, data):
             # A body that is an object of the kind (a model instance, an apply body) is the
             # object patched: refreshed in place, as controller-runtime's Patch does.
@@ -865,7 +880,7 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             name=name,
             body=delete_body(options),
         )
-        return await self._json(response)
+        return await self._written(response)
 
     @documented_by(Writer.delete_collection)
     async def delete_collection(

@@ -37,7 +37,7 @@ from kubectrl.client._subresource import (
     BlockingClientStatusWriter,
     BlockingClientSubResourceClient,
 )
-from kubectrl.client._types import WriteGuard
+from kubectrl.client._types import WriteGuard, WriteObserver
 from kubectrl.client._watch import WatchStream
 from kubectrl.client._watch_decoder import WatchEvent
 
@@ -153,10 +153,12 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPod
     def __repr__(self) -> str:
         return f"BlockingClient(server={self.config.server!r}, source={self.config.source!r})"
 
-    def with_write_guard(self, guard: WriteGuard) -> BlockingClient:
-        """A view of this client that calls ``guard(verb, what)`` before every write
-        (:meth:`AsyncClient.with_write_guard`); it shares this client's loop and connections:
-        closing one closes both.
+    def with_write_hooks(
+        self, *, before: WriteGuard | None = None, after: WriteObserver | None = None
+    ) -> BlockingClient:
+        """A view of this client with write hooks (:meth:`AsyncClient.with_write_hooks`; ``after``
+        is awaited on this client's loop); it shares this client's loop and connections: closing
+        one closes both.
 
         Example::
 
@@ -164,14 +166,14 @@ class BlockingClient(BlockingFacade, BlockingKubeClient, BlockingPager, MovedPod
             >>> def read_only(verb: str, what: str) -> None:
             ...     raise PermissionError(f"this tool does not {verb} {what}")
             >>> with BlockingClient(ClientConfig(server="https://127.0.0.1:9")) as client:
-            ...     client.with_write_guard(read_only).create({"apiVersion": "v1",
+            ...     client.with_write_hooks(before=read_only).create({"apiVersion": "v1",
             ...         "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}})
             Traceback (most recent call last):
             ...
             PermissionError: this tool does not create ConfigMap (v1) ns/a
         """
         view = copy.copy(self)
-        view._target = self._target.with_write_guard(guard)
+        view._target = self._target.with_write_hooks(before=before, after=after)
         return view
 
     resource = blocking(AsyncClient.resource)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 from kubectrl.client._discovery import APIResource
@@ -19,7 +19,16 @@ from kubectrl.objects import GroupVersionKind, GroupVersionResource
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["KindRef", "M", "ModelList", "PatchType", "Preconditions", "ResourceRef", "WriteGuard"]
+__all__ = [
+    "KindRef",
+    "M",
+    "ModelList",
+    "PatchType",
+    "Preconditions",
+    "ResourceRef",
+    "WriteGuard",
+    "WriteObserver",
+]
 
 #: A model class's instances (``kubernetes.client.models`` classes are pydantic models).
 M = TypeVar("M", bound="BaseModel")
@@ -29,9 +38,12 @@ ResourceRef = Union[APIResource, GroupVersionKind, GroupVersionResource, "tuple[
 #: A :data:`ResourceRef` or a model class (``V1Deployment``, a custom resource class).
 KindRef = Union[ResourceRef, "type[BaseModel]"]
 
-#: ``guard(verb, what)``, called before a write (:meth:`AsyncClient.with_write_guard
-#: <kubectrl.client.AsyncClient.with_write_guard>`); raising refuses the write.
+#: ``guard(verb, what)``, called before a write (:meth:`AsyncClient.with_write_hooks
+#: <kubectrl.client.AsyncClient.with_write_hooks>`); raising refuses the write.
 WriteGuard = Callable[[str, str], None]
+#: ``await observer(answer)`` after a write succeeded (:meth:`AsyncClient.with_write_hooks
+#: <kubectrl.client.AsyncClient.with_write_hooks>`), with the server's answer.
+WriteObserver = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,7 +26,7 @@ from kubectrl.client._interfaces_blocking import (
     BlockingSubResourceClient,
     BlockingWriter,
 )
-from kubectrl.client._types import WriteGuard
+from kubectrl.client._types import WriteGuard, WriteObserver
 
 __all__ = [
     "BlockingPager",
@@ -42,6 +42,7 @@ __all__ = [
     "StatusWriter",
     "SubResourceClient",
     "WriteGuard",
+    "WriteObserver",
     "Writer",
 ]
 

@@ -140,7 +140,7 @@ class CachedClient(KubeClient):
     ) -> None:
         self._client = client
         # Every write goes through this view of the client, which asks the fence first.
-        self._writer = client.with_write_guard(self.check_fence)
+        self._writer = client.with_write_hooks(before=self.check_fence)
         self._factory = factory
         self._sync_timeout = sync_timeout
         self._fence = leader_fence

@@ -72,7 +72,7 @@ async def test_set_leader_fence_installs_and_removes_the_fence() -> None:
 
 
 async def test_a_write_guard_sees_each_write_once_before_anything_is_sent() -> None:
-    """The fence is the live client's write guard (``AsyncClient.with_write_guard``): every write
+    """The fence is the live client's write guard (``AsyncClient.with_write_hooks``): every write
     of the interface asks it exactly once, before discovery, and names the object."""
     seen: list[tuple[str, str]] = []
 
@@ -81,7 +81,7 @@ async def test_a_write_guard_sees_each_write_once_before_anything_is_sent() -> N
         raise PermissionError(verb)
 
     async with AsyncClient(CONFIG) as api:
-        guarded = api.with_write_guard(guard)
+        guarded = api.with_write_hooks(before=guard)
         calls = {
             "create": lambda: guarded.create(CM),
             "update": lambda: guarded.update(CM),
@@ -103,3 +103,33 @@ async def test_a_write_guard_sees_each_write_once_before_anything_is_sent() -> N
         assert seen[0][1] == "ConfigMap (v1) ns/settings"
         # The view leaves the client it came from unguarded.
         assert api._write_guard is None
+
+
+async def test_a_write_observer_sees_each_answer_of_a_write() -> None:
+    """``after`` is awaited with the server's answer of every write that succeeded (FakeAPI
+    answers as the apiserver does); a refused write, or one through the plain client, reaches
+    no observer."""
+    from kubectrl.errors import AlreadyExistsError
+    from kubectrl.testing import FakeAPI
+
+    answers: list[dict[str, Any]] = []
+
+    async def after(answer: dict[str, Any]) -> None:
+        answers.append(answer)
+
+    cm = {**CM, "metadata": {"name": "settings", "namespace": "default"}}
+    async with AsyncClient(FakeAPI().config()) as api:
+        hooked = api.with_write_hooks(after=after)
+        await hooked.create(cm)
+        await hooked.patch(
+            ("v1", "ConfigMap"), "settings", {"data": {"a": "3"}}, namespace="default"
+        )
+        await api.create({**cm, "metadata": {"name": "plain", "namespace": "default"}})
+        with pytest.raises(AlreadyExistsError):
+            await hooked.create(cm)
+        await hooked.delete(("v1", "ConfigMap"), "settings", namespace="default")
+    # The delete's answer is a Status (the object was removed at once), as the apiserver's.
+    assert [a["kind"] for a in answers] == ["ConfigMap", "ConfigMap", "Status"]
+    created, patched = (a["metadata"] for a in answers[:2])
+    assert created["name"] == patched["name"] == "settings"
+    assert created["resourceVersion"] != patched["resourceVersion"]
