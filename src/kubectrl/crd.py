@@ -648,14 +648,18 @@ def schema(
     top = _model_schema(walk, "", model)
     properties = top.setdefault("properties", {})
     # apiVersion/kind are plain strings and metadata is the server's (controller-tools does the
-    # same): a schema for metadata may only restrict name and generateName.
-    for wire in ("apiVersion", "kind"):
-        properties[wire] = {"description": _TYPE_META_DESCRIPTIONS[wire], "type": "string"}
-    properties["metadata"] = {"type": "object"}
-    top["required"] = [r for r in top.get("required", []) if r not in _TYPE_META_DESCRIPTIONS]
-    if not top["required"]:
-        del top["required"]
-    del declaration
+    # same): a schema for metadata may only restrict name and generateName. The model says which
+    # of them the schema declares (all three by default; none in a schema like Istio's) and
+    # which are required (a field without a default, like Argo Workflows' metadata).
+    for wire in ("apiVersion", "kind", "metadata"):
+        if wire not in declaration.meta_properties:
+            properties.pop(wire, None)
+        elif wire == "metadata":
+            properties[wire] = {"type": "object"}
+        else:
+            properties[wire] = {"description": _TYPE_META_DESCRIPTIONS[wire], "type": "string"}
+    if not properties:
+        del top["properties"]
     return top
 
 

@@ -418,6 +418,11 @@ class ResourceDeclaration:
     crd_annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     crd_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     selectable_fields: tuple[str, ...] = ()
+    meta_properties: tuple[str, ...] = ("apiVersion", "kind", "metadata")
+
+
+#: What the top level of a custom resource's schema may declare besides its own fields.
+_META_PROPERTIES = ("apiVersion", "kind", "metadata")
 
 
 class CustomResource(ResourceModel):
@@ -442,6 +447,11 @@ class CustomResource(ResourceModel):
     * ``selectable_fields``: JSON paths (``".spec.color"``) the server lets field selectors
       (``kubectl get --field-selector spec.color=red``) filter on: the version's
       ``selectableFields``.
+    * ``meta_properties``: which of ``apiVersion``, ``kind`` and ``metadata`` the version's
+      schema declares as properties: all three by default (as controller-gen writes them); ``()``
+      for a schema that leaves them to the server, as Istio's CRDs do. The model has the three
+      fields either way. (A required ``metadata`` is a ``metadata: ObjectMeta`` field without a
+      default, as in Argo Workflows' CRDs.)
 
     A subclass without class arguments keeps its parent's kind. ``apiVersion`` and ``kind`` are
     filled from the class when missing on input; ``metadata`` defaults to an empty
@@ -486,6 +496,7 @@ class CustomResource(ResourceModel):
         crd_annotations: Mapping[str, str] | None = None,
         crd_labels: Mapping[str, str] | None = None,
         selectable_fields: Sequence[str] = (),
+        meta_properties: Sequence[str] = _META_PROPERTIES,
     ) -> None:
         # No **kwargs: pydantic consumes its own class arguments (frozen=..., etc.) before this
         # is called, so a misspelt argument is a TypeError here and a mypy error for users.
@@ -503,10 +514,19 @@ class CustomResource(ResourceModel):
                 f"custom resource {cls.__qualname__}: scope must be 'Namespaced' or 'Cluster', "
                 f"not {scope!r}"
             )
-        if any(isinstance(v, str) for v in (short_names, categories, selectable_fields)):
+        if any(
+            isinstance(v, str)
+            for v in (short_names, categories, selectable_fields, meta_properties)
+        ):
             raise TypeError(
-                f"custom resource {cls.__qualname__}: short_names, categories and "
-                "selectable_fields are sequences of strings, not a string"
+                f"custom resource {cls.__qualname__}: short_names, categories, "
+                "selectable_fields and meta_properties are sequences of strings, not a string"
+            )
+        unknown = [p for p in meta_properties if p not in _META_PROPERTIES]
+        if unknown or len(set(meta_properties)) != len(meta_properties):
+            raise TypeError(
+                f"custom resource {cls.__qualname__}: meta_properties holds each of "
+                f"{', '.join(_META_PROPERTIES)} at most once, not {tuple(meta_properties)!r}"
             )
         plural = plural or kind.lower() + "s"
         cls.__kubectrl_resource__ = ResourceDeclaration(
@@ -528,6 +548,7 @@ class CustomResource(ResourceModel):
             crd_annotations=dict(crd_annotations or {}),
             crd_labels=dict(crd_labels or {}),
             selectable_fields=tuple(selectable_fields),
+            meta_properties=tuple(meta_properties),
         )
         cls.__kubectrl_kind__ = _kinds.KindInfo(
             group=group,

@@ -49,12 +49,13 @@ _RESERVED = frozenset(
     {
         "Annotated", "Any", "ConfigDict", "CustomResource", "EmbeddedResource", "Field",
         "Format", "IntOrString", "IntOrStringMarker", "ListType", "Literal", "MapType",
-        "Nullable", "PreserveUnknownFields", "PrinterColumn", "Quantity", "ResourceModel",
-        "Rule", "Scale", "bool", "dict", "float", "int", "list", "rules", "str",
+        "Nullable", "ObjectMeta", "PreserveUnknownFields", "PrinterColumn", "Quantity",
+        "ResourceModel", "Rule", "Scale", "bool", "dict", "float", "int", "list", "rules", "str",
     }
 )  # fmt: skip
 _MODEL_ATTRIBUTES = frozenset(dir(_resources.CustomResource))
 _TOP_LEVEL = ("apiVersion", "kind", "metadata")
+_TOP_LEVEL_FIELDS = ("api_version", "kind", "metadata")
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 _STRUCTURE = frozenset({"type", "properties", "items", "additionalProperties", "required"})
 _EXTRA_KEYS = _crd._EXTRA_KEYS
@@ -597,6 +598,9 @@ class _Generator:
         properties: Mapping[str, Any] = rest.pop("properties", {}) or {}
         required = set(rest.pop("required", ()) or ())
         names = _FieldNames(list(properties))
+        # The top level's apiVersion, kind and metadata are CustomResource's fields: a property
+        # whose snake_case is one of their names gets another name.
+        names.used.update(_TOP_LEVEL_FIELDS if skip else ())
         for wire, prop in properties.items():
             if wire in skip:
                 continue
@@ -701,18 +705,27 @@ class _Generator:
         selectable = version.get("selectableFields") or []
         if selectable:
             args["selectable_fields"] = r.tuple_of([r.string(s["jsonPath"]) for s in selectable])
-        bases.extend((f"{key}=", value) for key, value in args.items())
-        out = _ClassOut(name, bases, str(schema.get("description", "") or ""))
         rest = dict(schema)
         properties = rest.get("properties") or {}
-        for top in _TOP_LEVEL:
-            if top in properties and top == "metadata" and properties[top] != {"type": "object"}:
+        declared = tuple(top for top in _TOP_LEVEL if top in properties)
+        if declared != _TOP_LEVEL:
+            # A schema that leaves apiVersion, kind or metadata to the server (Istio's).
+            args["meta_properties"] = r.tuple_of([r.string(top) for top in declared])
+        bases.extend((f"{key}=", value) for key, value in args.items())
+        out = _ClassOut(name, bases, str(schema.get("description", "") or ""))
+        for top in declared:
+            wanted = {"type": "object" if top == "metadata" else "string"}
+            if {k: v for k, v in properties[top].items() if k != "description"} != wanted:
                 out.comments.append(
-                    "metadata: the CRD's schema for metadata is the server's own; "
-                    "the model keeps ObjectMeta"
+                    f"{top}: the CRD's schema for {top} is the server's own; the model keeps "
+                    + ("ObjectMeta" if top == "metadata" else "a string")
                 )
-        if rest.get("required"):
-            rest["required"] = [q for q in rest["required"] if q not in _TOP_LEVEL]
+        required = list(rest.get("required") or ())
+        # A required apiVersion, kind or metadata (Argo Workflows' `required: [metadata, spec]`)
+        # is the base class's field again without a default.
+        out.fields.extend(self._required_top(top) for top in _TOP_LEVEL if top in required)
+        if required:
+            rest["required"] = [q for q in required if q not in _TOP_LEVEL]
         rest.pop("type", None)
         self._fill(out, rest, "", hint=name, skip=_TOP_LEVEL, use_site=False)
         if names.get("listKind", f"{kind}List") != f"{kind}List":
@@ -720,6 +733,17 @@ class _Generator:
                 f"listKind {names['listKind']!r}: the CRD generator writes {kind}List"
             )
         self.module.classes.append(out)
+
+    def _required_top(self, wire: str) -> _FieldOut:
+        """The field of a required apiVersion, kind or metadata: CustomResource's own, with no
+        default (apiVersion and kind are still filled from the class)."""
+        if wire == "metadata":
+            annotation = r.Atom(self.module.use("kubectrl.resources", "ObjectMeta"))
+            return _FieldOut("metadata", wire, annotation, None, "", [])
+        if wire == "kind":
+            return _FieldOut("kind", wire, r.Atom("str"), None, "", [])
+        alias = r.call(self.module.use("pydantic", "Field"), alias=r.string(wire))
+        return _FieldOut("api_version", wire, r.Atom("str"), alias, "", [])
 
     def _column(self, column: Mapping[str, Any]) -> r.Expr:
         kwargs: dict[str, r.Expr] = {}

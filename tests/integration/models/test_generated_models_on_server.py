@@ -188,12 +188,22 @@ def test_from_cluster_reads_the_crd_through_the_kubeconfig(
                 "--from-cluster",
                 "widgetsets.corpus.kubectrl.test",
                 "releases.corpus.kubectrl.test",
+                "workflows.corpus.kubectrl.test",
+                "trafficrules.corpus.kubectrl.test",
                 "--out",
                 str(tmp_path),
             ]
         )
     assert status == 0
-    for name in ("widgetsets.corpus.kubectrl.test", "releases.corpus.kubectrl.test"):
+    for name in (
+        "widgetsets.corpus.kubectrl.test",
+        "releases.corpus.kubectrl.test",
+        # What the server stores keeps a required metadata (Argo Workflows' shape) and adds no
+        # apiVersion, kind or metadata to a schema that leaves them out (Istio's): nor may the
+        # models.
+        "workflows.corpus.kubectrl.test",
+        "trafficrules.corpus.kubectrl.test",
+    ):
         definition = corpus.corpus()[name]
         # The server returns properties in its own (sorted) order, so the module is compared
         # by the CRD it generates, not by its text.
@@ -201,6 +211,24 @@ def test_from_cluster_reads_the_crd_through_the_kubeconfig(
         expected = corpus.comparable(definition)
         actual = corpus.comparable(corpus.regenerated(definition, module))
         assert expected == actual, "\n".join(corpus.differences(expected, actual))
+
+
+@pytest.mark.parametrize(
+    "name", ["workflows.corpus.kubectrl.test", "trafficrules.corpus.kubectrl.test"]
+)
+def test_the_server_stores_the_top_level_of_a_schema_as_written(
+    name: str, installed: dict[tuple[str, str], type[CustomResource]], http: httpx.Client
+) -> None:
+    """A required metadata (Argo Workflows' CRDs) stays required, and a schema without
+    apiVersion, kind and metadata properties (Istio's) gets none: the server stores the schema
+    as sent, so the models must give back exactly that (tests/unit/models/test_roundtrip.py).
+    Upstream: apiextensions-apiserver's CRD strategy stores spec.versions[].schema unchanged
+    (k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition/strategy.go)."""
+    read = http.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    assert read.status_code == 200, read.text
+    stored = corpus.comparable(read.json())
+    expected = corpus.comparable(corpus.corpus()[name])
+    assert stored == expected, "\n".join(corpus.differences(expected, stored))
 
 
 def test_from_cluster_names_a_missing_crd(

@@ -511,3 +511,56 @@ def test_crd_annotations_and_labels_go_on_the_crd_metadata() -> None:
         "annotations": {"api-approved.kubernetes.io": "unapproved, testing only"},
         "labels": {"team": "a"},
     }
+
+
+def test_a_required_metadata_field_stays_required_and_meta_properties_says_what_is_declared() -> (
+    None
+):
+    """controller-gen writes ``required: [metadata, ...]`` for a Go ``ObjectMeta`` field without
+    ``omitempty`` (kubernetes-sigs/controller-tools pkg/crd/schema.go, structToSchema: a field
+    is required unless optional), as Argo Workflows' CRDs have it; Istio's generated CRDs
+    (istio/api kubernetes/customresourcedefinitions.gen.yaml) declare no apiVersion, kind or
+    metadata property at all. The model says both and the schema keeps exactly that."""
+    from kubectrl.resources import ObjectMeta
+
+    class Flow(CustomResource, group="example.com", version="v1", kind="Flow"):
+        metadata: ObjectMeta
+        spec: dict[str, Any]
+
+    top = crd.schema(Flow)
+    assert top["required"] == ["metadata", "spec"]
+    assert set(top["properties"]) == {"apiVersion", "kind", "metadata", "spec"}
+
+    class Route(
+        CustomResource, group="example.com", version="v1", kind="Route", meta_properties=()
+    ):
+        spec: dict[str, Any]
+
+    top = crd.schema(Route)
+    assert top["properties"] == {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    }
+    assert top["required"] == ["spec"]
+
+    class Partial(
+        CustomResource,
+        group="example.com",
+        version="v1",
+        kind="Part",
+        meta_properties=("metadata",),
+    ):
+        pass
+
+    assert crd.schema(Partial)["properties"] == {"metadata": {"type": "object"}}
+
+
+@pytest.mark.parametrize("given", [("spec",), ("kind", "kind"), "metadata"])
+def test_meta_properties_other_than_apiversion_kind_metadata_are_refused_naming_the_class(
+    given: Any,
+) -> None:
+    with pytest.raises(TypeError, match=r"custom resource .*Odd: .*meta_properties"):
+
+        class Odd(
+            CustomResource, group="example.com", version="v1", kind="Odd", meta_properties=given
+        ):
+            pass

@@ -95,9 +95,9 @@ def regenerated(definition: dict[str, Any], module: types.ModuleType) -> dict[st
 
 def comparable(definition: dict[str, Any]) -> dict[str, Any]:
     """A CRD as the comparison sees it: descriptions dropped, ``required`` as a set, and what
-    the server treats the same either way made explicit (metadata is ``{type: object}`` and
-    never required, a one-version CRD converts with ``None``, apiVersion and kind are strings
-    the generator describes itself)."""
+    the server treats the same either way made explicit (a one-version CRD converts with
+    ``None``, names default their singular and list kind). The top level's apiVersion, kind and
+    metadata are compared as written: declared or not, required or not."""
     crd = copy.deepcopy(definition)
     crd.pop("status", None)
     crd["metadata"] = {
@@ -107,16 +107,6 @@ def comparable(definition: dict[str, Any]) -> dict[str, Any]:
     spec.setdefault("conversion", {"strategy": "None"})
     spec["names"].setdefault("singular", spec["names"]["kind"].lower())
     spec["names"].setdefault("listKind", spec["names"]["kind"] + "List")
-    for version in spec["versions"]:
-        top = version["schema"]["openAPIV3Schema"]
-        properties = top.setdefault("properties", {})
-        properties["metadata"] = {"type": "object"}
-        for meta in ("apiVersion", "kind"):
-            properties[meta] = {"type": "string"}
-        if "required" in top:
-            top["required"] = [r for r in top["required"] if r != "metadata"]
-            if not top["required"]:
-                del top["required"]
     return _normalized(crd)
 
 

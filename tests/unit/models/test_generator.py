@@ -247,3 +247,85 @@ def test_control_characters_in_a_description_are_written_as_escapes(tmp_path: Pa
     assert "\x1b" not in source
     module = _module(definition, tmp_path)
     assert module.ThingSpec.__doc__ == text
+
+
+def _top(schema: dict[str, Any]) -> dict[str, Any]:
+    definition = _crd({"type": "object"})
+    definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema
+    return definition
+
+
+def test_the_top_level_keeps_which_of_apiversion_kind_metadata_it_declares_and_requires(
+    tmp_path: Path,
+) -> None:
+    """Argo Workflows' CRDs require metadata; Istio's declare neither apiVersion, kind nor
+    metadata; some declare only some. The generated model gives back exactly that (the real
+    server stores it as written: tests/integration/models/test_generated_models_on_server.py)."""
+    for declared in ((), ("metadata",), ("apiVersion", "kind")):
+        for required in ((), ("metadata",), ("apiVersion", "kind", "metadata")):
+            schema: dict[str, Any] = {
+                "type": "object",
+                "properties": {
+                    **{
+                        top: {"type": "object" if top == "metadata" else "string"}
+                        for top in declared
+                    },
+                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+                "required": [*required, "spec"],
+            }
+            definition = _top(schema)
+            module = _module(definition, tmp_path)
+            again = corpus.regenerated(definition, module)
+            assert corpus.comparable(again) == corpus.comparable(definition), (declared, required)
+            (thing,) = corpus.resources(module)
+            if "metadata" in required:
+                with pytest.raises(ValueError, match="metadata"):
+                    thing.model_validate({"spec": {}})
+            made = thing.model_validate({"metadata": {"name": "a"}, "spec": {}})
+            assert made.api_version == "example.com/v1"
+            assert made.kind == "Thing"
+
+
+def test_a_top_level_property_named_like_a_custom_resource_field_gets_another_name(
+    tmp_path: Path,
+) -> None:
+    """A top-level ``Metadata`` (or ``Kind``) is a property of its own: its snake_case is
+    CustomResource's ``metadata`` (``kind``) field, which it must not replace, also in a schema
+    that does not declare ``metadata`` and ``kind`` (Istio's shape)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "Metadata": {"type": "integer"},
+            "Kind": {"type": "string"},
+        },
+    }
+    definition = _top(schema)
+    module = _module(definition, tmp_path)
+    assert corpus.comparable(corpus.regenerated(definition, module)) == corpus.comparable(
+        definition
+    )
+    (thing,) = corpus.resources(module)
+    made = thing.model_validate({"metadata": {"name": "a"}, "Metadata": 3, "Kind": "k"})
+    body = made.model_dump(by_alias=True, exclude_none=True)
+    assert body == {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "a"},
+        "Metadata": 3,
+        "Kind": "k",
+    }
+
+
+def test_a_top_level_apiversion_schema_the_model_cannot_keep_is_named_in_a_comment() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string", "enum": ["example.com/v1"]},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+    }
+    text = models.from_crd(_top(schema))
+    assert "# apiVersion: the CRD's schema for apiVersion is the server's own" in text
+    assert "# metadata: the CRD's schema for metadata is the server's own" in text
