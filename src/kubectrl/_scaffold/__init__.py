@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kubectrl._scaffold._layout import layout, layout_text
 from kubectrl.errors import KubectrlError
 
 __all__ = ["ScaffoldError", "create_api", "init", "kubectrl_source_url", "plural_of"]
@@ -45,9 +46,11 @@ class ScaffoldError(KubectrlError):
 def _render(template: str, values: dict[str, str]) -> str:
     text = (_TEMPLATES / template).read_text(encoding="utf-8")
     try:
-        return string.Template(text).substitute(values)
+        rendered = string.Template(text).substitute(values)
     except (KeyError, ValueError) as exc:  # a bug in a template, not the user's fault
         raise RuntimeError(f"scaffold template {template}: {exc!r}") from exc
+    # Long names make long lines: laid out as ruff format would, so the project is formatted.
+    return layout_text(rendered) if template.endswith(".py.tmpl") else rendered
 
 
 def _write_all(root: Path, files: dict[Path, str]) -> list[Path]:
@@ -249,23 +252,45 @@ def _insert_at_marker(path: Path, marker: str, line: str) -> None:
         if current.strip() != tag:
             continue
         indent = current[: len(current) - len(current.lstrip())]
-        new = f"{indent}{line}\n"
-        if new in lines:
+        # A long line is several (a parenthesised import), as ruff format lays it out.
+        new = [f"{text}\n" for text in layout(f"{indent}{line}")]
+        if "".join(new) in text:
             return
+        block = _import_block(lines, index - 1) if marker == "imports" and index >= 2 else None
+        project = line.split(" import ")[0].rsplit(".", 1)[0]
         if marker != "imports" or index < 2 or lines[index - 1].strip():
-            lines.insert(index, new)
-        elif lines[index - 2].startswith(line.split(" import ")[0].rsplit(".", 1)[0]):
+            lines[index:index] = new
+        elif block is not None and block[1] and block[1][0][0].startswith(project):
             # The block of the project's imports exists: add to it, keep it sorted.
-            end = index - 1
-            start = end
-            while start > 0 and lines[start - 1].startswith("from ") and lines[start - 1].strip():
-                start -= 1
-            lines[start:end] = sorted([*lines[start:end], new])
+            start, statements = block
+            statements = sorted([*statements, new], key=lambda s: "".join(s))
+            lines[start : index - 1] = [text for statement in statements for text in statement]
         else:
-            lines[index:index] = [new, "\n"]
+            lines[index:index] = [*new, "\n"]
         path.write_text("".join(lines), encoding="utf-8")
         return
     raise ScaffoldError(f"{path}: the marker line {tag!r} is missing; add {line!r} by hand")
+
+
+def _import_block(lines: list[str], end: int) -> tuple[int, list[list[str]]] | None:
+    """The ``from`` statements (one line or parenthesised) just above ``lines[end]``: the index
+    of their first line and the lines of each, in order."""
+    start = end
+    while (
+        start > 0
+        and lines[start - 1].strip()
+        and (lines[start - 1].startswith(("from ", " ", ")")))
+    ):
+        start -= 1
+    statements: list[list[str]] = []
+    for text in lines[start:end]:
+        if text.startswith("from "):
+            statements.append([text])
+        elif statements:
+            statements[-1].append(text)
+        else:
+            return None
+    return start, statements
 
 
 def create_api(
