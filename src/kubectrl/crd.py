@@ -30,6 +30,7 @@ import copy
 import dataclasses
 import datetime
 import enum
+import json
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,7 +38,14 @@ from typing import Any, Literal, Union
 
 import annotated_types
 import yaml
-from pydantic import AliasChoices, AliasGenerator, AliasPath, BaseModel, TypeAdapter
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    AliasPath,
+    BaseModel,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -452,7 +460,36 @@ def _field_schema(walk: _Walk, path: str, field: FieldInfo) -> dict[str, Any]:
         except Exception as exc:  # pydantic raises several types for an unserialisable default
             raise walk.fail(path, f"default {default!r} cannot be serialised: {exc}") from exc
         schema["default"] = value
+    if "default" in schema:
+        _check_default(walk, path, field, schema["default"])
     return schema
+
+
+def _check_default(walk: _Walk, path: str, field: FieldInfo, value: Any) -> None:
+    """Refuse a default the field's own type and constraints refuse.
+
+    The API server validates each ``default`` of a CRD against the schema it sits in and
+    refuses the CRD otherwise (apiextensions-apiserver pkg/apiserver/schema/defaulting/
+    validation.go); pydantic does not validate defaults, so ``Field(ge=1)`` with ``= 0`` is
+    caught here, naming the field, rather than at install. The check is the model's own
+    validation of the default as JSON: ``Rule`` (CEL) expressions are not evaluated here.
+    """
+    annotation: Any = field.annotation
+    if field.metadata:
+        arguments = (annotation, *field.metadata)
+        annotation = typing.cast(Any, typing.Annotated)[arguments]
+    try:
+        TypeAdapter[Any](annotation).validate_json(json.dumps(value))
+    except ValidationError as exc:
+        problems = "; ".join(
+            (".".join(str(p) for p in error["loc"]) + ": " if error["loc"] else "") + error["msg"]
+            for error in exc.errors()
+        )
+        raise walk.fail(
+            path,
+            f"default {value!r} breaks the field's own constraints ({problems}); the API server "
+            "refuses such a CRD at install: give a default the field accepts",
+        ) from None
 
 
 def _builtin_schema(walk: _Walk, path: str, model: type[BaseModel]) -> dict[str, Any]:

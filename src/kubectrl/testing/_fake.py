@@ -193,7 +193,7 @@ class FakeAPI:
                     "install_crd: expected a CustomResourceDefinition, "
                     f"got kind {doc.get('kind')!r}"
                 )
-            stored = self.seed(doc)[0]
+            stored = self._seed("install_crd", doc)[0]
         return stored
 
     def seed(self, *objects: Any) -> list[dict[str, Any]]:
@@ -203,6 +203,10 @@ class FakeAPI:
         more documents. A Namespace object creates the namespace; objects in a namespace that
         does not exist are refused (404), as on a real server.
         """
+        return self._seed("seed", *objects)
+
+    def _seed(self, caller: str, *objects: Any) -> list[dict[str, Any]]:
+        # ``caller`` is the public method the user called, named in the errors.
         out: list[dict[str, Any]] = []
         for item in objects:
             for obj in self._as_dicts(item):
@@ -212,7 +216,7 @@ class FakeAPI:
                 info = self._core.registry.by_kind(group, version, kind)
                 if info is None:
                     raise ValueError(
-                        f"FakeAPI serves no kind {kind!r} in "
+                        f"{caller}: FakeAPI serves no kind {kind!r} in "
                         f"{group + '/' if group else ''}{version} (install its CRD first)"
                     )
                 meta = obj.get("metadata") or {}
@@ -223,7 +227,7 @@ class FakeAPI:
                             info, version, ns, obj, manager=None, keep_status=True
                         )
                     except StatusError as err:
-                        raise ValueError(f"seed: {err.body.get('message')}") from None
+                        raise ValueError(f"{caller}: {err.body.get('message')}") from None
                 out.append(self._core.render(info, version, created))
         return out
 

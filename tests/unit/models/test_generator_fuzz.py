@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import re
 import sys
 import types
 import unicodedata
@@ -66,6 +67,21 @@ _PATTERNS = st.sampled_from(
 )
 
 
+def _default_fits(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema without its default when the default breaks it: the API server refuses such a
+    CRD (apiextensions-apiserver pkg/apiserver/schema/defaulting/validation.go), and so does
+    kubectrl.crd.generate, so no real CRD has one."""
+    if "default" not in schema:
+        return schema
+    default = schema["default"]
+    fits = (
+        ("enum" not in schema or default in schema["enum"])
+        and ("maxLength" not in schema or len(default) <= schema["maxLength"])
+        and ("pattern" not in schema or re.search(schema["pattern"], default) is not None)
+    )
+    return schema if fits else {k: v for k, v in schema.items() if k != "default"}
+
+
 def _string() -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
         {"type": st.just("string")},
@@ -76,7 +92,7 @@ def _string() -> st.SearchStrategy[dict[str, Any]]:
             "pattern": _PATTERNS,
             "maxLength": st.integers(0, 5),
         },
-    )
+    ).map(_default_fits)
 
 
 def _leaf() -> st.SearchStrategy[dict[str, Any]]:
