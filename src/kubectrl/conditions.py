@@ -26,7 +26,8 @@ They work on three spellings of a condition list, chosen by what the list holds:
 :class:`Condition` is ``metav1.Condition`` as a pydantic model, validated as the API server
 validates the Go type (``type`` a qualified name, optionally prefixed by a DNS subdomain, of at
 most 316 characters; ``status`` ``"True"``, ``"False"`` or ``"Unknown"``;
-``observed_generation`` >= 0; ``last_transition_time`` a timezone-aware date-time; ``reason``
+``observed_generation`` >= 0; ``last_transition_time`` a timezone-aware date-time, kept in UTC
+and cut to whole seconds as ``metav1.Time`` writes it; ``reason``
 1-1024 characters of :data:`CONDITION_REASON_PATTERN`; ``message`` at most 32768 characters).
 All its fields but ``observed_generation`` are required, as in the Go type's CRD schema (and in
 ``V1Condition``). :data:`Conditions` is the type of a status' ``conditions`` field.
@@ -106,13 +107,20 @@ ConditionStatus = Literal["True", "False", "Unknown"]
 """The status of a condition: ``"True"``, ``"False"`` or ``"Unknown"`` (strings, not booleans)."""
 
 
+def _whole_seconds(value: datetime.datetime) -> datetime.datetime:
+    """``value`` in UTC, cut to whole seconds: what metav1.Time's MarshalJSON writes
+    (k8s.io/apimachinery/pkg/apis/meta/v1/time.go: ``t.UTC()`` in ``time.RFC3339``)."""
+    return value.astimezone(datetime.timezone.utc).replace(microsecond=0)
+
+
 def _aware_time(value: Any) -> Any:
     # metav1.Time parses RFC 3339, which always carries an offset: a timestamp without one (or a
     # number, which pydantic would take as seconds since the epoch) is refused, not guessed.
+    # The value kept is what a Go controller sends: UTC, whole seconds.
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
             raise ValueError("lastTransitionTime must be timezone-aware (RFC 3339 has an offset)")
-        return value
+        return _whole_seconds(value)
     if isinstance(value, str):
         try:
             parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -122,7 +130,7 @@ def _aware_time(value: Any) -> Any:
             raise ValueError(
                 f"lastTransitionTime {value!r} has no offset (RFC 3339 needs one, e.g. 'Z')"
             )
-        return parsed
+        return _whole_seconds(parsed)
     raise ValueError(
         f"lastTransitionTime must be an RFC 3339 string or a datetime, not {type(value).__name__}"
     )
@@ -215,6 +223,15 @@ def _now(now: datetime.datetime | _clock.Clock | None) -> datetime.datetime:
             f"{type(now).__name__}"
         )
     return value.replace(microsecond=0)
+
+
+def _model_time(value: Any) -> Any:
+    # A V1Condition's time is not validated on assignment: cut it here as the wire would.
+    if not isinstance(value, datetime.datetime):
+        return value
+    if value.tzinfo is None:
+        raise ValueError(f"lastTransitionTime must be timezone-aware, got {value!r}")
+    return _whole_seconds(value)
 
 
 def _wire_time(value: datetime.datetime) -> str:
@@ -432,6 +449,8 @@ def _set_model(conditions: MutableSequence[Any], new: Any, now: Any) -> bool:
         added = new.model_copy(deep=True)
         if added.last_transition_time is None:
             added.last_transition_time = _now(now)
+        else:
+            added.last_transition_time = _model_time(added.last_transition_time)
         conditions.append(added)
         return True
     if not (isinstance(existing, type(new)) or isinstance(new, type(existing))):
@@ -443,7 +462,7 @@ def _set_model(conditions: MutableSequence[Any], new: Any, now: Any) -> bool:
     if existing.status != new.status:
         existing.status = new.status
         existing.last_transition_time = (
-            new.last_transition_time if new.last_transition_time is not None else _now(now)
+            _now(now) if new.last_transition_time is None else _model_time(new.last_transition_time)
         )
         changed = True
     if (existing.reason or "") != (new.reason or ""):

@@ -614,3 +614,60 @@ def test_the_module_exports_what_it_defines() -> None:
         value = getattr(module, attr)
         if callable(value) and getattr(value, "__module__", "") == "kubectrl.conditions":
             assert value.__doc__, attr
+
+
+# --- whole seconds, as metav1.Time on the wire ---------------------------------------------------
+#
+# k8s.io/apimachinery/pkg/apis/meta/v1/time.go: MarshalJSON writes t.UTC() in time.RFC3339 (no
+# fraction), so a Go controller's condition carries whole seconds in UTC; the dict path already
+# did (``_wire_time``), the model and V1Condition paths kept the microseconds.
+
+MICRO = T0.replace(microsecond=123456)
+
+
+def test_a_condition_model_keeps_whole_seconds_in_utc() -> None:
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    for given_time in (MICRO, "2026-01-01T14:00:00.5+02:00", MICRO.astimezone(plus_two)):
+        condition = Condition(
+            type="Ready", status="True", reason="Up", message="", last_transition_time=given_time
+        )
+        assert condition.last_transition_time == T0
+        assert condition.last_transition_time.microsecond == 0
+        assert condition.last_transition_time.utcoffset() == datetime.timedelta(0)
+        dumped = condition.model_dump(by_alias=True, mode="json")
+        assert dumped["lastTransitionTime"] == "2026-01-01T12:00:00Z"
+
+
+def test_set_status_condition_writes_whole_seconds_in_every_spelling() -> None:
+    models: list[Condition] = []
+    assert set_status_condition(
+        models,
+        Condition(
+            type="Ready", status="False", reason="Down", message="", last_transition_time=MICRO
+        ),
+    )
+    assert models[0].last_transition_time == T0
+    v1: list[V1Condition] = []
+    new = V1Condition(
+        type="Ready", status="False", reason="Down", message="", last_transition_time=MICRO
+    )
+    assert set_status_condition(v1, new)
+    assert v1[0].last_transition_time == T0
+    assert v1[0].last_transition_time.microsecond == 0
+    flipped = V1Condition(
+        type="Ready", status="True", reason="Up", message="", last_transition_time=MICRO
+    )
+    assert set_status_condition(v1, flipped)
+    assert v1[0].last_transition_time.microsecond == 0
+    dicts: list[dict[str, Any]] = []
+    assert set_status_condition(
+        dicts,
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Up",
+            "message": "",
+            "lastTransitionTime": MICRO,
+        },
+    )
+    assert dicts[0]["lastTransitionTime"] == "2026-01-01T12:00:00Z"
