@@ -70,6 +70,10 @@ def webhook_configurations(
     service (``clientConfig.url`` is ``base_url`` + the path) and the CA's PEM as
     ``ca_bundle``.
     A configuration with no webhook is left out; registrations without a kind are skipped.
+    Each webhook is named by its registration's ``name`` (``register(..., name=...)``), else
+    kubebuilder's ``m<kind>-<version>.kb.io`` / ``v<kind>-<version>.kb.io``; two webhooks of
+    one configuration with the same name raise ``ValueError`` naming both paths (the API
+    server refuses such a configuration: 422 ``Duplicate value``).
 
     Example::
 
@@ -102,9 +106,19 @@ def webhook_configurations(
         ("validating", "ValidatingWebhookConfiguration", "v"),
     ):
         webhooks = []
+        named: dict[str, str] = {}
         for reg in server.registrations:
             if reg.type != type_ or not reg.kind or not reg.operations:
                 continue
+            name = reg.name or f"{letter}{reg.kind.lower()}-{reg.version}.kb.io"
+            if name in named:
+                raise ValueError(
+                    f"two {type_} webhooks are named {name!r} (at {named[name]} and {reg.path}); "
+                    "the API server refuses a configuration with duplicate webhook names: give "
+                    f"one a name of its own, e.g. server.register({reg.path!r}, ..., "
+                    f"name='{letter}{reg.kind.lower()}-<purpose>.example.com')"
+                )
+            named[name] = reg.path
             webhooks.append(
                 {
                     "admissionReviewVersions": ["v1"],
@@ -112,7 +126,7 @@ def webhook_configurations(
                         service_name, service_namespace, reg.path, base_url, ca_bundle
                     ),
                     "failurePolicy": "Fail",
-                    "name": f"{letter}{reg.kind.lower()}-{reg.version}.kb.io",
+                    "name": name,
                     "rules": [
                         {
                             "apiGroups": [reg.group],

@@ -17,6 +17,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import ssl
 import tempfile
 from collections.abc import Sequence
@@ -107,7 +108,9 @@ class WebhookRegistration:
     ``type`` is ``mutating``, ``validating`` or ``conversion``; ``group``/``version``/``kind``/
     ``plural`` name the kind (empty for a low-level handler registered without one; for a
     conversion, the hub's version);
-    ``operations`` are the admission operations the webhook configuration lists.
+    ``operations`` are the admission operations the webhook configuration lists; ``name`` is
+    the webhook's name in it (empty: kubebuilder's ``m<kind>-<version>.kb.io`` /
+    ``v<kind>-<version>.kb.io``; the ``name=`` of a ``+kubebuilder:webhook`` marker).
     """
 
     path: str
@@ -118,6 +121,27 @@ class WebhookRegistration:
     kind: str = ""
     plural: str = ""
     operations: tuple[str, ...] = ()
+    name: str = ""
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def _check_webhook_name(name: str, path: str) -> None:
+    """The API server's rule for a webhook's name: a DNS subdomain of at least three labels
+    (k8s.io/kubernetes pkg/apis/admissionregistration/validation/validation.go checks each
+    webhook's name with apimachinery's ``IsFullyQualifiedName``: "should be a domain with at
+    least three segments separated by dots")."""
+    labels = name.split(".")
+    if (
+        len(name) > 253
+        or len(labels) < 3
+        or not all(len(label) <= 63 and _DNS_LABEL.fullmatch(label) for label in labels)
+    ):
+        raise ValueError(
+            f"webhook at {path}: name {name!r} must be a lowercase DNS subdomain with at least "
+            "three labels, such as vfoo-delete.example.com (the API server refuses others)"
+        )
 
 
 class _CertWatcher:
@@ -263,6 +287,7 @@ class WebhookServer:
         type: WebhookType | None = None,
         kind: KindLike | None = None,
         operations: Sequence[str] | None = None,
+        name: str = "",
     ) -> WebhookRegistration:
         """Serve ``handler`` at ``path`` (``ValueError`` if the path is taken).
 
@@ -270,13 +295,36 @@ class WebhookServer:
         :func:`~kubectrl.webhook.webhook_configurations`; they are read from a
         :class:`DefaultingHandler` (mutating, CREATE and UPDATE) or :class:`ValidatingHandler`
         (validating, its ``operations``) and must be given for another admission handler to
-        appear in the manifests.
+        appear in the manifests. ``name`` is the webhook's name in its configuration (the
+        ``name=`` of a ``+kubebuilder:webhook`` marker, a fully qualified name such as
+        ``vfoo-delete.example.com``); the default is kubebuilder's ``v<kind>-<version>.kb.io``,
+        so a second webhook for the same kind and version needs a name of its own.
+
+        Example::
+
+            >>> from kubectrl.webhook import ValidatingHandler
+            >>> class Check:
+            ...     def validate_create(self, obj: dict) -> None: ...
+            ...     def validate_update(self, old: dict, new: dict) -> None: ...
+            ...     def validate_delete(self, obj: dict) -> None: ...
+            >>> server = WebhookServer()
+            >>> server.register("/validate-delete-foo",
+            ...     ValidatingHandler(("example.com/v1", "Foo"), Check(), delete=True),
+            ...     operations=("DELETE",), name="vfoo-delete.example.com").name
+            'vfoo-delete.example.com'
         """
         if not path.startswith("/") or path == PROBE_PATH:
             raise ValueError(f"webhook path must start with '/' and not be {PROBE_PATH}: {path!r}")
         if path in self._registrations:
             raise ValueError(f"a webhook is already registered at {path}")
+        if name and not isinstance(handler, ConversionHandler):
+            _check_webhook_name(name, path)
         if isinstance(handler, ConversionHandler):
+            if name:
+                raise ValueError(
+                    f"webhook at {path}: a conversion webhook has no name (the CRD's "
+                    "spec.conversion names the service); leave name= out"
+                )
             registration = WebhookRegistration(path, "conversion", handler)
         else:
             if not callable(getattr(handler, "handle", None)):
@@ -303,6 +351,7 @@ class WebhookServer:
                 kind=info.kind if info else "",
                 plural=info.plural if info else "",
                 operations=tuple(operations) if operations is not None else default_ops,
+                name=name,
             )
         self._registrations[path] = registration
         log.info(
