@@ -36,6 +36,7 @@ from kubectrl.client._interfaces import KubeClient
 from kubectrl.client._interfaces_blocking import BlockingKubeClient
 from kubectrl.client._merge import merge_patch_diff
 from kubectrl.client._models import to_model
+from kubectrl.client._pipeline import CredentialSource
 from kubectrl.client._ratelimit import TokenBucketRateLimiter
 from kubectrl.client._rest_extras import ServiceAccountToken
 from kubectrl.client._retry import (
@@ -68,6 +69,7 @@ __all__ = [
     "BlockingKubeClient",
     "BlockingWatchStream",
     "ClientConfig",
+    "CredentialSource",
     "DeduplicateWarnings",
     "EventType",
     "KindRef",

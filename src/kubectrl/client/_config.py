@@ -145,6 +145,23 @@ class ClientConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.server, str) or not self.server:
             raise ConfigError("is required (an http(s) URL like https://host:6443)", field="server")
+        credentials: object = self.credentials  # typed, but a caller may pass anything
+        if credentials is not None and not isinstance(credentials, CredentialSource):
+            # The value itself is not shown: a token passed here by mistake stays secret.
+            missing = [
+                name
+                for name in ("authorization", "invalidate")
+                if not callable(getattr(credentials, name, None))
+            ]
+            if not hasattr(credentials, "blocking"):
+                missing.append("blocking")
+            raise ConfigError(
+                f"a {type(credentials).__name__} is not a kubectrl.client.CredentialSource "
+                f"(it has no {', '.join(missing)}); give an object with authorization(), "
+                "invalidate() and blocking, e.g. for a token: load a kubeconfig, or write a "
+                "small class (see CredentialSource)",
+                field="credentials",
+            )
 
     def with_options(self, **changes: Any) -> ClientConfig:
         """A copy with some fields changed (``dataclasses.replace``).

@@ -58,7 +58,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import httpx
 
@@ -199,11 +199,33 @@ class TokenBucketRateLimiter:
 # ``repr``/``str``; the header value only ever goes into the outgoing request.
 
 
+@runtime_checkable
 class CredentialSource(Protocol):
-    """Where the ``Authorization`` header comes from.
+    """Where the ``Authorization`` header comes from: what ``ClientConfig(credentials=...)``
+    takes.
 
-    ``blocking`` is True when :meth:`authorization` may run a subprocess or network call, so the
-    async transport calls it in a worker thread.
+    The kubeconfig loaders make one from a ``token``, a ``tokenFile``, an exec plugin, an auth
+    provider or basic auth; give your own for credentials they do not know (a vault, a cloud
+    SDK). :meth:`authorization` is asked before every request (cache the value and refresh it
+    when it is due); :meth:`invalidate` is asked after a 401, and when it returns True the
+    request is sent once more with a fresh :meth:`authorization`. ``blocking`` is True when
+    :meth:`authorization` may run a subprocess or network call, so the async transport calls it
+    in a worker thread. Keep the secret out of ``repr``.
+
+    Example::
+
+        >>> from kubectrl.client import ClientConfig
+        >>> class VaultToken:
+        ...     blocking = True                      # reads the vault over the network
+        ...     def authorization(self) -> str | None:
+        ...         return "Bearer " + "token-from-the-vault"
+        ...     def invalidate(self) -> bool:
+        ...         return True                      # a 401: read the vault again
+        ...     def __repr__(self) -> str:
+        ...         return "VaultToken(<redacted>)"
+        >>> config = ClientConfig(server="https://127.0.0.1:6443", credentials=VaultToken())
+        >>> isinstance(config.credentials, CredentialSource)
+        True
     """
 
     blocking: bool
