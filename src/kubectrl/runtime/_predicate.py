@@ -10,8 +10,9 @@ only (creates, deletes and generic events pass), as controller-runtime's do:
 - :func:`label_selector`: the object's labels match a selector in any form
   :mod:`kubectrl.labels` accepts (all event types).
 
-Any ``Callable[[Event], bool]`` is a predicate too; combine them with :func:`and_`, :func:`or_`
-and :func:`not_`.
+Any ``Callable[[Event], bool]`` is a predicate too (it receives the event); combine them with
+:func:`and_`, :func:`or_` and :func:`not_`. :func:`new_predicate_funcs` makes one from a function
+of the object, as Go's ``predicate.NewPredicateFuncs``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "generation_changed",
     "label_selector",
     "labels_changed",
+    "new_predicate_funcs",
     "not_",
     "or_",
     "resource_version_changed",
@@ -119,6 +121,30 @@ class PredicateFuncs:
     def generic(self, event: GenericEvent) -> bool:
         """Apply ``generic``."""
         return bool(self.generic_func(event))
+
+
+def new_predicate_funcs(accepts: Callable[[Object], bool]) -> PredicateFuncs:
+    """A predicate that passes the events whose object ``accepts`` accepts.
+
+    controller-runtime's ``predicate.NewPredicateFuncs(filter)``: ``accepts`` receives the
+    object of a create, delete or generic event and the *new* object of an update. (A plain
+    function given as a predicate receives the event itself.)
+
+    Example::
+
+        >>> from kubectrl.runtime.handler import UpdateEvent
+        >>> web = new_predicate_funcs(lambda obj: obj["metadata"].get("labels") == {"app": "web"})
+        >>> web.update(UpdateEvent({"metadata": {}}, {"metadata": {"labels": {"app": "web"}}}))
+        True
+    """
+    if not callable(accepts):
+        raise TypeError(f"new_predicate_funcs: give a function of the object, not {accepts!r}")
+    return PredicateFuncs(
+        create=lambda e: accepts(e.object),
+        update=lambda e: accepts(e.object_new),
+        delete=lambda e: accepts(e.object),
+        generic=lambda e: accepts(e.object),
+    )
 
 
 class _FromFunction:
