@@ -42,6 +42,7 @@ from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import APIError, KubectrlError
 from kubectrl.runtime._metrics import ControllerMetrics
+from kubectrl.runtime._none_fields import none_field
 from kubectrl.runtime._reconcile import (
     ReconcileLike,
     Request,
@@ -680,12 +681,18 @@ class Controller:
         what = "Reconciler error (terminal, not retried)" if terminal else "Reconciler error"
         fields = {**extra, **_error_fields(err)}
         expected = _is_expected(err)
+        described = _describe_error(err)
+        # A TypeError/AttributeError about None: name the optional model field it came from.
+        found = none_field(err) if not expected else None
+        if found is not None:
+            described += f"; {found.describe()}"
+            fields["none_field"] = found.field
         log.error(
             "%s: controller %s, %s: %s",
             what,
             self._name,
             request,
-            _describe_error(err),
+            described,
             exc_info=None if expected else err,
             extra=fields,
         )
