@@ -62,6 +62,7 @@ RECEIVERS = {
     "client": ("kubectrl.client.AsyncClient", "kubectrl.runtime.CachedClient"),
     "informer": ("kubectrl.cache.Informer",),
     "controller": ("kubectrl.runtime.Controller",),
+    "server": ("kubectrl.webhook.WebhookServer",),
     "Builder(manager)": ("kubectrl.runtime.Builder",),
 }
 
