@@ -25,11 +25,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import linecache
+import sys
 import types
 import typing
 from typing import Any
-
-from pydantic import BaseModel
 
 __all__ = ["NoneField", "none_field"]
 
@@ -63,6 +62,12 @@ def none_field(err: BaseException) -> NoneField | None:
     """The optional model field whose ``None`` raised ``err``, or ``None`` when not found."""
     if not isinstance(err, (TypeError, AttributeError)) or "NoneType" not in str(err):
         return None
+    # Without pydantic loaded there is no model to blame (and importing it here would cost the
+    # runtime, which does not need it, ~100 ms).
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None:
+        return None
+    model_class: type = pydantic.BaseModel
     frames: list[tuple[types.FrameType, int, int]] = []
     tb = err.__traceback__
     while tb is not None:
@@ -70,7 +75,7 @@ def none_field(err: BaseException) -> NoneField | None:
         tb = tb.tb_next
     for frame, lasti, lineno in reversed(frames[-_MAX_FRAMES:]):
         try:
-            found = _in_frame(frame, lasti, lineno)
+            found = _in_frame(frame, lasti, lineno, model_class)
         except Exception:  # a post-mortem must never fail the log line it decorates
             found = None
         if found is not None:
@@ -78,7 +83,9 @@ def none_field(err: BaseException) -> NoneField | None:
     return None
 
 
-def _in_frame(frame: types.FrameType, lasti: int, lineno: int) -> NoneField | None:
+def _in_frame(
+    frame: types.FrameType, lasti: int, lineno: int, model_class: type
+) -> NoneField | None:
     tree = _parse(_source(frame, lasti, lineno))
     if tree is None:
         return None
@@ -87,7 +94,7 @@ def _in_frame(frame: types.FrameType, lasti: int, lineno: int) -> NoneField | No
         chain = _chain(node)
         if chain is None or chain[0] not in local_names:
             continue
-        found = _resolve(local_names[chain[0]], chain)
+        found = _resolve(local_names[chain[0]], chain, model_class)
         if found is not None:
             return found
     return None
@@ -133,28 +140,27 @@ def _chain(node: ast.AST) -> list[str] | None:
     return [node.id, *reversed(attributes)]
 
 
-def _resolve(root: Any, chain: list[str]) -> NoneField | None:
+def _resolve(root: Any, chain: list[str], model_class: type) -> NoneField | None:
     value = root
     first_model: tuple[str, int] | None = None  # (class name, index in chain)
-    if isinstance(value, BaseModel):
+    if isinstance(value, model_class):
         first_model = (type(value).__name__, 0)
     for index, attribute in enumerate(chain[1:], start=1):
-        if isinstance(value, BaseModel):
-            model = value
+        if isinstance(value, model_class):
+            model: Any = value
             if attribute not in type(model).model_fields:
                 return None
             value = model.__dict__.get(attribute, _STOP)
             if value is _STOP:
                 return None
             if value is None:
-                if index != len(chain) - 1:
+                if index != len(chain) - 1 or first_model is None:
                     return None  # the node for the shorter chain reports this one
-                assert first_model is not None
                 name, at = first_model
                 return NoneField(
                     field=".".join([name, *chain[at + 1 : index + 1]]),
                     expression=".".join(chain[: index + 1]),
-                    zero=_zero(type(model).model_fields[attribute].annotation),
+                    zero=_zero(type(model).model_fields[attribute].annotation, model_class),
                     was_set=attribute in model.model_fields_set,
                 )
         else:
@@ -162,12 +168,12 @@ def _resolve(root: Any, chain: list[str]) -> NoneField | None:
             if not isinstance(attributes, dict) or attribute not in attributes:
                 return None
             value = attributes[attribute]
-        if first_model is None and isinstance(value, BaseModel):
+        if first_model is None and isinstance(value, model_class):
             first_model = (type(value).__name__, index)
     return None
 
 
-def _zero(annotation: Any) -> str | None:
+def _zero(annotation: Any, model_class: type) -> str | None:
     """Go's zero value of a field's type, spelt in Python (``None`` when there is no one)."""
     while True:
         origin = typing.get_origin(annotation)
@@ -194,6 +200,6 @@ def _zero(annotation: Any) -> str | None:
         return "[]"
     if base is dict:
         return "{}"
-    if isinstance(base, type) and issubclass(base, BaseModel):
+    if isinstance(base, type) and issubclass(base, model_class):
         return f"{base.__name__}()"
     return None
