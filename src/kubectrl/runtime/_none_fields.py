@@ -14,7 +14,8 @@ the model nor the field. :func:`none_field` finds them after the fact, for the c
   (no property, no ``__getattr__``, nothing is called);
 * the first such name that is a model field holding ``None`` is the answer.
 
-Limits: a ``None`` reached through a call, an index or a variable of another scope
+Limits: code without a source file (a prompt, ``exec``) is not traced; a ``None`` reached
+through a call, an index or a variable of another scope
 (``get_spec().replicas``, ``items[0].size``, a global) is not traced; the values are those of
 the frames when the error is logged (a reconcile that changed the field after reading it would
 mislead, as any post-mortem would); nothing is guessed: no answer is better than a wrong one.
