@@ -775,14 +775,16 @@ async def _wait_all(
 ) -> set[asyncio.Future[Any]]:
     """Wait for every awaitable, up to ``timeout`` seconds on ``clock``; return those not done.
 
-    Never cancels them (the caller decides), and shields plain futures from a cancellation of
-    the caller.
+    Never cancels them (the caller decides): ``asyncio.wait`` leaves what it waits for alone
+    when the caller is cancelled. No ``asyncio.shield`` around them: a shield's outer future
+    would hold the reconciler's exception unread, and asyncio logs "Future exception was never
+    retrieved" when it is collected; the caller reads each future's own result.
     """
     pending: set[asyncio.Future[Any]] = {asyncio.ensure_future(a) for a in aws}
     if not pending:
         return pending
     if timeout is None:
-        await asyncio.wait([asyncio.shield(f) for f in pending])
+        await asyncio.wait(pending)
         return set()
     timer = asyncio.ensure_future(clock.sleep(timeout))
     try:
