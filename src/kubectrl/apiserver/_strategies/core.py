@@ -24,6 +24,7 @@ from kubectrl.apiserver._strategies.base import Cause, Strategy
 from kubectrl.apiserver._strategies.podspec import pod_defaults, qos_class
 from kubectrl.apiserver._validation import kinds
 from kubectrl.apiserver._validation.kinds import validate_kind
+from kubectrl.apiserver._validation.metadata import qualified_name_errors
 from kubectrl.apiserver._validation.objects import (
     DNS_LABEL,
     LABEL_MSG,
@@ -425,8 +426,110 @@ class ServiceAccounts(Strategy):
 _EVENT_NULL_TIMES = ("firstTimestamp", "lastTimestamp", "eventTime")
 
 
+# pkg/apis/core/validation/events.go
+_EVENT_LIMITS = (("reportingInstance", 128), ("action", 128), ("reason", 128))
+_NOTE_LIMIT = 1024
+
+
+def _legacy_event_causes(obj: Mapping[str, Any], involved: str, message: str) -> list[Cause]:
+    """``legacyValidateEvent``: what every Event must pass, through either API. An Event with
+    an ``eventTime`` (a "new" Event) needs its reporting controller and instance, action and
+    reason; one without (client-go's ``tools/record``) only a namespace matching its object's.
+    ``involved`` and ``message`` are the names this API version gives those fields."""
+    causes: list[Cause] = []
+    metadata = obj.get("metadata") or {}
+    namespace = str(metadata.get("namespace") or "")
+    ref = obj.get(involved)
+    ref_namespace = str(ref.get("namespace") or "") if isinstance(ref, Mapping) else ""
+    mismatch = (
+        "FieldValueInvalid",
+        "involvedObject.namespace",
+        f"Invalid value: {quote(ref_namespace)}: does not match event.namespace",
+    )
+    if not obj.get("eventTime"):
+        if (not ref_namespace and namespace not in ("", "default")) or (
+            ref_namespace and namespace != ref_namespace
+        ):
+            causes.append(mismatch)
+        return causes
+    if not ref_namespace and namespace not in ("default", "kube-system"):
+        causes.append(mismatch)
+    controller = str(obj.get("reportingController") or "")
+    if not controller:
+        causes.append(("FieldValueRequired", "reportingController", "Required value"))
+    causes.extend(
+        ("FieldValueInvalid", "reportingController", f"Invalid value: {quote(controller)}: {msg}")
+        for msg in qualified_name_errors(controller)
+    )
+    for field, limit in _EVENT_LIMITS:
+        value = str(obj.get(field) or "")
+        if not value:
+            causes.append(("FieldValueRequired", field, "Required value"))
+        elif len(value) > limit:
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    field,
+                    f'Invalid value: "": can have at most {limit} characters',
+                )
+            )
+    if len(str(obj.get(message) or "")) > _NOTE_LIMIT:
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "message",
+                f'Invalid value: "": can have at most {_NOTE_LIMIT} characters',
+            )
+        )
+    return causes
+
+
+def _series_causes(obj: Mapping[str, Any]) -> list[Cause]:
+    series = obj.get("series")
+    if not isinstance(series, Mapping):
+        return []
+    causes: list[Cause] = []
+    count = series.get("count")
+    if not isinstance(count, int) or count < 2:
+        causes.append(
+            ("FieldValueInvalid", "series.count", 'Invalid value: "": should be at least 2')
+        )
+    if not series.get("lastObservedTime"):
+        causes.append(("FieldValueRequired", "series.lastObservedTime", "Required value"))
+    return causes
+
+
+def _strict_event_causes(obj: Mapping[str, Any]) -> list[Cause]:
+    """What ``ValidateEventCreate`` adds for events.k8s.io/v1: the series, ``eventTime``, a
+    ``type`` of Normal or Warning, and none of the deprecated core/v1 fields."""
+    causes = _series_causes(obj)
+    if not obj.get("eventTime"):
+        causes.append(("FieldValueRequired", "eventTime", "Required value"))
+    event_type = obj.get("type")
+    if event_type not in ("Normal", "Warning"):
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "type",
+                f'Invalid value: "": has invalid value: {event_type or ""}',
+            )
+        )
+    for field, internal in (
+        ("deprecatedFirstTimestamp", "firstTimestamp"),
+        ("deprecatedLastTimestamp", "lastTimestamp"),
+        ("deprecatedCount", "count"),
+    ):
+        if obj.get(field):
+            causes.append(("FieldValueInvalid", internal, 'Invalid value: "": needs to be unset'))
+    source = obj.get("deprecatedSource")
+    if isinstance(source, Mapping) and (source.get("component") or source.get("host")):
+        causes.append(("FieldValueInvalid", "source", 'Invalid value: "": needs to be unset'))
+    return causes
+
+
 class Events(Strategy):
-    """Events of ``v1``: their field selectors, and null for the times they leave out."""
+    """Events of ``v1``: their field selectors, null for the times they leave out, and the
+    legacy checks of pkg/apis/core/validation/events.go (a ``type`` is not checked)."""
 
     resource = ("", "events")
     short_names = ("ev",)
@@ -450,12 +553,25 @@ class Events(Strategy):
         for key in _EVENT_NULL_TIMES:
             obj.setdefault(key, None)
 
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+        return _legacy_event_causes(obj, "involvedObject", "message")
+
 
 class EventsV1(Strategy):
-    """Events of ``events.k8s.io``: nothing of their own (they share the short name)."""
+    """Events of ``events.k8s.io``, validated strictly on create (pkg/apis/core/validation/
+    events.go ``ValidateEventCreate``); an update passes the legacy checks and, when it
+    changes the series, the series checks."""
 
     resource = ("events.k8s.io", "events")
     short_names = ("ev",)
+
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+        causes = _legacy_event_causes(obj, "regarding", "note")
+        if old is None:
+            return [*causes, *_strict_event_causes(obj)]
+        if obj.get("series") != old.get("series"):
+            causes.extend(_series_causes(obj))
+        return causes
 
 
 class Nodes(Strategy):
