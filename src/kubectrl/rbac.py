@@ -111,9 +111,12 @@ class PolicyRule:
         return {key: list(value) for key, value in fields if value}
 
 
-#: What an :class:`~kubectrl.events.EventRecorder` writes: core ``events``, created and patched
-#: (a repeated event is patched to bump its count).
+#: What an :class:`~kubectrl.events.EventRecorder` writes: ``events`` of ``events.k8s.io``
+#: (``manager.event_recorder``'s default) and of the core group (``api="v1"``), created and
+#: patched (a repeated event is patched: its series, or its count), as controller-runtime's
+#: scaffolds grant (``+kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch``).
 EVENT_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule(verbs=("create", "patch"), groups=("events.k8s.io",), resources=("events",)),
     PolicyRule(verbs=("create", "patch"), groups=("",), resources=("events",)),
 )
 
@@ -263,7 +266,7 @@ def rules_of(*sources: Any) -> list[PolicyRule]:
     Example::
 
         >>> len(rules_of(EVENT_RULES, METRICS_AUTH_RULES))
-        3
+        4
         >>> rules_of(int)
         Traceback (most recent call last):
         ...
@@ -431,6 +434,7 @@ def to_yaml(objects: Iterable[dict[str, Any]]) -> str:
         rules:
         - apiGroups:
           - ''
+          - events.k8s.io
           resources:
           - events
           verbs:

@@ -1,9 +1,13 @@
-"""Kubernetes Events about objects, with client-go's correlation (``tools/record``).
+"""Kubernetes Events about objects, with client-go's correlation (``tools/events`` for
+events.k8s.io/v1, ``tools/record`` for core v1).
 
-An :class:`EventRecorder` turns ``recorder.event(obj, "Warning", "Failed", "...")`` into a
-core/v1 Event whose ``involvedObject`` is ``obj``. The :class:`EventBroadcaster` queues events
-(1000, dropping beyond), and one task correlates and writes them so that a controller stuck in a
-retry loop does not flood the API server:
+An :class:`EventRecorder` turns ``recorder.event(obj, "Warning", "Failed", "...")`` into an
+Event about ``obj``: through events.k8s.io/v1 (``EventBroadcaster(sink, api=EVENTS_V1)``, what
+``manager.event_recorder`` uses) isomorphic events become one Event with a ``series``
+(:class:`SeriesCorrelator`); through core v1 (the broadcaster's default, :data:`CORE_V1`) the
+Event's ``involvedObject`` is ``obj``. The :class:`EventBroadcaster` queues events (1000,
+dropping beyond), and one task correlates and writes them so that a controller stuck in a
+retry loop does not flood the API server; through core v1:
 
 - identical events bump ``count`` on one Event (a PATCH) instead of creating new ones;
 - more than 10 similar events (same object, type and reason, different messages) within 10
@@ -32,9 +36,19 @@ from kubectrl.events._correlator import (
     CorrelatorOptions,
     EventCorrelator,
 )
-from kubectrl.events._recorder import NORMAL, WARNING, EventRecorder, object_reference
+from kubectrl.events._recorder import (
+    CORE_V1,
+    EVENTS_V1,
+    NORMAL,
+    WARNING,
+    EventRecorder,
+    object_reference,
+)
+from kubectrl.events._series import SeriesCorrelator
 
 __all__ = [
+    "CORE_V1",
+    "EVENTS_V1",
     "NORMAL",
     "WARNING",
     "ClientEventSink",
@@ -44,6 +58,7 @@ __all__ = [
     "EventCorrelator",
     "EventRecorder",
     "EventSink",
+    "SeriesCorrelator",
     "object_reference",
 ]
 

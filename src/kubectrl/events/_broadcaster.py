@@ -13,15 +13,17 @@ import asyncio
 import collections
 import logging
 import random
+import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.events._correlator import CorrelationResult, CorrelatorOptions, EventCorrelator
-from kubectrl.events._recorder import EventRecorder
+from kubectrl.events._recorder import CORE_V1, EVENTS_V1, EventRecorder
+from kubectrl.events._series import SeriesCorrelator
 
 if TYPE_CHECKING:
     from kubectrl.client import AsyncClient
@@ -47,7 +49,8 @@ class EventSink(Protocol):
 
 
 class ClientEventSink:
-    """An :class:`EventSink` writing core/v1 Events with an :class:`~kubectrl.client.AsyncClient`.
+    """An :class:`EventSink` writing Events (core ``v1`` or ``events.k8s.io/v1``, as each event
+    says) with an :class:`~kubectrl.client.AsyncClient`.
 
     Example::
 
@@ -62,15 +65,24 @@ class ClientEventSink:
         return await self._client.create(event)
 
     async def patch(self, event: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
-        """PATCH (merge) the Event's ``count``, ``lastTimestamp`` and ``message``."""
+        """PATCH (merge) the Event's ``count``, ``lastTimestamp`` and ``message`` (core v1),
+        or its ``series`` (events.k8s.io/v1)."""
         metadata = event.get("metadata") or {}
+        kind = (str(event.get("apiVersion") or EVENT[0]), "Event")
         return await self._client.patch(
-            EVENT, str(metadata["name"]), dict(patch), namespace=str(metadata["namespace"])
+            kind, str(metadata["name"]), dict(patch), namespace=str(metadata["namespace"])
         )
 
 
 class EventBroadcaster:
     """Queues events from any thread and writes them, correlated, from one asyncio task.
+
+    ``api`` is the API its recorders write through: :data:`CORE_V1` (the default; client-go's
+    ``tools/record``: an identical event PATCHes ``count``, similar ones are combined, a spam
+    filter drops the rest; :class:`EventCorrelator`) or :data:`EVENTS_V1` (client-go's
+    ``tools/events``, what controller-runtime 0.23 and ``manager.event_recorder`` use:
+    isomorphic events become one Event with a ``series`` whose count is written when the series
+    ends, every 30 minutes, and on :meth:`shutdown`; :class:`SeriesCorrelator`).
 
     Defaults are client-go's: ``queue_size`` 1000 (events beyond it are dropped),
     ``max_tries`` 12 and ``retry_interval`` 10 s per event. Write errors that cannot succeed on a
@@ -107,7 +119,10 @@ class EventBroadcaster:
         correlator_options: CorrelatorOptions | None = None,
         rng: random.Random | None = None,
         max_concurrent_writes: int = 8,
+        api: str = CORE_V1,
     ) -> None:
+        if api not in (EVENTS_V1, CORE_V1):
+            raise ValueError(f"api must be {EVENTS_V1!r} or {CORE_V1!r}, not {api!r}")
         if max_concurrent_writes < 1:
             raise ValueError(
                 f"max_concurrent_writes must be at least 1, not {max_concurrent_writes}"
@@ -119,7 +134,12 @@ class EventBroadcaster:
         self._max_tries = max_tries
         self._retry_interval = retry_interval
         self._rng = rng if rng is not None else random.Random()  # noqa: S311 - jitter only
-        self.correlator = EventCorrelator(self._clock, correlator_options)
+        self._api = api
+        self.correlator: EventCorrelator | SeriesCorrelator = (
+            SeriesCorrelator(self._clock)
+            if api == EVENTS_V1
+            else EventCorrelator(self._clock, correlator_options)
+        )
         self._lock = threading.Lock()
         self._pending: collections.deque[dict[str, Any]] = collections.deque()
         self._dropped = 0
@@ -137,6 +157,11 @@ class EventBroadcaster:
         return self._clock
 
     @property
+    def api(self) -> str:
+        """The API the events are written through: :data:`EVENTS_V1` or :data:`CORE_V1`."""
+        return self._api
+
+    @property
     def dropped(self) -> int:
         """How many events were dropped because the queue was full."""
         with self._lock:
@@ -145,9 +170,19 @@ class EventBroadcaster:
     def new_recorder(
         self, component: str, *, host: str = "", reporting_instance: str | None = None
     ) -> EventRecorder:
-        """An :class:`EventRecorder` reporting as ``component`` (and ``host``) through this."""
+        """An :class:`EventRecorder` reporting as ``component`` (and ``host``) through this.
+
+        Through events.k8s.io/v1 the reporting instance defaults, as client-go's, to
+        ``"<component>-<hostname>"``; ``component`` must be a qualified name (``ValueError``).
+        """
+        if self._api == EVENTS_V1 and reporting_instance is None and not host:
+            reporting_instance = f"{component}-{socket.gethostname()}"[:128]
         return EventRecorder(
-            self, component=component, host=host, reporting_instance=reporting_instance
+            self,
+            component=component,
+            host=host,
+            reporting_instance=reporting_instance,
+            api=self._api,
         )
 
     def unique_name_suffix(self) -> str:
@@ -233,6 +268,11 @@ class EventBroadcaster:
                 self._unwritten = len(batch)
                 closed = self._closed
             if not batch:
+                later = self._later(closed)
+                if later:
+                    idle.clear()
+                    await self._guarded(self._write_results(later))
+                    continue
                 if closed:
                     idle.set()
                     return
@@ -241,27 +281,61 @@ class EventBroadcaster:
                 with self._lock:
                     if self._pending or self._closed:
                         continue
-                await wakeup.wait()
+                await self._idle_wait(wakeup)
                 continue
             idle.clear()
-            try:
-                await self._record(batch)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("unexpected error writing events")
+            await self._guarded(self._record(batch))
+
+    async def _guarded(self, writes: Awaitable[None]) -> None:
+        try:
+            await writes
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("unexpected error writing events")
+
+    def _later(self, closing: bool) -> list[CorrelationResult]:
+        """Writes the correlator held back that are due now (a series' count), or all of
+        them when closing."""
+        correlator = self.correlator
+        if not isinstance(correlator, SeriesCorrelator):
+            return []
+        return correlator.flush() if closing else correlator.due()
+
+    async def _idle_wait(self, wakeup: asyncio.Event) -> None:
+        """Wait for a new event, or until the correlator has a write due."""
+        correlator = self.correlator
+        delay = correlator.next_due() if isinstance(correlator, SeriesCorrelator) else None
+        if delay is None:
+            await wakeup.wait()
+            return
+        woken = asyncio.ensure_future(wakeup.wait())
+        timer = asyncio.ensure_future(self._clock.sleep(delay))
+        try:
+            await asyncio.wait({woken, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            timer.cancel()
+            await asyncio.gather(woken, timer, return_exceptions=True)
 
     async def _record(self, batch: list[dict[str, Any]]) -> None:
         """Correlate every queued event, in order, then write each Event once: the events
         that became the same Event (a create and the count patches after it, or several
         patches) are one write of the last state, which is what the server would hold after
         writing them one by one."""
-        writes: dict[tuple[str, str], list[CorrelationResult]] = {}
+        results: list[CorrelationResult] = []
         for event in batch:
             result = self.correlator.correlate(event)
             if result.skip:
-                log.debug("event dropped by the spam filter", extra={"reason": event.get("reason")})
+                # Dropped by the spam filter (core v1), or counted in a series (written later).
+                log.debug("event not written now", extra={"reason": event.get("reason")})
                 continue
+            results.append(result)
+        await self._write_results(results)
+
+    async def _write_results(self, results: list[CorrelationResult]) -> None:
+        writes: dict[tuple[str, str], list[CorrelationResult]] = {}
+        for result in results:
             metadata = result.event.get("metadata") or {}
             target = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
             writes.setdefault(target, []).append(result)

@@ -14,13 +14,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectrl import kinds
 from kubectrl.events._correlator import format_time
+from kubectrl.events._series import format_micro_time
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from kubectrl._clock import Clock
 
-__all__ = ["NORMAL", "WARNING", "EventQueue", "EventRecorder", "object_reference"]
+__all__ = [
+    "CORE_V1",
+    "EVENTS_V1",
+    "NORMAL",
+    "WARNING",
+    "EventQueue",
+    "EventRecorder",
+    "object_reference",
+]
 
 log = logging.getLogger("kubectrl.events")
 
@@ -28,6 +37,15 @@ log = logging.getLogger("kubectrl.events")
 NORMAL = "Normal"
 #: Event type for things a human may need to look at.
 WARNING = "Warning"
+
+#: Events written through ``events.k8s.io/v1`` (client-go's ``tools/events``; controller-runtime
+#: 0.23's ``GetEventRecorder``): a ``series`` for repeats, ``action``, ``related``.
+EVENTS_V1 = "events.k8s.io/v1"
+#: Events written through core ``v1`` (client-go's ``tools/record``): a growing ``count``.
+CORE_V1 = "v1"
+
+# pkg/apis/core/validation/events.go: what the API server refuses in an events.k8s.io/v1 Event.
+_EVENTS_V1_LIMITS = {"action": 128, "reason": 128, "reportingInstance": 128, "note": 1024}
 
 # How many distinct bad message formats a recorder remembers having warned about.
 _WARNED_FORMATS_MAX = 256
@@ -215,18 +233,27 @@ def _model_reference(obj: BaseModel) -> dict[str, Any]:
 
 
 class EventRecorder:
-    """Records events about objects, as client-go's ``record.EventRecorder``.
+    """Records events about objects: client-go's ``tools/events`` recorder for
+    ``events.k8s.io/v1``, or its ``tools/record`` recorder for core ``v1``.
 
-    Make one with :meth:`EventBroadcaster.new_recorder`. ``event(obj, type, reason, message)``
-    builds a core/v1 Event whose ``involvedObject`` is ``obj`` (which needs ``apiVersion``,
-    ``kind`` and ``metadata.name``), stamps ``source``, ``reportingComponent`` and
-    ``reportingInstance``, and queues it; correlation, spam filtering and the write happen in the
-    broadcaster's task.
+    Make one with :meth:`EventBroadcaster.new_recorder` (or ``manager.event_recorder``).
+    ``event(obj, type, reason, message)`` builds an Event about ``obj`` (which needs
+    ``apiVersion``, ``kind`` and ``metadata.name``) and queues it; correlation and the write
+    happen in the broadcaster's task. Through ``events.k8s.io/v1`` (``api`` :data:`EVENTS_V1`)
+    the Event has ``regarding`` (``obj``), ``related`` (the ``related=`` object), ``action``
+    (``action=``, by default the reason), ``note``, ``eventTime``, ``reportingController`` and
+    ``reportingInstance``; through core ``v1`` (:data:`CORE_V1`) ``involvedObject``,
+    ``message``, ``source``, ``count`` and first/last timestamps.
 
-    Guarantees: never blocks, never raises for a bad event (it is logged and dropped); safe from
-    any thread, so sync reconcilers running in worker threads can use it. An ``eventf`` whose
-    arguments do not fit its format is still recorded, with each problem shown in place as Go's
-    ``fmt.Sprintf`` does (``%!d(str=many)``), and logged once per format as a warning.
+    Guarantees: never blocks; safe from any thread, so sync reconcilers running in worker
+    threads can use it. The API server decides what is an Event: through core ``v1`` any
+    ``type`` is sent (the server stores ``"SomeType"`` and ``"Error"``); through
+    ``events.k8s.io/v1`` a ``type`` other than ``Normal``/``Warning``, an empty or too long
+    ``reason`` or ``action`` (128) or a note over 1024 characters is refused here with a
+    ``ValueError`` naming the field, as the server would refuse it. An object it cannot
+    reference is logged and dropped. An ``eventf`` whose arguments do not fit its format is
+    still recorded, with each problem shown in place as Go's ``fmt.Sprintf`` does
+    (``%!d(str=many)``), and logged once per format as a warning.
     Caveats: an event is written some time later, or not at all (queue full, spam filter, server
     rejects it); do not use events as a data channel. Events on cluster-scoped objects go to
     namespace ``default``.
@@ -236,6 +263,7 @@ class EventRecorder:
         recorder = broadcaster.new_recorder("foo-controller")
         recorder.event(foo, WARNING, "ErrResourceExists", "Resource 'web' already exists")
         recorder.eventf(foo, NORMAL, "Synced", "Foo %s synced", foo["metadata"]["name"])
+        recorder.event(foo, NORMAL, "Scaled", "scaled to 3", action="Scale", related=deploy)
     """
 
     def __init__(
@@ -245,27 +273,47 @@ class EventRecorder:
         component: str,
         host: str = "",
         reporting_instance: str | None = None,
+        api: str = CORE_V1,
     ) -> None:
+        if api not in (EVENTS_V1, CORE_V1):
+            raise ValueError(f"api must be {EVENTS_V1!r} or {CORE_V1!r}, not {api!r}")
         self._broadcaster = broadcaster
         self._component = component
         self._host = host
         self._reporting_instance = reporting_instance if reporting_instance is not None else host
+        self._api = api
+        if api == EVENTS_V1:
+            _check_reporting(component, self._reporting_instance)
         self._warned_lock = threading.Lock()
         self._warned_formats: set[str] = set()
 
     @property
     def component(self) -> str:
-        """``source.component`` and ``reportingComponent`` of the events."""
+        """``reportingController`` (and core/v1 ``source.component``) of the events."""
         return self._component
 
+    @property
+    def api(self) -> str:
+        """The API the events are written through: :data:`EVENTS_V1` or :data:`CORE_V1`."""
+        return self._api
+
     def event(
-        self, obj: Mapping[str, Any] | BaseModel, type: str, reason: str, message: str
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        type: str,
+        reason: str,
+        message: str,
+        *,
+        action: str | None = None,
+        related: Mapping[str, Any] | BaseModel | None = None,
     ) -> None:
         """Record an event of ``type`` (``"Normal"`` or ``"Warning"``) about ``obj``.
 
-        ``obj`` is an object dict or a typed model (``V1Deployment``, a custom resource).
+        ``obj`` (and ``related``) is an object dict or a typed model (``V1Deployment``, a
+        custom resource). ``action`` is what was done or failed (events.k8s.io/v1 requires
+        one: by default the ``reason``).
         """
-        self._generate(obj, type, reason, message)
+        self._generate(obj, type, reason, message, action, related)
 
     def eventf(
         self,
@@ -274,6 +322,8 @@ class EventRecorder:
         reason: str,
         message_format: str,
         *args: object,
+        action: str | None = None,
+        related: Mapping[str, Any] | BaseModel | None = None,
     ) -> None:
         """Like :meth:`event` with a ``%``-format message: ``eventf(o, NORMAL, "R", "%s", x)``.
 
@@ -283,7 +333,7 @@ class EventRecorder:
         ``fmt.Sprintf`` renders it) and the format is logged once as a warning.
         """
         if not args:
-            self._generate(obj, type, reason, message_format)
+            self._generate(obj, type, reason, message_format, action, related)
             return
         message, problem = sprintf(message_format, args)
         if problem is not None and self._first_warning(message_format):
@@ -299,7 +349,7 @@ class EventRecorder:
                     "problem": problem,
                 },
             )
-        self._generate(obj, type, reason, message)
+        self._generate(obj, type, reason, message, action, related)
 
     def _first_warning(self, message_format: str) -> bool:
         with self._warned_lock:
@@ -309,24 +359,10 @@ class EventRecorder:
                 self._warned_formats.add(message_format)
             return True
 
-    def _generate(
-        self,
-        obj: Mapping[str, Any] | BaseModel,
-        event_type: str,
-        reason: str,
-        message: str,
-    ) -> None:
-        if event_type not in (NORMAL, WARNING):
-            log.error(
-                "unsupported event type %r (want Normal or Warning), dropping event %s",
-                event_type,
-                reason,
-                extra={"type": event_type, "reason": reason},
-            )
-            return
+    def _reference(self, obj: Mapping[str, Any] | BaseModel, reason: str) -> dict[str, Any] | None:
         try:
             ref = object_reference(obj) if isinstance(obj, Mapping) else _model_reference(obj)
-        except Exception as err:  # the promise: a bad event is logged, not raised
+        except Exception as err:  # the promise: a bad object is logged, not raised
             log.error(
                 "cannot record event %s about a %s: %s",
                 reason,
@@ -334,20 +370,59 @@ class EventRecorder:
                 _safe_str(err),
                 extra={"reason": reason},
             )
-            return
+            return None
         if not ref["name"] or not ref["kind"]:
             log.error(
                 "cannot record event %s: the object has no kind or name",
                 reason,
                 extra={"reason": reason},
             )
+            return None
+        return ref
+
+    def _generate(
+        self,
+        obj: Mapping[str, Any] | BaseModel,
+        event_type: str,
+        reason: str,
+        message: str,
+        action: str | None,
+        related: Mapping[str, Any] | BaseModel | None,
+    ) -> None:
+        if self._api == EVENTS_V1:
+            action = reason if action is None else action
+            _check_events_v1(event_type, reason, action, message)
+        ref = self._reference(obj, reason)
+        if ref is None:
             return
-        stamp = format_time(self._broadcaster.clock.wall())
+        related_ref = self._reference(related, reason) if related is not None else None
+        if related is not None and related_ref is None:
+            return
         metadata: dict[str, Any] = {
             "name": f"{ref['name']}.{self._broadcaster.unique_name_suffix()}",
             "namespace": ref.get("namespace") or "default",
         }
-        event: dict[str, Any] = {
+        event: dict[str, Any]
+        if self._api == EVENTS_V1:
+            event = {
+                "apiVersion": EVENTS_V1,
+                "kind": "Event",
+                "metadata": metadata,
+                "eventTime": format_micro_time(self._broadcaster.clock.wall()),
+                "reportingController": self._component,
+                "reportingInstance": self._reporting_instance,
+                "action": action,
+                "reason": reason,
+                "regarding": ref,
+                "note": message,
+                "type": event_type,
+            }
+            if related_ref is not None:
+                event["related"] = related_ref
+            self._broadcaster.action(event)
+            return
+        stamp = format_time(self._broadcaster.clock.wall())
+        event = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": metadata,
@@ -365,7 +440,48 @@ class EventRecorder:
             "reportingComponent": self._component,
             "reportingInstance": self._reporting_instance,
         }
+        if action is not None:
+            event["action"] = action
+        if related_ref is not None:
+            event["related"] = related_ref
         self._broadcaster.action(event)
 
     def __repr__(self) -> str:
-        return f"EventRecorder(component={self._component!r})"
+        return f"EventRecorder(component={self._component!r}, api={self._api!r})"
+
+
+def _check_reporting(component: str, instance: str) -> None:
+    """The reporting controller and instance events.k8s.io/v1 requires (a qualified name; 1 to
+    128 characters), refused when the recorder is made rather than on every event."""
+    if not _QUALIFIED.fullmatch(component) or len(component.rpartition("/")[2]) > 63:
+        raise ValueError(
+            f"reporting controller {component!r} is not a qualified name (events.k8s.io/v1 "
+            "requires one: 'name' or 'example.com/name', alphanumerics, '-', '_', '.')"
+        )
+    if not instance or len(instance) > _EVENTS_V1_LIMITS["reportingInstance"]:
+        raise ValueError(
+            f"reporting instance {instance!r} must have 1 to 128 characters (events.k8s.io/v1)"
+        )
+
+
+_QUALIFIED = re.compile(
+    r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?"
+)
+
+
+def _check_events_v1(event_type: str, reason: str, action: str, note: str) -> None:
+    """Refuse what the API server refuses in an events.k8s.io/v1 Event, naming the field."""
+    if event_type not in (NORMAL, WARNING):
+        raise ValueError(
+            f"event type {event_type!r} is refused by events.k8s.io/v1 (Normal or Warning); "
+            "core v1 stores any type: ask for a recorder with api='v1'"
+        )
+    for field, value in (("reason", reason), ("action", action), ("note", note)):
+        limit = _EVENTS_V1_LIMITS[field]
+        if field != "note" and not value:
+            raise ValueError(f"event {field} must not be empty (events.k8s.io/v1)")
+        if len(value) > limit:
+            raise ValueError(
+                f"event {field} has {len(value)} characters; events.k8s.io/v1 allows {limit}"
+            )

@@ -34,7 +34,7 @@ from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
-from kubectrl.events import ClientEventSink, EventBroadcaster, EventRecorder
+from kubectrl.events import CORE_V1, EVENTS_V1, ClientEventSink, EventBroadcaster, EventRecorder
 from kubectrl.leaderelection import default_identity
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
 from kubectrl.runtime._controller import Controller
@@ -161,7 +161,7 @@ class Manager:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lost = False
         self._background: asyncio.Task[None] | None = None
-        self._broadcaster: EventBroadcaster | None = None
+        self._broadcasters: dict[str, EventBroadcaster] = {}
         self._events_api: AsyncClient | None = None
         self._in_run = False
         self._signals = SignalHandlers(self._request_stop)
@@ -390,33 +390,43 @@ class Manager:
         ``None``: which shards this replica holds (``held``), its identity, its history."""
         return self._shards.runner if self._shards is not None else None
 
-    def event_recorder(self, component: str) -> EventRecorder:
+    def event_recorder(self, component: str, *, api: str = EVENTS_V1) -> EventRecorder:
         """An :class:`~kubectrl.events.EventRecorder` reporting as ``component``.
 
-        controller-runtime's ``GetEventRecorderFor``. Every recorder of a manager shares one
-        broadcaster (correlation, spam filter, retries), which runs on every replica (not only
-        the leader) and is flushed on shutdown after the controllers stopped and the lease was
-        released, for at most ``event_flush_timeout``: a broadcaster that cannot write (the
-        server is gone, events are retried) never delays the successor's takeover. Events are
-        written through a client of their own (same config, its own rate limiter and
-        connections, as controller-runtime's recorder provider builds its own clientset), so a
-        burst of events never spends the reconcilers' QPS.
+        controller-runtime 0.23's ``GetEventRecorder``: events are written through
+        ``events.k8s.io/v1`` (``regarding``, ``related``, ``action``, a ``series`` for repeats);
+        ``api="v1"`` gives its ``GetEventRecorderFor``, core v1 Events with a ``count``.
+        ``component`` is the ``reportingController`` (a qualified name, else ``ValueError``),
+        the manager's identity the ``reportingInstance``. The recorders of one API share one
+        broadcaster (correlation, retries), which runs on every replica (not only the leader)
+        and is flushed on shutdown after the controllers stopped and the lease was released,
+        for at most ``event_flush_timeout``: a broadcaster that cannot write (the server is
+        gone, events are retried) never delays the successor's takeover. Events are written
+        through a client of their own (same config, its own rate limiter and connections, as
+        controller-runtime's recorder provider builds its own clientset), so a burst of events
+        never spends the reconcilers' QPS.
 
         Example::
 
             recorder = manager.event_recorder("sample-controller")
             recorder.event(foo, "Normal", "Synced", "Foo synced successfully")
+            legacy = manager.event_recorder("sample-controller", api="v1")
         """
-        if self._broadcaster is None:
-            self._events_api = AsyncClient(self._config)
-            self._broadcaster = EventBroadcaster(
-                ClientEventSink(self._events_api), clock=self._clock
+        if api not in (EVENTS_V1, CORE_V1):
+            raise ValueError(f"api must be {EVENTS_V1!r} or {CORE_V1!r}, not {api!r}")
+        broadcaster = self._broadcasters.get(api)
+        if broadcaster is None:
+            if self._events_api is None:
+                self._events_api = AsyncClient(self._config)
+            broadcaster = EventBroadcaster(
+                ClientEventSink(self._events_api), clock=self._clock, api=api
             )
+            self._broadcasters[api] = broadcaster
             self.add(
-                BroadcasterRunnable(self._broadcaster, self._options.event_flush_timeout),
+                BroadcasterRunnable(broadcaster, self._options.event_flush_timeout),
                 need_leader_election=False,
             )
-        return self._broadcaster.new_recorder(component, reporting_instance=self._identity)
+        return broadcaster.new_recorder(component, reporting_instance=self._identity)
 
     def add_healthz_check(self, name: str, check: Checker) -> None:
         """Add a liveness check served on ``/healthz`` (with the probe server on)."""

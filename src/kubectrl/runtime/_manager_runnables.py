@@ -215,6 +215,7 @@ class BroadcasterRunnable:
     need_leader_election = False
 
     def __init__(self, broadcaster: EventBroadcaster, flush_timeout: float) -> None:
+        self.name = f"event-broadcaster ({broadcaster.api})"
         self._broadcaster = broadcaster
         self._flush_timeout = flush_timeout
 

@@ -20,7 +20,7 @@ async def test_the_recorder_has_its_own_client_and_rate_limiter() -> None:
     )
     manager.event_recorder("one")
     manager.event_recorder("two")  # every recorder shares the broadcaster and its client
-    sink = manager._broadcaster._sink  # type: ignore[union-attr]
+    sink = manager._broadcasters["events.k8s.io/v1"]._sink
     events_client = sink._client
     assert events_client is not manager._api
     assert events_client.config == manager._api.config

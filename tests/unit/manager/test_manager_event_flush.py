@@ -54,7 +54,7 @@ async def test_a_broadcaster_that_cannot_write_is_dropped_after_the_flush_bound(
     )
     recorder = manager.event_recorder("t")
     sink = HangingSink()
-    manager._broadcaster._sink = sink  # type: ignore[union-attr]
+    manager._broadcasters["events.k8s.io/v1"]._sink = sink
     task = asyncio.ensure_future(manager.start())
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}}
     recorder.event(obj, "Normal", "One", "one")

@@ -170,3 +170,16 @@ def test_cli_prints_roles_writes_out_and_names_a_bad_source(
     )
     assert main(["rbac", "kubectrl.rbac:NOPE", "--name", "x"]) == 2
     assert "'kubectrl.rbac' has no attribute 'NOPE'" in capsys.readouterr().err
+
+
+def test_event_rules_grant_both_event_apis() -> None:
+    """controller-runtime 0.23's recorder writes events.k8s.io/v1 Events (pkg/internal/recorder,
+    client-go tools/events), its deprecated one core v1 Events: a controller needs create and
+    patch on ``events`` in both groups (kubebuilder's scaffold marker
+    ``groups=events.k8s.io,resources=events,verbs=create;patch``)."""
+    (rule,) = rbac.normalize(rbac.EVENT_RULES)
+    assert rule == {
+        "apiGroups": ["", "events.k8s.io"],
+        "resources": ["events"],
+        "verbs": ["create", "patch"],
+    }

@@ -284,8 +284,7 @@ async def test_manager_clock_reaches_the_informers_and_the_event_broadcaster() -
     assert manager.clock is clock
     assert manager.informer_factory.clock is clock
     manager.event_recorder("tests")
-    assert manager._broadcaster is not None
-    assert manager._broadcaster.clock is clock
+    assert manager._broadcasters["events.k8s.io/v1"].clock is clock
 
 
 # ------------------------------------------------------- the docs' known-differences table

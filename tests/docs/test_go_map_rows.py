@@ -1,0 +1,56 @@
+"""docs/guides/go-map.md's rows for events, the context logger and the metrics say what the
+code does: each row below is read from the page and its claim checked.
+
+Upstream of the rows: controller-runtime pkg/internal/recorder (0.23: ``GetEventRecorder``
+writes events.k8s.io/v1, ``GetEventRecorderFor`` core v1), client-go tools/events and
+tools/record.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from docs_blocks import DOCS
+
+from kubectrl.client import AsyncClient
+from kubectrl.events import (
+    CORE_V1,
+    EVENTS_V1,
+    ClientEventSink,
+    EventBroadcaster,
+    EventRecorder,
+)
+from kubectrl.runtime import Manager
+from kubectrl.testing import FakeAPI
+
+PAGE = (DOCS / "guides" / "go-map.md").read_text(encoding="utf-8")
+
+
+def row(go: str) -> str:
+    """The page's row whose Go column starts with ``go``."""
+    (found,) = [line for line in PAGE.splitlines() if line.startswith(f"| `{go}")]
+    return found
+
+
+def test_event_recorder_rows() -> None:
+    assert "`manager.event_recorder(name)`" in row("mgr.GetEventRecorder(name)")
+    assert '`manager.event_recorder(name, api="v1")`' in row("mgr.GetEventRecorderFor(name)")
+    manager = Manager(FakeAPI().config())
+    assert manager.event_recorder("foo").api == EVENTS_V1
+    assert manager.event_recorder("foo", api="v1").api == CORE_V1
+
+
+def test_eventf_row_takes_action_and_related_keywords() -> None:
+    assert "action=action, related=related" in row("recorder.Eventf(")
+    parameters = inspect.signature(EventRecorder.eventf).parameters
+    assert parameters["action"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["related"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_broadcaster_rows() -> None:
+    assert "api=EVENTS_V1" in row("events.NewBroadcaster(")
+    assert "core v1, the default" in row("record.EventRecorder")
+    client = AsyncClient(FakeAPI().config())
+    assert EventBroadcaster(ClientEventSink(client)).api == CORE_V1
+    tools_events = EventBroadcaster(ClientEventSink(client), api=EVENTS_V1)
+    assert tools_events.new_recorder("foo").api == EVENTS_V1
