@@ -9,6 +9,7 @@ tools/record.
 from __future__ import annotations
 
 import inspect
+import logging
 
 from docs_blocks import DOCS
 
@@ -20,8 +21,9 @@ from kubectrl.events import (
     EventBroadcaster,
     EventRecorder,
 )
-from kubectrl.runtime import Manager
-from kubectrl.testing import FakeAPI
+from kubectrl.runtime import Controller, Manager, Request
+from kubectrl.runtime.log import FIELDS, uninstall
+from kubectrl.testing import FakeAPI, eventually
 
 PAGE = (DOCS / "guides" / "go-map.md").read_text(encoding="utf-8")
 
@@ -54,3 +56,37 @@ def test_broadcaster_rows() -> None:
     assert EventBroadcaster(ClientEventSink(client)).api == CORE_V1
     tools_events = EventBroadcaster(ClientEventSink(client), api=EVENTS_V1)
     assert tools_events.new_recorder("foo").api == EVENTS_V1
+
+
+async def test_log_from_context_row() -> None:
+    """pkg/internal/controller/controller.go puts a logger with the reconcile's values in the
+    context; here a plain logger's records made inside a reconcile carry them."""
+    text = row("log.FromContext(ctx)")
+    fields = ["controller", "namespace", "object_name", "reconcile_id"]
+    assert all(f"`{field}`" in text for field in fields)
+    assert list(FIELDS) == fields
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("go_map.reconciler")
+    logger.addHandler(Keep())
+
+    async def reconcile(request: Request) -> None:
+        logger.warning("inside")
+
+    controller = Controller("go-map", reconcile)
+    await controller.start()
+    controller.enqueue(Request("ns", "obj"))
+    await eventually(lambda: records)
+    await controller.stop()
+    (record,) = records
+    record.getMessage()
+    assert {f: getattr(record, f) for f in fields[:3]} == {
+        "controller": "go-map",
+        "namespace": "ns",
+        "object_name": "obj",
+    }
+    uninstall()

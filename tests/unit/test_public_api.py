@@ -40,6 +40,7 @@ PACKAGES = [
     "kubectrl.runtime",
     "kubectrl.runtime.controllerutil",
     "kubectrl.runtime.handler",
+    "kubectrl.runtime.log",
     "kubectrl.runtime.predicate",
     "kubectrl.runtime.sharding",
     "kubectrl.runtime.source",

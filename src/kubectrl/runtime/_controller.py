@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import APIError, KubectrlError
+from kubectrl.runtime._log_context import install as install_log_context
 from kubectrl.runtime._metrics import ControllerMetrics
 from kubectrl.runtime._none_fields import none_field
 from kubectrl.runtime._reconcile import (
@@ -370,6 +371,7 @@ class Controller:
         if self._started:
             raise RuntimeError(f"controller {self._name} was already started")
         self._started = True
+        install_log_context(current_reconcile)  # log lines in a reconcile carry its fields
         self._halt = halt = asyncio.Event()
         self._stopped = asyncio.Event()
         if not self._warmed:
