@@ -14,6 +14,7 @@ import logging
 from docs_blocks import DOCS
 
 from kubectrl.client import AsyncClient
+from kubectrl.client.metrics import RestClientMetrics
 from kubectrl.events import (
     CORE_V1,
     EVENTS_V1,
@@ -90,3 +91,34 @@ async def test_log_from_context_row() -> None:
         "object_name": "obj",
     }
     uninstall()
+
+
+async def test_metrics_rows() -> None:
+    """controller-runtime pkg/internal/controller/metrics (``ReconcileTimeouts``) and
+    pkg/metrics/client_go_adapter.go (client-go's ``rest_client_*``): the rows' names are on a
+    manager's registry."""
+    assert "`..._reconcile_timeouts_total`" in row("ctrlmetrics")
+    rest = row("k8s.io/client-go/tools/metrics")
+    assert "`kubectrl.client.metrics.RestClientMetrics(registry)`" in rest
+    api = FakeAPI()
+    manager = Manager(api.config())
+    registry = manager.registry
+    assert registry is not None
+
+    def nothing(request: Request) -> None:
+        return None
+
+    Controller("rows", nothing, registry=registry)
+    timeouts = "controller_runtime_reconcile_timeouts_total"
+    assert registry.get_sample_value(timeouts, {"controller": "rows"}) == 0
+    await manager.api_reader.list(("v1", "ConfigMap"), namespace="default")
+    host = {"host": "fake-apiserver"}
+    assert registry.get_sample_value(
+        "rest_client_requests_total", {"code": "200", "method": "GET", **host}
+    )
+    assert registry.get_sample_value(
+        "rest_client_request_duration_seconds_count", {"verb": "GET", **host}
+    )
+    assert RestClientMetrics.__module__ == "kubectrl.client.metrics"
+    assert manager._rest_metrics is not None
+    manager._rest_metrics.close()

@@ -22,6 +22,7 @@ PACKAGES = [
     "kubectrl.cache",
     "kubectrl.client",
     "kubectrl.client.interfaces",
+    "kubectrl.client.metrics",
     "kubectrl.client.options",
     "kubectrl.client.pods",
     "kubectrl.conditions",

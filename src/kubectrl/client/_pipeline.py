@@ -57,6 +57,7 @@ import re
 import threading
 import time
 import urllib.parse
+import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -541,6 +542,8 @@ class Pipeline:
         self._credentials = config.credentials
         self._base = config.server.rstrip("/")
         self._prefix = httpx.URL(self._base).raw_path.rstrip(b"/")
+        # The "host" label of the request metrics: host[:port], as client-go's URL.Host.
+        self.host = httpx.URL(self._base).netloc.decode("ascii")
         self._headers = {
             "User-Agent": config.user_agent,
             "Accept": "application/json",
@@ -648,9 +651,13 @@ class Pipeline:
                 self.check_status(response, verb, label, namespace, name)
             return response
 
-        if not retry:
-            return await attempt()
-        return await self.retry(attempt, idempotent=idempotent)
+        started = time.monotonic()
+        try:
+            if not retry:
+                return await attempt()
+            return await self.retry(attempt, idempotent=idempotent)
+        finally:
+            observe_request(method, self.host, time.monotonic() - started)
 
     async def retry(self, attempt: Callable[[], Awaitable[T]], *, idempotent: bool) -> T:
         """Run ``attempt``; when it fails, the config's :class:`RetryPolicy` decides whether and
@@ -710,9 +717,11 @@ class Pipeline:
             await self.authorize(headers, target)
             response = await self.transport.send(method, target, headers, content)
             if response.status_code == 401 and await self.credentials_refreshed():
+                observe_result("401", method, self.host)
                 await self.authorize(headers, target)
                 response = await self.transport.send(method, target, headers, content)
         except _WIRE_ERRORS as err:
+            observe_result("<error>", method, self.host)
             config = self.config
             waited = (
                 f"after {time.monotonic() - started:.1f} s (read idle {config.timeout:g} s, "
@@ -721,6 +730,7 @@ class Pipeline:
             raise wire_error(
                 err, server=config.server, verb=verb, resource=label, waited=waited
             ) from err
+        observe_result(str(response.status_code), method, self.host)
         log.debug(
             "request",
             extra={
@@ -832,8 +842,16 @@ class Pipeline:
         read_timeout: float | None,
     ) -> httpx.Response:
         await self.authorize(headers, target)
-        response = await transport.open_stream("GET", target, headers, read_timeout=read_timeout)
+        try:
+            response = await transport.open_stream(
+                "GET", target, headers, read_timeout=read_timeout
+            )
+        except _WIRE_ERRORS:
+            observe_result("<error>", "GET", self.host)
+            raise
+        observe_result(str(response.status_code), "GET", self.host)
         if response.status_code == 401 and await self.credentials_refreshed():
+            # The second try is not counted (a rare refresh, on a stream).
             await response.aclose()
             await self.authorize(headers, target)
             response = await transport.open_stream(
@@ -857,6 +875,58 @@ class Pipeline:
         response.request = httpx.Request(method, self._base + target)
         self.cookies.extract_cookies(response)
         self._cookies_kept = len(self.cookies) > 0
+
+
+# ------------------------------------------------------------------------------ metrics
+
+
+class RequestObserver(Protocol):
+    """What receives every request's metrics
+    (:class:`kubectrl.client.metrics.RestClientMetrics` is one)."""
+
+    def result(self, code: str, method: str, host: str) -> None:
+        """One exchange with the server: its status code (``"<error>"``: none came)."""
+        ...
+
+    def latency(self, verb: str, host: str, seconds: float) -> None:
+        """One request's duration, retries and rate-limiter waits included."""
+        ...
+
+
+# Process-wide, as client-go's tools/metrics: every client reports to every live observer.
+_observers: weakref.WeakSet[RequestObserver] = weakref.WeakSet()
+_observers_lock = threading.Lock()
+
+
+def add_request_observer(observer: RequestObserver) -> None:
+    """Report every request of every client to ``observer`` while it is referenced."""
+    with _observers_lock:
+        _observers.add(observer)
+
+
+def remove_request_observer(observer: RequestObserver) -> None:
+    """Stop reporting to ``observer``."""
+    with _observers_lock:
+        _observers.discard(observer)
+
+
+def _live_observers() -> list[RequestObserver]:
+    if not _observers:  # the common case without metrics: no lock, no copy
+        return []
+    with _observers_lock:
+        return list(_observers)
+
+
+def observe_result(code: str, method: str, host: str) -> None:
+    """Count one exchange with the server on every live observer."""
+    for observer in _live_observers():
+        observer.result(code, method, host)
+
+
+def observe_request(verb: str, host: str, seconds: float) -> None:
+    """Observe one request's duration on every live observer."""
+    for observer in _live_observers():
+        observer.latency(verb, host, seconds)
 
 
 # ------------------------------------------------------------------------------ decode

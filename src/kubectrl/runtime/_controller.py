@@ -579,6 +579,7 @@ class Controller:
         return future.result()
 
     def _timeout_error(self, request: Request, timeout: float | None) -> ReconcileTimeoutError:
+        self._metrics.reconcile_timed_out()
         return ReconcileTimeoutError(
             f"reconcile of {request} timed out after {timeout:g} s",
             request=request,

@@ -34,6 +34,7 @@ from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
+from kubectrl.client.metrics import RestClientMetrics
 from kubectrl.events import CORE_V1, EVENTS_V1, ClientEventSink, EventBroadcaster, EventRecorder
 from kubectrl.leaderelection import default_identity
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
@@ -134,6 +135,11 @@ class Manager:
         self._config = config
         self._api = AsyncClient(config)
         self._registry = registry if registry is not None else _new_registry()
+        # client-go's rest_client_* metrics on the registry, as controller-runtime registers
+        # them (pkg/metrics/client_go_adapter.go): every client's requests, until shutdown.
+        self._rest_metrics = (
+            RestClientMetrics(self._registry) if self._registry is not None else None
+        )
         factory_type = InformerFactory
         if options.sharding is not None:
             # Imported only by a sharding manager (kubectrl.runtime does not load sharding).
@@ -627,6 +633,8 @@ class Manager:
         await self._api.aclose()
         if self._events_api is not None:
             await self._events_api.aclose()
+        if self._rest_metrics is not None:
+            self._rest_metrics.close()
         log.info("Wait completed, proceeding to shutdown the manager")
 
     def _stuck_controllers(self) -> list[str]:

@@ -7,6 +7,7 @@ name                                                   type       labels
 ``controller_runtime_reconcile_errors_total``          counter    controller
 ``controller_runtime_terminal_reconcile_errors_total`` counter    controller
 ``controller_runtime_reconcile_panics_total``          counter    controller
+``controller_runtime_reconcile_timeouts_total``        counter    controller
 ``controller_runtime_reconcile_time_seconds``          histogram  controller
 ``controller_runtime_max_concurrent_reconciles``       gauge      controller
 ``controller_runtime_active_workers``                  gauge      controller
@@ -15,6 +16,8 @@ name                                                   type       labels
 ``result`` is one of ``success``, ``error``, ``requeue``, ``requeue_after``. Python has no
 panics distinct from errors: every exception a reconciler raises is an error, so
 ``..._panics_total`` stays 0; it is exported so dashboards built for Go controllers work.
+``..._timeouts_total`` counts the reconciles the controller cut off at its
+``reconcile_timeout`` (controller-runtime's ``ReconciliationTimeout``), not other errors.
 
 ``prometheus_client`` is imported only when a registry is given (extra ``kubectrl[metrics]``);
 without one every call is a no-op.
@@ -80,6 +83,12 @@ def _families_for(registry: CollectorRegistry) -> dict[str, Any]:
                 ["controller"],
                 registry=registry,
             ),
+            "timeouts": prom.Counter(
+                "controller_runtime_reconcile_timeouts_total",
+                "Total number of reconciliation timeouts per controller",
+                ["controller"],
+                registry=registry,
+            ),
             "time": prom.Histogram(
                 "controller_runtime_reconcile_time_seconds",
                 "Length of time per reconciliation per controller",
@@ -120,7 +129,7 @@ class ControllerMetrics:
             # Initialise every series at 0, as controller-runtime does, so rates start at once.
             for result in RECONCILE_RESULTS:
                 self._families["total"].labels(controller, result)
-            for name in ("errors", "terminal", "panics", "active", "max_concurrent"):
+            for name in ("errors", "terminal", "panics", "timeouts", "active", "max_concurrent"):
                 self._families[name].labels(controller)
 
     def set_max_concurrent(self, workers: int) -> None:
@@ -143,3 +152,8 @@ class ControllerMetrics:
             self._families["errors"].labels(self._controller).inc()
         if terminal:
             self._families["terminal"].labels(self._controller).inc()
+
+    def reconcile_timed_out(self) -> None:
+        """Count one reconcile cut off at the controller's ``reconcile_timeout``."""
+        if self._families is not None:
+            self._families["timeouts"].labels(self._controller).inc()
