@@ -147,7 +147,8 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
         webhook_server=webhook_server,
     )
     manager = Manager(config, options=options)
-    recorder = manager.event_recorder(CONTROLLER_AGENT_NAME)
+    # core v1 Events, as the Go original's record.EventRecorder writes them.
+    recorder = manager.event_recorder(CONTROLLER_AGENT_NAME, api="v1")
     (
         Builder(manager)
         .for_(Foo)
