@@ -151,3 +151,16 @@ async def test_core_v1_refuses_an_event_in_another_namespace_than_its_object(
     with pytest.raises(InvalidError) as info:
         await c.create(body)
     assert [cause.field for cause in info.value.causes] == ["involvedObject.namespace"]
+
+
+@pytest.mark.fake_xfail(
+    "Events of core v1 and events.k8s.io/v1 are one resource on the apiserver, two in the fake"
+)
+async def test_an_events_v1_event_is_read_through_core_v1(target: Target) -> None:
+    """pkg/apis/events/v1 conversion: ``regarding`` is ``involvedObject``, ``note`` is
+    ``message`` (pkg/registry/core/event: one storage for both groups)."""
+    c, ns, name = target.client, target.namespace, unique("ev")
+    await c.create(event(name, ns))
+    core = await c.get(CORE_EVENT, name, namespace=ns)
+    assert core["involvedObject"]["name"] == "subject"
+    assert core["message"] == "a note"
