@@ -107,6 +107,11 @@ class SeriesCorrelator:
         self._max = max_entries
         self._entries: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
         self._evicted: list[CorrelationResult] = []
+        # No entry has anything due before this time (None: nothing remembered). Every entry
+        # ends at most FINISH_SECONDS after it was last seen, so a new entry never comes due
+        # earlier than the ones already there, and an entry seen again only comes due later:
+        # the bound stays true between the scans that recompute it.
+        self._earliest: float | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -119,6 +124,8 @@ class SeriesCorrelator:
         if entry is None:
             stored = copy.deepcopy(dict(event))
             self._entries[key] = _Entry(stored, now)
+            if self._earliest is None:
+                self._earliest = now + FINISH_SECONDS
             self._evict()
             return CorrelationResult(copy.deepcopy(stored), None)
         self._entries.move_to_end(key)
@@ -129,7 +136,8 @@ class SeriesCorrelator:
             series["count"] = int(series.get("count") or 1) + 1
             series["lastObservedTime"] = observed
             entry.unwritten = True
-            return CorrelationResult(copy.deepcopy(entry.event), None, skip=True)
+            # Nothing to write: the result is for the log only (the correlator's own dict).
+            return CorrelationResult(entry.event, None, skip=True)
         entry.event["series"] = {"count": 2, "lastObservedTime": observed}
         entry.last_written = now
         return CorrelationResult(copy.deepcopy(entry.event), _series_patch(entry.event))
@@ -144,6 +152,8 @@ class SeriesCorrelator:
         30 minutes, and the counts of entries evicted for room."""
         now = self._clock.now()
         writes, self._evicted = self._evicted, []
+        if self._earliest is None or now < self._earliest:
+            return writes
         for key, entry in list(self._entries.items()):
             has_series = isinstance(entry.event.get("series"), dict)
             if now - entry.last_seen >= FINISH_SECONDS:
@@ -154,20 +164,26 @@ class SeriesCorrelator:
                 entry.last_written = now
                 entry.unwritten = False
                 writes.append(_write_of(entry))
+        self._earliest = self._soonest()
         return writes
 
-    def next_due(self) -> float | None:
-        """Seconds until :meth:`due` has something to do (``None``: nothing remembered)."""
-        if self._evicted:
-            return 0.0
-        now = self._clock.now()
+    def _soonest(self) -> float | None:
         soonest: float | None = None
         for entry in self._entries.values():
             at = entry.last_seen + FINISH_SECONDS
             if isinstance(entry.event.get("series"), dict):
                 at = min(at, entry.last_written + REFRESH_SECONDS)
             soonest = at if soonest is None else min(soonest, at)
-        return None if soonest is None else max(0.0, soonest - now)
+        return soonest
+
+    def next_due(self) -> float | None:
+        """Seconds until :meth:`due` may have something to do (``None``: nothing
+        remembered)."""
+        if self._evicted:
+            return 0.0
+        if self._earliest is None:
+            return None
+        return max(0.0, self._earliest - self._clock.now())
 
     def flush(self) -> list[CorrelationResult]:
         """Every series count not written yet (on shutdown); they count as written."""
