@@ -196,6 +196,8 @@ class Builder:
             clock=self._manager.clock,
             registry=self._manager.registry,
         )
+        # controller-runtime's reconcile logger carries controllerGroup and controllerKind.
+        controller._for_group_kind = (owner_group, owner_kind)
         self._manager.add(controller)
         self._built = True
         return controller

@@ -77,11 +77,14 @@ log = logging.getLogger("kubectrl.runtime.controller")
 
 @dataclasses.dataclass(frozen=True)
 class ReconcileInfo:
-    """The reconcile running in this context: controller name, request and reconcile id."""
+    """The reconcile running in this context: controller name, request and reconcile id (and
+    the group and kind the controller reconciles, when a Builder made it)."""
 
     controller: str
     request: Request
     reconcile_id: str
+    controller_group: str = ""
+    controller_kind: str = ""
 
 
 _current: contextvars.ContextVar[ReconcileInfo | None] = contextvars.ContextVar(
@@ -232,6 +235,7 @@ class Controller:
         if not name:
             raise ValueError("a controller needs a name (it labels logs, metrics and the queue)")
         self._name = name
+        self._for_group_kind = ("", "")  # the Builder's for_ kind, for the log fields
         self._options = options if options is not None else ControllerOptions()
         self._reconciler = reconciler
         self._registry = registry
@@ -634,7 +638,9 @@ class Controller:
             **_request_fields(request),
             "reconcile_id": reconcile_id,
         }
-        token = _current.set(ReconcileInfo(self._name, request, reconcile_id))
+        token = _current.set(
+            ReconcileInfo(self._name, request, reconcile_id, *self._for_group_kind)
+        )
         log.debug("Reconciling %s", request, extra=extra)
         started = self._clock.now()
         self._running[request] = reconcile_id

@@ -3,7 +3,8 @@
 
 A record made while a reconcile runs (in its task, or its thread for a ``def`` reconciler)
 remembers that reconcile; its fields (``controller``, ``namespace``, ``object_name``,
-``reconcile_id``) become record attributes when the record is formatted
+``reconcile_id``; ``controller_group`` and ``controller_kind`` for a Builder's controller) become
+record attributes when the record is formatted
 (:meth:`logging.LogRecord.getMessage`, which every :class:`logging.Formatter` calls first) or
 when one of them is read. Not at creation: :meth:`logging.Logger.makeRecord` refuses an
 ``extra`` key the record already has, and a caller's ``extra={"reconcile_id": ...}`` must keep
@@ -23,8 +24,16 @@ from typing import Any, Protocol
 __all__ = ["FIELDS", "install", "installed", "uninstall"]
 
 #: The attributes a record made inside a reconcile gets (``name`` is the logger's, hence
-#: ``object_name``), as the controller's own records carry them.
-FIELDS = ("controller", "namespace", "object_name", "reconcile_id")
+#: ``object_name``), as the controller's own records carry them; ``controller_group`` and
+#: ``controller_kind`` only for a controller a Builder made (its ``for_`` kind).
+FIELDS = (
+    "controller",
+    "controller_group",
+    "controller_kind",
+    "namespace",
+    "object_name",
+    "reconcile_id",
+)
 
 _KEY = "_kubectrl_reconcile"
 
@@ -47,15 +56,25 @@ class _Info(Protocol):
     @property
     def reconcile_id(self) -> str: ...
 
+    @property
+    def controller_group(self) -> str: ...
+
+    @property
+    def controller_kind(self) -> str: ...
+
 
 def fields_of(info: _Info) -> dict[str, str]:
     """The log fields of a running reconcile."""
-    return {
-        "controller": info.controller,
-        "namespace": info.request.namespace,
-        "object_name": info.request.name,
-        "reconcile_id": info.reconcile_id,
-    }
+    fields = {"controller": info.controller}
+    if info.controller_kind:
+        fields["controller_group"] = info.controller_group
+        fields["controller_kind"] = info.controller_kind
+    fields.update(
+        namespace=info.request.namespace,
+        object_name=info.request.name,
+        reconcile_id=info.reconcile_id,
+    )
+    return fields
 
 
 class _ContextRecord:

@@ -6,7 +6,9 @@ A controller, when it starts, wraps the :func:`logging.setLogRecordFactory` fact
 (:func:`install`): a record made while a reconcile runs, in its task or in the thread of a
 ``def`` reconciler, from any logger (``logging.getLogger(__name__).info(...)``), gets the
 attributes ``controller``, ``namespace``, ``object_name`` and ``reconcile_id`` (``name`` is
-the logger's name in :class:`logging.LogRecord`). They are there for any formatter (a JSON one,
+the logger's name in :class:`logging.LogRecord`), and for a controller a ``Builder`` made,
+``controller_group`` and ``controller_kind`` (its ``for_`` kind: controller-runtime's
+``controllerGroup`` and ``controllerKind``). They are there for any formatter (a JSON one,
 or ``%(reconcile_id)s`` in a format string) once the record is formatted, and for a filter that
 reads them. An ``extra=`` of your own with one of those keys wins.
 
@@ -36,7 +38,8 @@ __all__ = ["FIELDS", "install", "installed", "reconcile_fields", "uninstall"]
 
 def reconcile_fields() -> dict[str, str]:
     """The running reconcile's log fields (``controller``, ``namespace``, ``object_name``,
-    ``reconcile_id``); empty outside a reconcile.
+    ``reconcile_id``, and ``controller_group``, ``controller_kind`` for a Builder's
+    controller); empty outside a reconcile.
 
     Example::
 

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from kubectrl.runtime import Controller, Request
+from kubectrl.client import AsyncClient
+from kubectrl.runtime import Builder, Controller, Manager, Request
 from kubectrl.runtime.log import FIELDS, installed, reconcile_fields, uninstall
-from kubectrl.testing import eventually
+from kubectrl.testing import FakeAPI, eventually, run_manager
 
 R = Request("ns", "web")
 FORMAT = "%(controller)s|%(namespace)s|%(object_name)s|%(reconcile_id)s|%(message)s"
@@ -125,3 +126,38 @@ async def test_uninstall_puts_the_previous_factory_back(lines: Lines) -> None:
     uninstall()
     assert not installed()
     assert logging.getLogRecordFactory() is logging.LogRecord
+
+
+async def test_a_builders_controller_adds_its_group_and_kind(lines: Lines) -> None:
+    """controller-runtime's logger carries ``controllerGroup`` and ``controllerKind``, the
+    ``For`` kind's (pkg/builder/controller.go sets them on the controller's logger)."""
+    api = FakeAPI()
+    manager = Manager(api.config())
+    seen: list[dict[str, str]] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(reconcile_fields())
+        logging.getLogger("user.reconciler").info("deploying")
+
+    Builder(manager).for_(("apps/v1", "Deployment")).complete(reconcile)
+    async with run_manager(manager), AsyncClient(api.config()) as client:
+        await client.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+                    },
+                },
+            }
+        )
+        await eventually(lambda: seen)
+    assert (seen[0]["controller_group"], seen[0]["controller_kind"]) == ("apps", "Deployment")
+    (record,) = [r for r in lines.records if r.msg == "deploying"][:1]
+    record.getMessage()
+    assert (record.controller_group, record.controller_kind) == ("apps", "Deployment")
+    assert record.object_name == "web"
