@@ -32,6 +32,7 @@ Example::
         plural="gizmos",
         status_subresource=False,
         storage=True,
+        meta_properties=(),
     ):
         spec: GizmoSpec | None = None
 """
