@@ -38,6 +38,10 @@ from kubectrl.cache._informer import CacheSyncError, Informer, Transform, strip_
 from kubectrl.cache._lister import Lister, NamespaceLister
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions, ListWatch, resource_ref
 from kubectrl.cache._reflector import Reflector, ReflectorSink, WatchErrorHandler
+from kubectrl.cache._resource_version import (
+    compare_resource_versions,
+    is_comparable_resource_version,
+)
 from kubectrl.cache._shard import ShardField, ShardRange, ShardSelector, shard_index
 from kubectrl.cache._store import (
     NAMESPACE_INDEX,
@@ -77,6 +81,8 @@ __all__ = [
     "ShardSelector",
     "Transform",
     "WatchErrorHandler",
+    "compare_resource_versions",
+    "is_comparable_resource_version",
     "namespace_index_func",
     "resource_ref",
     "shard_index",

@@ -31,6 +31,10 @@ from kubectrl.cache._handlers import (
 from kubectrl.cache._lister import Lister
 from kubectrl.cache._listwatch import ListerWatcher, describe_resource
 from kubectrl.cache._reflector import Reflector, WatchErrorHandler
+from kubectrl.cache._resource_version import (
+    compare_resource_versions,
+    is_comparable_resource_version,
+)
 from kubectrl.cache._store import Indexer, IndexFunc
 from kubectrl.client import EventType
 from kubectrl.errors import KubectrlError
@@ -157,6 +161,10 @@ class Informer:
             on_watch_error=on_watch_error,
             name=self.name,
         )
+        self.reflector.on_progress = self._progressed
+        # Who waits for the store to reach a resourceVersion: (version, future), woken by
+        # _progressed as the reflector moves on.
+        self._version_waiters: list[tuple[str, asyncio.Future[None]]] = []
         self._handlers: list[HandlerRegistration] = []
         self._synced = False
         self._synced_event: asyncio.Event | None = None
@@ -334,6 +342,73 @@ class Informer:
         if self.has_synced():
             return
         raise CacheSyncError(self.sync_failure_message(timeout), {self.name: self.last_error})
+
+    def has_seen(self, resource_version: str) -> bool:
+        """Whether the store has applied every change up to ``resource_version``.
+
+        That is, :attr:`last_sync_resource_version` is at least ``resource_version``
+        (client-go's ``LastStoreSyncResourceVersion``, ordered with
+        :func:`~kubectrl.cache.compare_resource_versions`; ``False`` before the first sync). A
+        version that cannot be ordered raises ``ValueError`` naming it.
+
+        Example::
+
+            created = await client.create(pod)
+            informer.has_seen(created["metadata"]["resourceVersion"])   # often False yet
+        """
+        current = self.reflector.last_sync_resource_version
+        if not is_comparable_resource_version(resource_version):
+            compare_resource_versions(resource_version, resource_version)  # raises, naming it
+        return bool(current) and compare_resource_versions(current, resource_version) >= 0
+
+    async def wait_for_resource_version(
+        self, resource_version: str, timeout: float | None = None
+    ) -> bool:
+        """Wait until the store has applied every change up to ``resource_version``.
+
+        Returns ``True`` once :meth:`has_seen` holds (at once if it already does), ``False``
+        after ``timeout`` seconds of this informer's clock, or at once when the informer is
+        not running (not started, stopped, or its reflector ended): nothing would move it.
+        Woken by the reflector as it applies events, lists and bookmarks, never by polling. A
+        version that cannot be ordered raises ``ValueError`` naming it.
+
+        The store reaches a version only through this informer's watch: a write its selectors
+        filter out moves it only with a later event or a bookmark (the apiserver sends one
+        about once a minute).
+
+        Example::
+
+            pod = await client.create(pod)
+            if await informer.wait_for_resource_version(pod["metadata"]["resourceVersion"], 5):
+                pods = informer.lister.namespace("ns").list()   # includes the new Pod
+        """
+        if self.has_seen(resource_version):
+            return True
+        task = self._reflector_task
+        if not self._started or self._stopped or task is None or task.done():
+            return False
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter = (resource_version, future)
+        self._version_waiters.append(waiter)
+        waiters: set[asyncio.Future[Any]] = {future, asyncio.ensure_future(asyncio.shield(task))}
+        if timeout is not None:
+            waiters.add(asyncio.ensure_future(self.clock.sleep(timeout)))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for other in waiters:
+                if other is not future:
+                    other.cancel()
+            if waiter in self._version_waiters:
+                self._version_waiters.remove(waiter)
+        return self.has_seen(resource_version)
+
+    def _progressed(self, resource_version: str) -> None:
+        if not self._version_waiters or not is_comparable_resource_version(resource_version):
+            return
+        for wanted, future in self._version_waiters:
+            if not future.done() and compare_resource_versions(resource_version, wanted) >= 0:
+                future.set_result(None)
 
     def sync_failure_message(self, timeout: float | None) -> str:
         """The message :meth:`wait_for_cache_sync` raises with."""

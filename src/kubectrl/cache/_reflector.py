@@ -123,6 +123,9 @@ class Reflector:
         #: Number of completed syncs (lists or streaming lists).
         self.syncs = 0
         self._resource_version = ""
+        #: Called with the new position each time it moves (after the sink has applied what
+        #: brought it there): the informer wakes who waits for a resourceVersion.
+        self.on_progress: Callable[[str], None] | None = None
         shard = getattr(list_watch, "shard", None)
         #: The shard this reflector keeps (``None``: everything).
         self.shard: ShardSelector | None = shard if isinstance(shard, ShardSelector) else None
@@ -138,6 +141,11 @@ class Reflector:
         """The resourceVersion the sink is synced to (``""`` before the first sync), updated as
         watch events arrive."""
         return self._resource_version
+
+    def _advance(self, resource_version: str) -> None:
+        self._resource_version = resource_version
+        if self.on_progress is not None:
+            self.on_progress(resource_version)
 
     async def run(self) -> None:
         """List and watch until cancelled."""
@@ -208,7 +216,7 @@ class Reflector:
             kind = self._failed("list", err)
             return ListFailed(kind, action.resource_version, during_continue=token is not None)
         self.sink.replace(items, resource_version)
-        self._resource_version = resource_version
+        self._advance(resource_version)
         self.syncs += 1
         return ListSucceeded(resource_version, paginated, action.resource_version)
 
@@ -241,16 +249,16 @@ class Reflector:
                         self.shard_dropped += 1
                         if initial is None:
                             resource_version = event.resource_version or resource_version
-                            self._resource_version = resource_version
+                            self._advance(resource_version)
                         continue
                     if event.type is EventType.BOOKMARK:
                         resource_version = event.resource_version or resource_version
                         if initial is None:
-                            self._resource_version = resource_version
+                            self._advance(resource_version)
                         if initial is not None and event.is_initial_events_end:
                             self.sink.replace(list(initial.values()), resource_version)
                             self.syncs += 1
-                            self._resource_version = resource_version
+                            self._advance(resource_version)
                             initial = None
                         continue
                     if not self._named(event.object, event.type.value):
@@ -258,7 +266,7 @@ class Reflector:
                         # replay it.
                         if initial is None:
                             resource_version = event.resource_version or resource_version
-                            self._resource_version = resource_version
+                            self._advance(resource_version)
                         continue
                     if initial is not None:
                         key = fast_meta_namespace_key(event.object)
@@ -273,7 +281,7 @@ class Reflector:
                     # this reflector never starts one there: it watches from what a list, a
                     # streaming list or an event returned, and the apiserver always sends one.
                     resource_version = event.resource_version or resource_version
-                    self._resource_version = resource_version
+                    self._advance(resource_version)
         except Exception as err:
             error = self._failed("watch", err)
         return WatchEnded(

@@ -8,7 +8,11 @@ straight to the server through :class:`~kubectrl.client.AsyncClient`.
 Why: a controller reads far more than it writes, and a watch-fed cache is what makes N reconciles
 per second cheap for the API server. The price is the cache lag (controller-runtime #1464):
 right after a write, a read may still return the old object. Reconcilers must be idempotent
-anyway; use :attr:`CachedClient.reader` when a read really must be live.
+anyway; use :attr:`CachedClient.reader` when a read really must be live. Across reconciles the
+controller reads its own writes (Kubernetes 1.36's stale controller mitigation): each write made
+here during a reconcile is noted with its resourceVersion, and the next reconcile of that key
+waits until the informers of the written kind have seen it
+(``ControllerOptions.read_your_writes``, docs/read-your-writes.md).
 
 Kinds may be named by model classes (``V1Deployment``, a custom resource class): a read then
 returns a fresh instance of the class built from the cached dict on every call (the cache keeps
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -69,7 +74,9 @@ from kubectrl.client.options import (
     PatchOptions,
     WriteOptions,
 )
+from kubectrl.errors import KubectrlError
 from kubectrl.leaderelection import LeaderElectionLostError
+from kubectrl.objects import api_version_of, metadata_of
 from kubectrl.runtime._field_index import (
     FieldIndexer,
     FieldIndexError,
@@ -78,6 +85,7 @@ from kubectrl.runtime._field_index import (
     namespaced_index_key,
 )
 from kubectrl.runtime._kind_source import normalize_resource
+from kubectrl.runtime._read_your_writes import current_tracker, note_write
 from kubectrl.runtime._typed import model_view
 
 if TYPE_CHECKING:
@@ -86,6 +94,8 @@ if TYPE_CHECKING:
 __all__ = ["BlockingCachedClient", "BlockingStatusWriter", "CachedClient", "StatusWriter"]
 
 T = TypeVar("T")
+
+log = logging.getLogger("kubectrl.runtime.client")
 
 #: The options the cache serves (the rest are refused by name: use ``client.reader``).
 CACHE_GET_OPTIONS = frozenset({"namespace"})
@@ -107,11 +117,15 @@ class CachedClient(KubeClient):
     :class:`~kubectrl.leaderelection.LeaderElectionLostError`, naming the write, without
     sending it when the fence is closed. Reads are never fenced.
 
-    Caveats: reads lag writes (read your writes with :attr:`reader`); a cache restricted to one
-    namespace cannot answer for another (``ValueError``); field selectors are not served from
-    the cache (``ValueError``; use :attr:`reader`), but a list by one field with
-    ``matching_fields`` is, through a field index (:attr:`field_indexer`). Writes sent through
-    :attr:`reader` directly are not fenced.
+    Writes made during a controller's reconcile are noted for it (kind and resourceVersion of
+    the answer): the controller's next reconcile of that key waits until the cache has seen them
+    (``ControllerOptions.read_your_writes``). Nothing is noted outside a reconcile.
+
+    Caveats: within one reconcile reads lag its writes (read them with :attr:`reader`); a cache
+    restricted to one namespace cannot answer for another (``ValueError``); field selectors are
+    not served from the cache (``ValueError``; use :attr:`reader`), but a list by one field
+    with ``matching_fields`` is, through a field index (:attr:`field_indexer`). Writes sent
+    through :attr:`reader` directly are neither fenced nor noted.
 
     A model class as the kind makes reads typed: ``get`` returns an instance of the class and
     ``list`` a :class:`~kubectrl.client.ModelList` of them, each built afresh from the cached
@@ -139,8 +153,9 @@ class CachedClient(KubeClient):
         field_indexer: FieldIndexer | None = None,
     ) -> None:
         self._client = client
-        # Every write goes through this view of the client, which asks the fence first.
-        self._writer = client.with_write_hooks(before=self.check_fence)
+        # Every write goes through this view of the client, which asks the fence first and
+        # notes the answer for read-your-writes after.
+        self._writer = client.with_write_hooks(before=self.check_fence, after=self._note)
         self._factory = factory
         self._sync_timeout = sync_timeout
         self._fence = leader_fence
@@ -404,6 +419,31 @@ class CachedClient(KubeClient):
         """:meth:`AsyncClient.delete_collection
         <kubectrl.client.AsyncClient.delete_collection>`, fenced."""
         return await self._writer.delete_collection(resource, **options)
+
+    async def _note(self, written: dict[str, Any]) -> None:
+        """``written`` (a write's answer), noted for read-your-writes when a controller's
+        reconcile runs here: its next reconcile of the key waits until every informer of the
+        written kind has seen the answer's resourceVersion."""
+        if current_tracker() is None:
+            return
+        kind = str(written.get("kind") or "")
+        resource_version = str(metadata_of(written).get("resourceVersion") or "")
+        if not kind or kind == "Status" or not written.get("apiVersion") or not resource_version:
+            return  # a Status (a delete that removed the object at once): no version
+        try:
+            res = await self._client.resource(normalize_resource((api_version_of(written), kind)))
+        except (KubectrlError, TypeError, ValueError) as err:
+            log.warning(
+                "read-your-writes: cannot tell the kind of a write's answer (%s): the next "
+                "reconcile does not wait for the cache to see it",
+                err,
+                extra={"resource_version": resource_version},
+            )
+            return
+        names = {str(res.gvr), str(res.gvk)}
+        informers = [i for key, i in self._factory.informers.items() if key.resource in names]
+        if informers:
+            note_write(informers, resource_version, what=res.label)
 
     async def resource(self, resource: KindRef) -> APIResource:
         """Discovery (so controllerutil helpers accept this client)."""

@@ -41,9 +41,11 @@ from typing import TYPE_CHECKING, Any
 from kubectrl._aio import call_in_loop
 from kubectrl._clock import Clock, RealClock
 from kubectrl.errors import APIError, KubectrlError
+from kubectrl.runtime import _read_your_writes as read_your_writes
 from kubectrl.runtime._log_context import install as install_log_context
 from kubectrl.runtime._metrics import ControllerMetrics
 from kubectrl.runtime._none_fields import none_field
+from kubectrl.runtime._read_your_writes import GIVE_UP_AFTER, WriteTracker
 from kubectrl.runtime._reconcile import (
     ReconcileLike,
     Request,
@@ -175,6 +177,15 @@ class ControllerOptions:
     #: fill the queue from the synced caches), and only its workers once leading; a new
     #: leader then reconciles at once, with no LIST and no replay of the cache.
     enable_warmup: bool = False
+    #: Read your own writes (Kubernetes 1.36's stale controller mitigation, KEP-5647): the
+    #: manager's client notes the resourceVersion of every write a reconcile makes, and the
+    #: next reconcile of that key first waits until the informers of the written kinds have
+    #: seen it, so it does not act on a cache older than its own last write. ``False`` turns
+    #: this off (every reconcile starts at once, the cache as it is).
+    read_your_writes: bool = True
+    #: How long (seconds) a reconcile waits for the cache to catch up with the key's writes;
+    #: past it the key is requeued with backoff and waits again on its next turn.
+    read_your_writes_timeout: float = 5.0
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
@@ -189,6 +200,11 @@ class ControllerOptions:
             raise ValueError(
                 f"reconcile_timeout must be None (no limit) or a finite number of seconds > 0, "
                 f"got {self.reconcile_timeout}"
+            )
+        if not (self.read_your_writes_timeout > 0 and math.isfinite(self.read_your_writes_timeout)):
+            raise ValueError(
+                "read_your_writes_timeout must be a finite number of seconds > 0, got "
+                f"{self.read_your_writes_timeout}"
             )
 
 
@@ -248,6 +264,7 @@ class Controller:
         )
         self._enqueue = _Enqueue(self._queue, self._options.low_priority_when_unchanged)
         self._metrics = ControllerMetrics(registry, name)
+        self._writes = WriteTracker(name, self._clock) if self._options.read_your_writes else None
         self._workers: list[asyncio.Task[None]] = []
         self._fence: Callable[[], bool] | None = None
         self._fence_closed = False
@@ -439,6 +456,8 @@ class Controller:
                 ", ".join(held),
                 extra={"controller": self._name, "count": len(held), "keys": held},
             )
+        if self._writes is not None:
+            self._writes.clear()
         log.info(
             "All workers finished for controller %s", self._name, extra={"controller": self._name}
         )
@@ -631,7 +650,67 @@ class Controller:
 
         future.add_done_callback(release)
 
+    async def _caught_up(self, request: Request) -> bool:
+        """Wait (bounded) until the informers have seen the key's earlier writes; ``False``
+        when they have not: the key is then requeued with backoff."""
+        writes = self._writes
+        if writes is None:
+            return True
+        pending = writes.take(request)
+        if not pending:
+            return True
+        timeout = self._options.read_your_writes_timeout
+        deadline = self._clock.now() + timeout
+        unseen = []
+        for expectation in pending:
+            remaining = max(0.0, deadline - self._clock.now())
+            try:
+                seen = await expectation.informer.wait_for_resource_version(
+                    expectation.resource_version, remaining
+                )
+            except ValueError:  # the informer's position cannot be ordered
+                seen = True
+            if not seen:
+                unseen.append(expectation)
+        if not unseen:
+            self._metrics.stale_cache("waited")
+            return True
+        now = self._clock.now()
+        extra = {"controller": self._name, **_request_fields(request)}
+        what = ", ".join(
+            f"{e.what} at resourceVersion {e.resource_version} (informer {e.informer.name} at "
+            f"{e.informer.last_sync_resource_version or 'none'})"
+            for e in unseen
+        )
+        if all(now - e.since >= GIVE_UP_AFTER for e in unseen):
+            log.warning(
+                "controller %s: the cache has not seen the writes of %s after %g s: %s; "
+                "reconciling without waiting any longer",
+                self._name,
+                request,
+                GIVE_UP_AFTER,
+                what,
+                extra=extra,
+            )
+            self._metrics.stale_cache("gave_up")
+            return True
+        writes.keep(request, unseen)
+        log.info(
+            "controller %s: the cache has not seen the writes of %s within %g s: %s; "
+            "requeued with backoff",
+            self._name,
+            request,
+            timeout,
+            what,
+            extra=extra,
+        )
+        self._metrics.stale_cache("requeued")
+        self._queue.add_rate_limited(request)
+        return False
+
     async def _reconcile_handler(self, request: Request) -> None:
+        if not await self._caught_up(request):
+            return
         reconcile_id = str(uuid.uuid4())
         extra: dict[str, Any] = {
             "controller": self._name,
@@ -644,6 +723,8 @@ class Controller:
         log.debug("Reconciling %s", request, extra=extra)
         started = self._clock.now()
         self._running[request] = reconcile_id
+        writes = self._writes
+        noting = read_your_writes.enter(writes, request) if writes is not None else None
         try:
             returned = await self._call(request)
         except asyncio.CancelledError:
@@ -668,6 +749,8 @@ class Controller:
             return
         finally:
             self._running.pop(request, None)
+            if noting is not None:
+                read_your_writes.leave(noting)
             _current.reset(token)
         elapsed = self._clock.now() - started
         result = _as_result(returned, extra)

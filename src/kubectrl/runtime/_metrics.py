@@ -11,10 +11,17 @@ name                                                   type       labels
 ``controller_runtime_reconcile_time_seconds``          histogram  controller
 ``controller_runtime_max_concurrent_reconciles``       gauge      controller
 ``controller_runtime_active_workers``                  gauge      controller
+``controller_runtime_reconcile_stale_cache_total``     counter    controller, result
 =====================================================  =========  ===========================
 
-``result`` is one of ``success``, ``error``, ``requeue``, ``requeue_after``. Python has no
-panics distinct from errors: every exception a reconciler raises is an error, so
+``result`` is one of ``success``, ``error``, ``requeue``, ``requeue_after``.
+``controller_runtime_reconcile_stale_cache_total`` is kubectrl's own (controller-runtime has no
+read-your-writes yet): how often a reconcile found the cache behind the key's own earlier writes
+(``ControllerOptions.read_your_writes``), by outcome: ``waited`` (it caught up within
+``read_your_writes_timeout`` and the reconcile ran), ``requeued`` (it did not; the key was
+requeued with backoff), ``gave_up`` (still unseen after a long while; the reconcile ran).
+
+Python has no panics distinct from errors: every exception a reconciler raises is an error, so
 ``..._panics_total`` stays 0; it is exported so dashboards built for Go controllers work.
 ``..._timeouts_total`` counts the reconciles the controller cut off at its
 ``reconcile_timeout`` (controller-runtime's ``ReconciliationTimeout``), not other errors.
@@ -32,9 +39,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["RECONCILE_RESULTS", "RECONCILE_TIME_BUCKETS", "ControllerMetrics"]
+__all__ = [
+    "RECONCILE_RESULTS",
+    "RECONCILE_TIME_BUCKETS",
+    "STALE_CACHE_RESULTS",
+    "ControllerMetrics",
+]
 
 RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
+STALE_CACHE_RESULTS = ("waited", "requeued", "gave_up")
 
 # controller-runtime's buckets for controller_runtime_reconcile_time_seconds.
 RECONCILE_TIME_BUCKETS: tuple[float, ...] = (
@@ -102,6 +115,13 @@ def _families_for(registry: CollectorRegistry) -> dict[str, Any]:
                 ["controller"],
                 registry=registry,
             ),
+            "stale_cache": prom.Counter(
+                "controller_runtime_reconcile_stale_cache_total",
+                "Total number of reconciles that found the cache behind the key's own earlier "
+                "writes, per controller and outcome (waited, requeued, gave_up)",
+                ["controller", "result"],
+                registry=registry,
+            ),
             "active": prom.Gauge(
                 "controller_runtime_active_workers",
                 "Number of currently used workers per controller",
@@ -129,6 +149,8 @@ class ControllerMetrics:
             # Initialise every series at 0, as controller-runtime does, so rates start at once.
             for result in RECONCILE_RESULTS:
                 self._families["total"].labels(controller, result)
+            for result in STALE_CACHE_RESULTS:
+                self._families["stale_cache"].labels(controller, result)
             for name in ("errors", "terminal", "panics", "timeouts", "active", "max_concurrent"):
                 self._families[name].labels(controller)
 
@@ -141,6 +163,12 @@ class ControllerMetrics:
         """Add ``delta`` (+1 / -1) to the active workers gauge."""
         if self._families is not None:
             self._families["active"].labels(self._controller).inc(delta)
+
+    def stale_cache(self, result: str) -> None:
+        """Count one reconcile that found the cache behind the key's writes (``result``: one
+        of :data:`STALE_CACHE_RESULTS`)."""
+        if self._families is not None:
+            self._families["stale_cache"].labels(self._controller, result).inc()
 
     def reconciled(self, result: str, *, seconds: float, terminal: bool = False) -> None:
         """Count one reconcile with ``result`` and its duration."""
