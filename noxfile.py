@@ -81,6 +81,7 @@ def demo(session: nox.Session) -> None:
 BENCHMARKS = [
     "benchmarks/bench_import.py",
     "benchmarks/bench_models.py",
+    "benchmarks/bench_read_your_writes.py",
     "benchmarks/bench_sharding.py",
     "benchmarks/bench_transport.py",
     "benchmarks/bench_typed.py",
