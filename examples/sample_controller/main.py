@@ -53,6 +53,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="concurrent reconciles (default 2)")
     parser.add_argument("--leader-elect", action="store_true", help="use a Lease for leadership")
     parser.add_argument(
+        "--read-your-writes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="before a Foo's next sync, wait for the cache to see this controller's own writes "
+        "(default: on)",
+    )
+    parser.add_argument(
         "--leader-election-namespace",
         default="",
         help="namespace of the Lease (default: the pod's namespace)",
@@ -156,7 +163,11 @@ def build_manager(args: argparse.Namespace, kubeconfig: str | None = None) -> Ma
         # objects; like the original, skip updates whose resourceVersion did not change.
         .owns(V1Deployment, predicates=[resource_version_changed])
         .named("foo")
-        .with_options(max_concurrent_reconciles=args.workers, rate_limiter=rate_limiter())
+        .with_options(
+            max_concurrent_reconciles=args.workers,
+            rate_limiter=rate_limiter(),
+            read_your_writes=args.read_your_writes,
+        )
         .complete(FooReconciler(manager.client, recorder))
     )
     if args.enable_webhooks:

@@ -5,9 +5,12 @@ everyone else's. The chaos proxy holds back the events of one watched resource s
 controller's cache of it stays stale for as long as the test needs, deterministically:
 
 * Deployments' watch held back: the controller creates a Foo's Deployment, then (its own status
-  write changed the Foo) syncs the Foo again while its cache still has no Deployment. Its create
-  gets ``AlreadyExists``; it must read the Deployment from the API server and finish the sync,
-  not fail the key into backoff until the watch catches up.
+  write changed the Foo) the Foo comes back while its cache still has no Deployment. By default
+  (read-your-writes, Kubernetes 1.36's stale controller mitigation, KEP-5647) that sync waits
+  for the cache to see the create, requeued with backoff while the watch is held, and then
+  creates nothing. With ``--no-read-your-writes`` it syncs on the stale cache: its create gets
+  ``AlreadyExists``; it must read the Deployment from the API server and finish the sync, not
+  fail the key into backoff until the watch catches up.
 * Foos' watch held back: someone else changed a Foo (its resourceVersion moved on) when a
   Deployment's availability changes. The status write from the stale Foo must not fail with
   ``Conflict`` until the watch catches up: the controller patches ``status.availableReplicas``.
@@ -44,15 +47,23 @@ DEADLINE = 30.0
 
 
 @pytest.fixture
+def controller_flags() -> tuple[str, ...]:
+    """The sample controller's extra flags (a test overrides it by parametrizing)."""
+    return ()
+
+
+@pytest.fixture
 def controller(
     foo_crd: None,
     chaos_proxy: ChaosProxy,
     processes: Callable[..., Process],
     namespace: str,
     tmp_path: Path,
+    controller_flags: tuple[str, ...],
 ) -> Iterator[Process]:
     proxied = chaos_proxy.kubeconfig(tmp_path / "via-proxy.kubeconfig")
-    process = processes(sample_controller_argv(proxied, "--namespace", namespace))
+    argv = sample_controller_argv(proxied, "--namespace", namespace, *controller_flags)
+    process = processes(argv)
     yield process
     assert process.stop() == 0, process.tail()
 
@@ -90,6 +101,7 @@ async def synced_at_least(api: AsyncClient, namespace: str, name: str, times: in
     return sum(int(e.get("count", 1)) for e in events["items"]) >= times
 
 
+@pytest.mark.parametrize("controller_flags", [("--no-read-your-writes",)])
 async def test_create_that_finds_the_deployment_exists_reads_it_and_finishes_the_sync(
     control_plane: ControlPlane, chaos_proxy: ChaosProxy, controller: Process, namespace: str
 ) -> None:
@@ -114,6 +126,40 @@ async def test_create_that_finds_the_deployment_exists_reads_it_and_finishes_the
             assert foo["status"] == {"availableReplicas": 0}
         finally:
             chaos_proxy.resume_watches("deployments")
+    assert "AlreadyExists" not in reconcile_errors(controller.output())
+
+
+async def test_the_next_sync_waits_for_the_cache_to_see_the_create(
+    control_plane: ControlPlane, chaos_proxy: ChaosProxy, controller: Process, namespace: str
+) -> None:
+    """Read-your-writes (the default): the sync that follows the create waits for the held
+    Deployments' watch (requeued with backoff meanwhile, and logged), then finds the Deployment
+    in the cache: one create only, both syncs finished, no ``AlreadyExists``."""
+    config = load_kubeconfig(control_plane.kubeconfig.path)
+    async with AsyncClient(config) as api:
+        await eventually(
+            "the controller's watches", lambda: chaos_proxy.live_watches() >= 2, controller
+        )
+        chaos_proxy.stall_watches("deployments")
+        try:
+            await api.create(new_foo(namespace, "waiting"))
+            await eventually(
+                "a sync requeued because the cache has not seen the controller's create",
+                lambda: any(
+                    "the cache has not seen the writes of" in line and "waiting" in line
+                    for line in controller.output()
+                ),
+                controller,
+            )
+            assert chaos_proxy.stats.requests["POST deployments"] == 1
+        finally:
+            chaos_proxy.resume_watches("deployments")
+        await eventually(
+            "two finished syncs once the watch caught up",
+            lambda: synced_at_least(api, namespace, "waiting", 2),
+            controller,
+        )
+        assert chaos_proxy.stats.requests["POST deployments"] == 1  # the second sync created none
     assert "AlreadyExists" not in reconcile_errors(controller.output())
 
 
