@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from kubectrl import FakeClock
+from kubectrl.cache import Informer, ListWatch
 from kubectrl.runtime import Builder, Controller, ControllerOptions, Manager, Request
+from kubectrl.runtime import _read_your_writes as read_your_writes
+from kubectrl.runtime._read_your_writes import WriteTracker
 from kubectrl.testing import FakeAPI, eventually, run_manager
 
 PARENT = ("v1", "ConfigMap")
@@ -188,3 +192,123 @@ async def test_a_sync_reconciler_writing_through_the_blocking_client_is_tracked_
 def test_read_your_writes_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="read_your_writes_timeout must be a finite number"):
         ControllerOptions(read_your_writes_timeout=0)
+
+
+async def test_a_write_unseen_for_90_seconds_is_given_up_on() -> None:
+    """A write the cache has not seen after ``GIVE_UP_AFTER`` (90 s, past the apiserver's
+    one-minute bookmark period) stops holding the key: the reconcile runs on the cache as it
+    is (here: the watch is still held, so it creates a second child), counted as ``gave_up``.
+    The time is a FakeClock's, moved by ``eventually``."""
+    clock = FakeClock()
+    api = FakeAPI(clock=clock)
+    api.delay_next("watch", "pods", 10_000)
+    registry = CollectorRegistry()
+    manager = Manager(api.config(), registry=registry, clock=clock)
+    controllers: list[Controller] = []
+    created: list[str] = []
+    reconciler = children_reconciler(manager, controllers, created)
+    controllers.append(Builder(manager).for_(PARENT).complete(reconciler))
+
+    def gave_up() -> float:
+        sample = registry.get_sample_value(
+            "controller_runtime_reconcile_stale_cache_total",
+            {"controller": controllers[0].name, "result": "gave_up"},
+        )
+        return sample or 0.0
+
+    async with run_manager(manager):
+        await manager.api_reader.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "p", "namespace": "default"},
+            }
+        )
+        await eventually(lambda: created, clock=clock, describe="the first child")
+        await eventually(
+            lambda: len(created) == 2, timeout=200, interval=1, clock=clock, describe="given up"
+        )
+        assert gave_up() == 1
+        requeued = registry.get_sample_value(
+            "controller_runtime_reconcile_stale_cache_total",
+            {"controller": controllers[0].name, "result": "requeued"},
+        )
+        assert requeued is not None
+        assert requeued >= 1
+
+
+def test_a_write_at_a_version_that_cannot_be_ordered_is_not_waited_for_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server whose resourceVersions are not decimal integers (an aggregated API's own
+    scheme) cannot be ordered (apimachinery's CompareResourceVersion returns an error): such a
+    write is not noted, and a warning names the controller, the kind and the version, once."""
+    tracker = WriteTracker("widgets", FakeClock())
+    informer = Informer(ListWatch(None, PARENT))  # type: ignore[arg-type]  # never started
+    for _ in range(2):
+        tracker.note(Request("ns", "a"), [informer], "v7-abc", what="Widget (example.com/v1)")
+    assert len(tracker) == 0
+    assert tracker.take(Request("ns", "a")) == []
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert (
+        "controller widgets: Widget (example.com/v1) was written at resourceVersion 'v7-abc'"
+        in warnings[0]
+    )
+    assert "cannot be ordered" in warnings[0]
+
+
+async def test_every_kind_of_write_in_a_reconcile_is_noted_for_its_key() -> None:
+    """create, update, patch, apply, the status writes and delete (answered with the object)
+    through ``manager.client``, each inside a reconcile of its own key: each key has one noted
+    write, at the answer's resourceVersion; outside a reconcile nothing is noted."""
+    api = FakeAPI()
+    manager = Manager(api.config())
+    client = manager.client
+    tracker = WriteTracker("c", FakeClock())
+    cm: Any = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}}
+    pod: Any = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "w", "namespace": "default", "finalizers": ["example.com/hold"]},
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+    }
+    async with run_manager(manager):
+        await client.list(PARENT, namespace="default")  # the informers the writes are for
+        await client.list(CHILD, namespace="default")
+        answers: dict[str, Any] = {}
+
+        async def noted(verb: str, write: Any) -> None:
+            token = read_your_writes.enter(tracker, Request("default", verb))
+            try:
+                answers[verb] = await write
+            finally:
+                read_your_writes.leave(token)
+
+        await client.create({**cm, "metadata": {**cm["metadata"], "name": "outside"}})
+        assert len(tracker) == 0
+        await noted("create", client.create({**cm, "metadata": {**cm["metadata"], "name": "a"}}))
+        await noted("update", client.update({**answers["create"], "data": {"k": "v"}}))
+        await noted("patch", client.patch(PARENT, "a", {"data": {"k": "w"}}, namespace="default"))
+        await noted(
+            "apply",
+            client.apply(
+                {**cm, "metadata": {**cm["metadata"], "name": "a"}, "data": {"k": "x"}},
+                field_manager="test",
+                force=True,
+            ),
+        )
+        created = await client.create(pod)
+        await noted(
+            "status",
+            client.status().patch(
+                CHILD, "w", {"status": {"phase": "Running"}}, namespace="default"
+            ),
+        )
+        await noted("delete", client.delete(CHILD, "w", namespace="default"))
+    assert created["metadata"]["resourceVersion"]
+    assert len(tracker) == 6
+    for verb, answer in answers.items():
+        expected = answer["metadata"]["resourceVersion"]
+        pending = tracker._pending[Request("default", verb)]
+        assert [e.resource_version for e in pending.values()] == [expected], verb
