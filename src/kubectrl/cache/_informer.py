@@ -357,9 +357,11 @@ class Informer:
             informer.has_seen(created["metadata"]["resourceVersion"])   # often False yet
         """
         current = self.reflector.last_sync_resource_version
-        if not is_comparable_resource_version(resource_version):
-            compare_resource_versions(resource_version, resource_version)  # raises, naming it
-        return bool(current) and compare_resource_versions(current, resource_version) >= 0
+        if not current:
+            # Nothing applied yet; the version given must still be one that can be ordered.
+            compare_resource_versions(resource_version, "1")
+            return False
+        return compare_resource_versions(current, resource_version) >= 0
 
     async def wait_for_resource_version(
         self, resource_version: str, timeout: float | None = None
