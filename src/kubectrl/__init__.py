@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubectrl._exports import Deprecated as _Deprecated
-from kubectrl._exports import module_getattr as _module_getattr
+from kubectrl._internal.exports import Deprecated as _Deprecated
+from kubectrl._internal.exports import module_getattr as _module_getattr
 from kubectrl._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from kubectrl import testing as testing
     from kubectrl import webhook as webhook
     from kubectrl import workqueue as workqueue
-    from kubectrl._clock import Clock, FakeClock, RealClock
+    from kubectrl._internal.clock import Clock, FakeClock, RealClock
     from kubectrl.cache import (
         CacheSyncError,
         DeletedFinalStateUnknown,
@@ -101,7 +101,7 @@ if TYPE_CHECKING:
 
 # Where each re-exported name lives; nothing is imported until a name is used.
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("Clock", "FakeClock", "RealClock"), "kubectrl._clock"),
+    **dict.fromkeys(("Clock", "FakeClock", "RealClock"), "kubectrl._internal.clock"),
     **dict.fromkeys(
         (
             "CacheSyncError",

@@ -33,7 +33,7 @@ All its fields but ``observed_generation`` are required, as in the Go type's CRD
 ``V1Condition``). :data:`Conditions` is the type of a status' ``conditions`` field.
 
 "Now" is the ``now=`` argument: a timezone-aware :class:`~datetime.datetime`, a kubectrl
-:class:`~kubectrl._clock.Clock` (its ``wall()`` is read), or ``None`` for the machine's UTC time.
+:class:`~kubectrl.Clock` (its ``wall()`` is read), or ``None`` for the machine's UTC time.
 It is cut to whole seconds, the precision of ``metav1.Time`` on the wire.
 
 Example::
@@ -74,8 +74,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BeforeValidator, Field
 
-from kubectrl import _clock
 from kubectrl import resources as _resources
+from kubectrl._internal import clock as _clock
 
 if TYPE_CHECKING:
     from kubernetes.client.models import V1Condition
@@ -349,7 +349,7 @@ def set_status_condition(
     or a list of dicts and a dict (its missing keys are Go's zero values: an absent
     ``observedGeneration`` is 0 and is removed from the entry it updates). A dict's time is
     written as an RFC 3339 string (``2026-01-01T00:00:00Z``). ``now`` is a timezone-aware
-    datetime, a :class:`~kubectrl._clock.Clock` or ``None`` (the machine's time), cut to whole
+    datetime, a :class:`~kubectrl.Clock` or ``None`` (the machine's time), cut to whole
     seconds.
 
     Raises :class:`TypeError` when ``conditions`` is not a list (``None``: create the list

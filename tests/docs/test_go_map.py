@@ -27,6 +27,8 @@ from functools import cache
 import pytest
 from docs_blocks import DOCS, resolve
 
+from kubectrl.runtime.log import FIELDS
+
 PAGE = DOCS / "guides" / "go-map.md"
 
 #: The public modules a bare name of the page may come from.
@@ -82,6 +84,9 @@ OWNERS = (
 )
 
 #: Names of the page that are not kubectrl's: examples' own classes and variables.
+#: The fields a record made inside a reconcile carries (the logging row names them).
+LOG_RECORD_FIELDS = frozenset(FIELDS)
+
 NOT_KUBECTRL = {
     "Foo",
     "V1Job",
@@ -213,6 +218,7 @@ def problems(cell: str) -> list[str]:
             or hasattr(builtins, name)
             or name in NOT_KUBECTRL
             or span in NOT_KUBECTRL
+            or span in LOG_RECORD_FIELDS  # attributes of a log record, not names to import
             or re.match(r"^V\d", name)  # a kubernetes package model
             or re.match(r"^[a-z]+[A-Z]", name)  # a wire field name (resourceVersion)
             or (name.lower() == name and span[match.end() : match.end() + 1] == ".")

@@ -12,7 +12,7 @@ from typing import Any
 from kubernetes.client.models import V1Condition
 from typing_extensions import assert_type
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.conditions import (
     Condition,
     find_status_condition,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing_extensions import assert_type
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.testing._helpers import consistently
 
 

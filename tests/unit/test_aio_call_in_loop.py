@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from kubectrl._aio import call_in_loop, running_loop
+from kubectrl._internal.aio import call_in_loop, running_loop
 
 
 def test_on_its_own_loop_the_call_happens_before_call_in_loop_returns() -> None:

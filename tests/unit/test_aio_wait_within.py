@@ -1,4 +1,4 @@
-"""kubectrl._aio.wait_within: a bounded wait that never loses its caller's cancellation.
+"""kubectrl._internal.aio.wait_within: a bounded wait that never loses its caller's cancellation.
 
 On Python 3.10 and 3.11, ``asyncio.wait_for`` returns the awaited result when that result and a
 cancellation of the caller arrive in the same loop iteration (CPython gh-86296; 3.12 rewrote
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._aio import wait_within
+from kubectrl._internal.aio import wait_within
 
 Bounded = Callable[[Awaitable[Any], float], Awaitable[Any]]
 

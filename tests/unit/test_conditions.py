@@ -21,7 +21,7 @@ from kubernetes.client.models import V1Condition
 from pydantic import Field, ValidationError
 
 from kubectrl import crd
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.conditions import (
     Condition,
     Conditions,

@@ -72,7 +72,8 @@ def test_import_kubectrl_loads_only_the_package_and_its_version() -> None:
     loaded = _loaded("import kubectrl")
     assert sorted(m for m in loaded if m.startswith("kubectrl")) == [
         "kubectrl",
-        "kubectrl._exports",
+        "kubectrl._internal",
+        "kubectrl._internal.exports",
         "kubectrl._version",
     ]
     assert _under(loaded, (*HEAVY, "httpx")) == []

@@ -36,6 +36,7 @@ PACKAGES = [
     "kubectrl.leaderelection",
     "kubectrl.models",
     "kubectrl.objects",
+    "kubectrl.operator",
     "kubectrl.rbac",
     "kubectrl.resources",
     "kubectrl.runtime",

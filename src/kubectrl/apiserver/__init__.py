@@ -120,9 +120,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubectrl._exports import Deprecated as _Deprecated
-from kubectrl._exports import module_getattr as _module_getattr
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import Deprecated as _Deprecated
+from kubectrl._internal.exports import module_getattr as _module_getattr
+from kubectrl._internal.exports import publish as _publish
 
 if TYPE_CHECKING:
     from kubectrl.apiserver._server.auth import DelegatingAuth, UserInfo

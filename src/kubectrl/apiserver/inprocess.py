@@ -13,7 +13,7 @@ never a silent approximation.
 Example::
 
     >>> import json
-    >>> from kubectrl._clock import RealClock
+    >>> from kubectrl._internal.clock import RealClock
     >>> from kubectrl.apiserver.inprocess import APICore, Reply, Request, StatusError
     >>> core = APICore(RealClock())
     >>> body = {"apiVersion": "v1", "kind": "ConfigMap",
@@ -39,7 +39,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._endpoints.watch import WatchStream
 from kubectrl.apiserver._resources.info import ResourceInfo

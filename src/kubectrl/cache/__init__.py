@@ -24,7 +24,7 @@ design. Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.cache._decisions import BackoffPolicy, ReflectorOptions
 from kubectrl.cache._factory import InformerFactory, InformerKey
 from kubectrl.cache._handlers import (

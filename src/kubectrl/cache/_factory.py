@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl._internal.defaults import DEFAULT, Default
 from kubectrl.cache._decisions import ReflectorOptions
 from kubectrl.cache._informer import CacheSyncError, Informer, Transform

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.cache._decisions import ReflectorOptions
 from kubectrl.cache._handlers import (
     _SYNCED,

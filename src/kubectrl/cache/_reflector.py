@@ -24,7 +24,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.cache._decisions import (
     Decision,
     ErrorKind,

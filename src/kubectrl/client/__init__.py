@@ -19,9 +19,9 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import Deprecated as _Deprecated
-from kubectrl._exports import module_getattr as _module_getattr
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import Deprecated as _Deprecated
+from kubectrl._internal.exports import module_getattr as _module_getattr
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.client._apply import extract
 from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._config import (

@@ -29,7 +29,7 @@ import httpx
 from typing_extensions import Unpack
 
 from kubectrl import kinds as _kinds
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.client._apply import apply_body
 from kubectrl.client._config import ClientConfig, load_config
 from kubectrl.client._discovery import APIResource, RESTMapper, describe

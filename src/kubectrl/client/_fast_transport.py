@@ -52,7 +52,7 @@ from typing import Any
 import h11
 import httpx
 
-from kubectrl._aio import wait_within
+from kubectrl._internal.aio import wait_within
 
 httptools: Any
 try:

@@ -63,8 +63,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import httpx
 
-from kubectrl._aio import wait_within
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.aio import wait_within
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.client._fast_transport import FastTransport, ResponseRefusedError, set_cookie_in
 from kubectrl.client._retry import retry_after
 from kubectrl.client._transport import HttpxTransport, Transport, read_content

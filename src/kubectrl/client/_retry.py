@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import tenacity
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.errors import (
     APIConnectionError,
     APIError,

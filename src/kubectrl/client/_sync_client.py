@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from kubectrl._clock import Clock
 from kubectrl._internal.blocking import (
     BlockingFacade,
     Portal,
@@ -27,6 +26,7 @@ from kubectrl._internal.blocking import (
     blocking_iterator,
     blocking_wrapped,
 )
+from kubectrl._internal.clock import Clock
 from kubectrl.client._async_client import AsyncClient
 from kubectrl.client._config import ClientConfig
 from kubectrl.client._interfaces_blocking import BlockingKubeClient, BlockingPager

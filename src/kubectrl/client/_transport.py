@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
-from kubectrl._aio import wait_within
+from kubectrl._internal.aio import wait_within
 from kubectrl.client._fast_transport import Answer, decode_body, too_large
 
 if TYPE_CHECKING:

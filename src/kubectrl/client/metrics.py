@@ -17,7 +17,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.client._request_metrics import REQUEST_DURATION_BUCKETS, RestClientMetrics
 
 __all__ = ["REQUEST_DURATION_BUCKETS", "RestClientMetrics"]

@@ -7,7 +7,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.client._options import (
     ApplyOptions,
     DeleteAllOptions,

@@ -32,7 +32,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.envtest._binaries import Binaries, cache_dir, find_binaries
 from kubectrl.envtest._cluster import KWOK_DEBUG_KINDS, LocalCluster, cri_log_line
 from kubectrl.envtest._control_plane import ControlPlane, Kubeconfig

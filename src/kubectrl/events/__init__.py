@@ -29,7 +29,7 @@ See ``docs/events.md``.
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.events._broadcaster import ClientEventSink, EventBroadcaster, EventSink
 from kubectrl.events._correlator import (
     CorrelationResult,

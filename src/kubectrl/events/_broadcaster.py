@@ -18,8 +18,8 @@ import threading
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kubectrl._aio import call_in_loop
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.aio import call_in_loop
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.errors import KubectrlError, NotFoundError
 from kubectrl.events._correlator import CorrelationResult, CorrelatorOptions, EventCorrelator
 from kubectrl.events._recorder import CORE_V1, EVENTS_V1, EventRecorder

@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 
 __all__ = [
     "CorrelationResult",

@@ -19,7 +19,7 @@ from kubectrl.events._series import format_micro_time
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from kubectrl._clock import Clock
+    from kubectrl._internal.clock import Clock
 
 __all__ = [
     "CORE_V1",

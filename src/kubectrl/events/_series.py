@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.events._correlator import CorrelationResult
 
 __all__ = ["FINISH_SECONDS", "REFRESH_SECONDS", "SeriesCorrelator", "format_micro_time"]

@@ -29,7 +29,7 @@ See ``docs/leaderelection.md``.
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl._internal.lease import (
     LeaderElectionRecord,
 )

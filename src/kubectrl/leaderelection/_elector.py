@@ -39,8 +39,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kubectrl._aio import call_in_loop
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.aio import call_in_loop
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl._internal.lease import (
     LeaderElectionRecord,
     Observation,

@@ -39,7 +39,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.models._files import assert_up_to_date, load_crds, write_modules
 from kubectrl.models._generate import ModelGenerationError, from_crd, module_name
 

@@ -27,9 +27,9 @@ See ``docs/runtime.md``.
 
 from __future__ import annotations
 
-from kubectrl._exports import Deprecated as _Deprecated
-from kubectrl._exports import module_getattr as _module_getattr
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import Deprecated as _Deprecated
+from kubectrl._internal.exports import module_getattr as _module_getattr
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.runtime._builder import Builder
 from kubectrl.runtime._cache_client import BlockingCachedClient, CachedClient
 from kubectrl.runtime._controller import (

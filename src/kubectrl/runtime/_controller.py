@@ -38,8 +38,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from kubectrl._aio import call_in_loop
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.aio import call_in_loop
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.errors import APIError, KubectrlError
 from kubectrl.runtime import _read_your_writes as read_your_writes
 from kubectrl.runtime._log_context import install as install_log_context

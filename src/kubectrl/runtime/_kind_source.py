@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.cache import (
     DeletedFinalStateUnknown,
     HandlerRegistration,

@@ -30,8 +30,8 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from kubectrl._aio import call_in_loop
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.aio import call_in_loop
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, ClientConfig, load_config, load_kubeconfig
 from kubectrl.client.metrics import RestClientMetrics
@@ -96,7 +96,7 @@ class Manager:
     sync timeouts), the event broadcaster, the leader elector and the shutdown's deadlines;
     controllers run on it too when given ``clock=manager.clock`` (:attr:`clock`), so
     ``requeue_after`` and the failure backoff run on it. A
-    :class:`~kubectrl._clock.FakeClock` there lets a test move time by hand instead of sleeping
+    :class:`~kubectrl.FakeClock` there lets a test move time by hand instead of sleeping
     (see :func:`kubectrl.testing.run_manager`).
 
     Guarantees: runnables start group by group in controller-runtime's order (``START_ORDER``
@@ -240,7 +240,7 @@ class Manager:
 
         Example::
 
-            >>> from kubectrl._clock import FakeClock
+            >>> from kubectrl._internal.clock import FakeClock
             >>> from kubectrl.client import ClientConfig
             >>> clock = FakeClock()
             >>> config = ClientConfig(server="https://example.invalid")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient
 from kubectrl.events import EventBroadcaster

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.cache import compare_resource_versions, is_comparable_resource_version
 
 if TYPE_CHECKING:

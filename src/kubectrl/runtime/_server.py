@@ -37,8 +37,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubectrl._aio import wait_within
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.aio import wait_within
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.errors import ConfigError, KubectrlError
 
 if TYPE_CHECKING:

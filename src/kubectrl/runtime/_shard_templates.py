@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, KindRef
 from kubectrl.runtime._controller import Controller

@@ -43,7 +43,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl._internal.defaults import DEFAULT, Default
 from kubectrl._internal.lease import (
     LeaderElectionRecord,

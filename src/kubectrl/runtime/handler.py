@@ -8,7 +8,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.runtime._event import CreateEvent, DeleteEvent, Event, GenericEvent, UpdateEvent
 from kubectrl.runtime._handler import (
     EventHandler,

@@ -28,7 +28,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.runtime import _log_context
 from kubectrl.runtime._controller import current_reconcile
 from kubectrl.runtime._log_context import FIELDS

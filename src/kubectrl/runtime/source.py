@@ -7,7 +7,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.runtime._controller import SourceSyncError
 from kubectrl.runtime._kind_source import KindSource
 from kubectrl.runtime._source import ChannelSource, Source

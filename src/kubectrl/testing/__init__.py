@@ -16,7 +16,7 @@ Example::
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.errors import UnsupportedFeatureError
 from kubectrl.testing._fake import FakeAPI
 from kubectrl.testing._fake_pods import ExecCall, FakePods

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl._internal.warnings import warning_header
 from kubectrl.apiserver.inprocess import (
     APICore,

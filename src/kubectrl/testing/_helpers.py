@@ -5,7 +5,7 @@ the last thing it saw; ``consistently`` checks that a condition holds on every p
 duration and fails at the first poll where it does not. ``run_manager`` runs a
 :class:`~kubectrl.runtime.Manager` for the body of an ``async with``: started and synced on
 entry, stopped (its errors raised) on exit. Built with a
-:class:`~kubectrl._clock.FakeClock` (``Manager(config, clock=clock)``), its requeues and backoff
+:class:`~kubectrl.FakeClock` (``Manager(config, clock=clock)``), its requeues and backoff
 wait on that clock, so a test moves time with ``clock.advance(30)`` instead of sleeping.
 
 Neither imports the runtime: they work on anything with the Manager's ``start``/``stop``.
@@ -20,7 +20,7 @@ import reprlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar, cast, overload
 
-from kubectrl._clock import Clock, FakeClock
+from kubectrl._internal.clock import Clock, FakeClock
 
 __all__ = ["consistently", "eventually", "run_manager"]
 
@@ -93,7 +93,7 @@ async def eventually(
     ``__cause__``).
 
     ``timeout`` and ``interval`` are seconds of ``clock`` (default: the machine's). With a
-    :class:`~kubectrl._clock.FakeClock`, each failed try yields to the event loop for a moment
+    :class:`~kubectrl.FakeClock`, each failed try yields to the event loop for a moment
     and then *advances* the fake clock by ``interval``: timers due on it (a
     ``requeue_after``, a backoff) fire along the way, and the timeout is fake time. To check
     that something does *not* happen before a moment, advance the clock by hand instead.
@@ -172,7 +172,7 @@ async def run_manager(manager: M, *, timeout: float = 10.0) -> AsyncIterator[M]:
     raised, if anything; an error from the body wins over the manager's, except one:
 
     **A FakeClock moved past the renew deadline at once.** A leader-elected manager whose
-    :class:`~kubectrl._clock.FakeClock` jumps by more than ``renew_deadline`` (10 s by default)
+    :class:`~kubectrl.FakeClock` jumps by more than ``renew_deadline`` (10 s by default)
     in one ``advance`` sees its last lease renewal that old: to its elector that is a paused
     process, which must stop leading, so the manager stops with ``LeaderElectionLostError``
     and the body usually fails later, on an unrelated wait. Then ``run_manager`` raises an
@@ -312,7 +312,7 @@ async def consistently(
     the last value once ``duration`` passed.
 
     ``duration`` and ``interval`` are seconds of ``clock`` (default: the machine's), as in
-    :func:`eventually`: with a :class:`~kubectrl._clock.FakeClock`, each try yields to the event
+    :func:`eventually`: with a :class:`~kubectrl.FakeClock`, each try yields to the event
     loop for a moment and then *advances* the fake clock by ``interval``, so timers due on it fire
     along the way and a long ``duration`` takes no real time.
 

@@ -22,7 +22,7 @@ Importing this package does not import aiohttp (only :meth:`WebhookServer.start`
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.webhook._admission import (
     AdmissionHandler,
     AdmissionRequest,

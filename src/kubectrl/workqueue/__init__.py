@@ -22,7 +22,7 @@ See ``docs/workqueue.md`` for a guided tour.
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.workqueue._delaying import DelayingQueue
 from kubectrl.workqueue._metrics import (
     CounterMetric,

@@ -19,7 +19,7 @@ import itertools
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, TypeVar
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.workqueue._metrics import MetricsProvider
 from kubectrl.workqueue._queue import Queue
 
@@ -46,7 +46,7 @@ class DelayingQueue(Queue[T]):
 
     Example::
 
-        >>> from kubectrl._clock import FakeClock
+        >>> from kubectrl._internal.clock import FakeClock
         >>> clock = FakeClock()
         >>> queue = DelayingQueue(clock=clock)
         >>> queue.add_after("default/foo", 5.0)

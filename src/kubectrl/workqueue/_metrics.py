@@ -33,7 +33,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry

@@ -24,7 +24,7 @@ import itertools
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.workqueue._metrics import MetricsProvider
 from kubectrl.workqueue._rate_limiters import RateLimiter
 from kubectrl.workqueue._rate_limiting import RateLimitingQueue

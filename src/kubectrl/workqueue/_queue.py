@@ -31,8 +31,8 @@ from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from kubectrl._aio import call_in_loop, running_loop
-from kubectrl._clock import Clock, RealClock, wait_event_blocking
+from kubectrl._internal.aio import call_in_loop, running_loop
+from kubectrl._internal.clock import Clock, RealClock, wait_event_blocking
 from kubectrl.workqueue._metrics import MetricsProvider, queue_metrics
 
 if TYPE_CHECKING:

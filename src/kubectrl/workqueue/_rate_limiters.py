@@ -24,7 +24,7 @@ import threading
 from collections.abc import Hashable
 from typing import Protocol, TypeVar
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 
 __all__ = [
     "BucketRateLimiter",
@@ -131,7 +131,7 @@ class BucketRateLimiter(RateLimiter[T]):
 
     Example::
 
-        >>> from kubectrl._clock import FakeClock
+        >>> from kubectrl._internal.clock import FakeClock
         >>> limiter = BucketRateLimiter(qps=10.0, burst=2, clock=FakeClock())
         >>> [limiter.when(key) for key in "abc"]
         [0.0, 0.0, 0.1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, TypeVar
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.workqueue._delaying import DelayingQueue
 from kubectrl.workqueue._metrics import MetricsProvider
 from kubectrl.workqueue._rate_limiters import RateLimiter, default_controller_rate_limiter

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import RealClock
+from kubectrl._internal.clock import RealClock
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._endpoints.watch import WatchStream
 from kubectrl.apiserver._resources.registry import Registry

@@ -20,7 +20,7 @@ from tests.unit.apiserver.test_storage import (  # noqa: F401
     test_writes_bump_one_revision_and_set_the_resource_version,
 )
 
-from kubectrl._clock import RealClock
+from kubectrl._internal.clock import RealClock
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._endpoints.watch import WatchStream
 from kubectrl.apiserver._router import Reply, Request

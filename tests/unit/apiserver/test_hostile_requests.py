@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import RealClock
+from kubectrl._internal.clock import RealClock
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._endpoints.watch import WatchStream
 from kubectrl.apiserver._patch.patches import MAX_JSON_PATCH_OPERATIONS

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from tests.unit.apiserver.test_ext_server import FLUNDERS, Flunder, flunder
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.apiserver import APIServer, MemoryStorage, SQLiteStorage, SubresourceRequest
 from kubectrl.apiserver._router import Reply, Request
 from kubectrl.apiserver._storage.memory import Storage

@@ -18,7 +18,7 @@ import pytest
 
 import kubectrl.apiserver
 from kubectrl._builtin_kinds import BUILTIN_KINDS
-from kubectrl._clock import RealClock
+from kubectrl._internal.clock import RealClock
 from kubectrl.apiserver import _strategies as strategies
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._resources.info import ResourceInfo

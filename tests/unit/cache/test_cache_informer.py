@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from cache_fakes import FakeServer, cm, eventually
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.cache import (
     CacheSyncError,
     DeletedFinalStateUnknown,

@@ -7,7 +7,7 @@ from typing import Any, get_origin
 
 from cache_fakes import FakeServer, cm, eventually
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.cache import Informer, ListOptions, ReflectorOptions
 from kubectrl.errors import ExpiredError
 

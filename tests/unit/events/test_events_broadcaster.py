@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.errors import APIConnectionError, InvalidError, NotFoundError
 from kubectrl.events import NORMAL, WARNING, EventBroadcaster, object_reference
 

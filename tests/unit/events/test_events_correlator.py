@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.events import CorrelatorOptions, EventCorrelator
 
 OBJ = {"kind": "ConfigMap", "apiVersion": "v1", "namespace": "ns", "name": "cm", "uid": "u1"}

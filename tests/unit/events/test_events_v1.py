@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.events import (
     CORE_V1,

@@ -2,7 +2,7 @@
 
 ``main.build_manager`` builds the manager exactly as the program does (Builder, options, rate
 limiter, recorder, FooReconciler); the test only points it at a :class:`~kubectrl.testing.FakeAPI`
-(``load_config``) and gives the Manager a :class:`~kubectrl._clock.FakeClock`, so the
+(``load_config``) and gives the Manager a :class:`~kubectrl._internal.clock.FakeClock`, so the
 ``ErrResourceExists`` retries wait on fake time. Every branch of ``FooReconciler.reconcile`` is
 covered; the end-to-end tests (tests/e2e/test_sample_controller.py) prove the same against a real
 apiserver.
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from kubernetes.client.models import V1Deployment
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.errors import NotFoundError
 from kubectrl.runtime import Controller, Manager

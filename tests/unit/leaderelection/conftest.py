@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.errors import AlreadyExistsError, ConflictError, InternalError, NotFoundError
 from kubectrl.leaderelection import LeaderElectionRecord
 

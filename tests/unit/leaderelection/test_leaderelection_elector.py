@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.leaderelection import (
     LeaderElectionConfig,
     LeaderElectionLostError,

@@ -14,7 +14,7 @@ import threading
 
 from prometheus_client import CollectorRegistry
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.runtime import Controller, ControllerOptions, Request
 from kubectrl.testing import eventually
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.runtime import (
     Controller,
     ControllerOptions,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.errors import ConflictError
 from kubectrl.runtime import Controller, ControllerOptions, Request, TerminalError
 from kubectrl.runtime.source import ChannelSource, SourceSyncError

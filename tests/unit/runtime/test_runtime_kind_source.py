@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.runtime.source import KindSource
 
 

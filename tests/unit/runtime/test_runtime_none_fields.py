@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.resources import CustomResource, ResourceModel
 from kubectrl.runtime import Controller, Request
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.runtime import Controller, Request, Result
 from kubectrl.runtime._reconcile import low_priority
 from kubectrl.runtime.source import KindSource

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.errors import NotFoundError
 from kubectrl.testing._helpers import consistently
 

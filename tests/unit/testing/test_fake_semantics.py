@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kubectrl import errors
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.apiserver._patch import json_patch, merge_patch, strategic_merge_patch
 from kubectrl.client import AsyncClient
 from kubectrl.testing import FakeAPI

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from cryptography import x509
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.testing import eventually
 from kubectrl.webhook import (
     PROBE_PATH,

@@ -6,7 +6,7 @@ import asyncio
 import datetime
 import threading
 
-from kubectrl._clock import FakeClock, RealClock, wait_event_blocking
+from kubectrl._internal.clock import FakeClock, RealClock, wait_event_blocking
 
 
 def _start_waiter(clock: FakeClock, timeout: float) -> tuple[threading.Thread, list[bool]]:

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.workqueue import (
     DelayingQueue,
     ItemExponentialFailureRateLimiter,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.workqueue import (
     CounterMetric,
     GaugeMetric,

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.workqueue._priority import LOW_PRIORITY, PriorityQueue
 from kubectrl.workqueue._rate_limiters import ItemExponentialFailureRateLimiter
 

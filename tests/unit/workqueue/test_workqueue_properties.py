@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.workqueue import ItemExponentialFailureRateLimiter, QueueShutDown, RateLimitingQueue
 
 WORKERS = 3

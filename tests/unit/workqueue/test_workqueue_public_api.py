@@ -54,7 +54,7 @@ def test_every_public_definition_has_a_docstring() -> None:
             assert inspect.getdoc(member), f"{name}.{attr}"
 
 
-@pytest.mark.parametrize("module_name", [*PRIVATE_MODULES, "kubectrl._clock"])
+@pytest.mark.parametrize("module_name", [*PRIVATE_MODULES, "kubectrl._internal.clock"])
 def test_docstring_examples_run(module_name: str) -> None:
     module = importlib.import_module(module_name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

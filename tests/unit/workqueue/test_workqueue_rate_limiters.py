@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._endpoints.scale import scale_of, scale_paths
 from kubectrl.apiserver._endpoints.selection import Selection
 from kubectrl.apiserver._endpoints.watch import WatchHub, WatchStream

@@ -32,7 +32,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._endpoints.selection import Selection
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._resources.objects import render

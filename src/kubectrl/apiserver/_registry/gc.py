@@ -19,7 +19,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._resources.objects import key_of, now_string
 from kubectrl.apiserver._resources.registry import Registry

@@ -61,7 +61,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._admission.admission import Admission, Attributes
 from kubectrl.apiserver._admission.lifecycle import stored_namespaces
 from kubectrl.apiserver._patch import apply as _apply

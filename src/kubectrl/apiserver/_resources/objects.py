@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources.info import ResourceInfo, apply_defaults
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 

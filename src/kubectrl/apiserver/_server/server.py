@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubectrl._clock import Clock, RealClock
+from kubectrl._internal.clock import Clock, RealClock
 from kubectrl._internal.warnings import warning_header
 from kubectrl.apiserver._admission.admission import Admission
 from kubectrl.apiserver._admission.lifecycle import declared_namespaces

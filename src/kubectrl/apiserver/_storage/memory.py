@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.errors import KubectrlError
 
 __all__ = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources.info import ResourceInfo, crd_resource
 from kubectrl.apiserver._resources.objects import now_string
 from kubectrl.apiserver._status import invalid

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._clock import Clock
+from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._status import FeatureNotImplementedError
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any, Protocol, runtime_checkable
 
-from kubectrl._aio import call_in_loop
+from kubectrl._internal.aio import call_in_loop
 
 __all__ = ["BlockingClock", "Clock", "FakeClock", "RealClock", "wait_event_blocking"]
 
