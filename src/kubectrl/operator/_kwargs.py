@@ -95,7 +95,9 @@ def call_handler_sync(fn: Callable[..., Any], **kwargs: Any) -> Any:
     return fn(**_accepted(fn, kwargs))
 
 
-def object_logger(obj: Mapping[str, Any], logger: logging.Logger | None = None) -> logging.LoggerAdapter[logging.Logger]:
+def object_logger(
+    obj: Mapping[str, Any], logger: logging.Logger | None = None
+) -> logging.LoggerAdapter[logging.Logger]:
     """A logger adapter whose records name the object (``[namespace/name]`` prefix and
     ``namespace``/``object_name`` extra fields).
 

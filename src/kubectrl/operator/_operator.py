@@ -265,8 +265,8 @@ def adopt(
             labels.setdefault(key, value)
         meta["labels"] = labels
     if nested:
-        spec_meta = child.setdefault("spec", {}).setdefault("template", {}).setdefault(
-            "metadata", {}
+        spec_meta = (
+            child.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {})
         )
         labels = spec_meta.setdefault("labels", {})
         for key, value in owner_labels.items():
@@ -929,7 +929,12 @@ class Operator:
             obj = await self._write(
                 kind,
                 obj,
-                {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
+                {
+                    "metadata": {
+                        "finalizers": finalizers,
+                        "resourceVersion": meta["resourceVersion"],
+                    }
+                },
             )
         for watcher in self._watchers:
             if kind in watcher.kinds():
@@ -944,7 +949,10 @@ class Operator:
             return json.loads(text)
         except ValueError:
             log.error(
-                "%s: annotation %s is not JSON; ignoring it (%r)", _key_of(obj), annotation, text[:80]
+                "%s: annotation %s is not JSON; ignoring it (%r)",
+                _key_of(obj),
+                annotation,
+                text[:80],
             )
             return None
 
@@ -962,7 +970,13 @@ class Operator:
         resumes = [h for h in handlers if h.cause == "resume"]
         if resume_records is not None and resumes:
             outcome = await self._run(
-                kind, key, obj, resumes, resume_records, patch, {"old": None, "new": None, "diff": ()}
+                kind,
+                key,
+                obj,
+                resumes,
+                resume_records,
+                patch,
+                {"old": None, "new": None, "diff": ()},
             )
             if outcome.done:
                 self._resume[(kind, key)] = None
@@ -982,7 +996,11 @@ class Operator:
                     before, after = resolve(last, handler.field), resolve(new, handler.field)
                     if before != after:
                         chosen.append(handler)
-                        extra[handler.id] = {"old": before, "new": after, "diff": diff(before, after)}
+                        extra[handler.id] = {
+                            "old": before,
+                            "new": after,
+                            "diff": diff(before, after),
+                        }
             progress = self._stored(obj, self.progress_annotation)
             stamp = digest(new)
             if (
@@ -1032,7 +1050,13 @@ class Operator:
         before_run = json.dumps(records, sort_keys=True)
         last = self._stored(obj, self.last_handled_annotation)
         outcome = await self._run(
-            kind, key, obj, handlers, records, patch, {"old": last, "new": None, "diff": diff(last, None)}
+            kind,
+            key,
+            obj,
+            handlers,
+            records,
+            patch,
+            {"old": last, "new": None, "diff": diff(last, None)},
         )
         if not outcome.done:
             if holding and json.dumps(records, sort_keys=True) != before_run:
@@ -1063,7 +1087,12 @@ class Operator:
             finalizers.remove(self.finalizer)
             patch = _merge(
                 patch,
-                {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
+                {
+                    "metadata": {
+                        "finalizers": finalizers,
+                        "resourceVersion": meta["resourceVersion"],
+                    }
+                },
             )
             await self._write(kind, obj, patch)
         self._forget(kind, key)
@@ -1154,7 +1183,10 @@ class Operator:
                     if records.get(f"{handler_id}/{s.id}", {}).get("failure")
                 ]
                 if not sub_outcome.done:
-                    outcome.wait(sub_outcome.delay or 0.0)
+                    # Called again (to register its sub-handlers) when the first one is due.
+                    wait = sub_outcome.delay or 0.0
+                    record["delayed"] = iso(wall + datetime.timedelta(seconds=wait))
+                    outcome.wait(wait)
                     continue
                 if failed:
                     self._fail(record, PermanentError(f"sub-handlers failed: {', '.join(failed)}"))

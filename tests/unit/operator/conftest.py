@@ -34,7 +34,9 @@ def new_manager(api: FakeAPI, clock: FakeClock) -> Manager:
     return Manager(api.config(), options=ManagerOptions(metrics_bind_address="0"), clock=clock)
 
 
-def configmap(name: str, data: dict[str, str] | None = None, ns: str = "default") -> dict[str, object]:
+def configmap(
+    name: str, data: dict[str, str] | None = None, ns: str = "default"
+) -> dict[str, object]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -52,3 +52,98 @@ async def test_create_then_update_each_seen_once_with_old_new_and_diff(
         "kind": "ConfigMap",
     }
     assert "operator.kubectrl.io/progress" not in stored
+
+
+async def test_a_restart_neither_loses_nor_repeats_a_change(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """Every change is seen once across a manager restart, including one made while no
+    operator ran: the last handled state is on the object, not in the process."""
+    calls: list[tuple[str, str, Any]] = []
+
+    def build() -> Any:
+        manager = new_manager(api, clock)
+        operator = Operator(manager)
+
+        @operator.on_create(CM)
+        def created(name: str, body: dict[str, Any], **_: Any) -> None:
+            calls.append(("create", name, body["data"]))
+
+        @operator.on_update(CM)
+        def updated(name: str, new: Any, **_: Any) -> None:
+            calls.append(("update", name, new["data"]))
+
+        return manager
+
+    manager = build()
+    async with run_manager(manager):
+        await client.create(configmap("a", {"x": "1"}))
+        await eventually(lambda: len(calls) == 1, clock=clock, describe="create of a")
+        await client.patch(CM, "a", {"data": {"x": "2"}}, namespace="default")
+        await eventually(lambda: len(calls) == 2, clock=clock, describe="update of a")
+    # While no operator runs: a is changed, b is created.
+    await client.patch(CM, "a", {"data": {"x": "3"}}, namespace="default")
+    await client.create(configmap("b", {"y": "1"}))
+    manager = build()
+    async with run_manager(manager):
+        await eventually(lambda: len(calls) == 4, clock=clock, describe="the missed changes")
+        await consistently(lambda: len(calls) == 4, 0.2)
+    assert sorted(calls[2:]) == [("create", "b", {"y": "1"}), ("update", "a", {"x": "3"})]
+    assert calls[:2] == [("create", "a", {"x": "1"}), ("update", "a", {"x": "2"})]
+
+
+async def test_field_handler_sees_only_its_field_on_create_and_change(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    manager = new_manager(api, clock)
+    operator = Operator(manager)
+    seen: list[tuple[Any, Any, Any]] = []
+
+    @operator.on_field(CM, field="data.mode")
+    async def mode(old: Any, new: Any, diff: Any, **_: Any) -> None:
+        seen.append((old, new, diff))
+
+    async with run_manager(manager):
+        await client.create(configmap("a", {"mode": "slow", "other": "1"}))
+        await eventually(lambda: len(seen) == 1, clock=clock, describe="the field on create")
+        await client.patch(CM, "a", {"data": {"other": "2"}}, namespace="default")
+        await client.patch(CM, "a", {"data": {"mode": "fast"}}, namespace="default")
+        await eventually(lambda: len(seen) == 2, clock=clock, describe="the field's change")
+        await consistently(lambda: len(seen) == 2, 0.2)
+    assert seen == [
+        (None, "slow", (DiffItem("add", (), None, "slow"),)),
+        ("slow", "fast", (DiffItem("change", (), "slow", "fast"),)),
+    ]
+
+
+async def test_resume_runs_once_per_run_for_objects_handled_before(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf's ``on.resume``: for objects found on start that an earlier run has handled; an
+    object new to the operator gets the create handlers instead."""
+    events: list[tuple[str, str]] = []
+
+    def build() -> Any:
+        manager = new_manager(api, clock)
+        operator = Operator(manager)
+
+        @operator.on_create(CM)
+        def created(name: str, **_: Any) -> None:
+            events.append(("create", name))
+
+        @operator.on_resume(CM)
+        def resumed(name: str, **_: Any) -> None:
+            events.append(("resume", name))
+
+        return manager
+
+    async with run_manager(build()):
+        await client.create(configmap("a"))
+        await eventually(lambda: ("create", "a") in events, clock=clock)
+        await client.patch(CM, "a", {"data": {"k": "v"}}, namespace="default")
+        await consistently(lambda: ("resume", "a") not in events, 0.2)
+    async with run_manager(build()):
+        await eventually(lambda: ("resume", "a") in events, clock=clock)
+        await client.patch(CM, "a", {"data": {"k": "w"}}, namespace="default")
+        await consistently(lambda: events.count(("resume", "a")) == 1, 0.2)
+    assert events == [("create", "a"), ("resume", "a")]
