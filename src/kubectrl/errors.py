@@ -78,6 +78,14 @@ around a retry loop) must not swallow::
     │                                  an object; kubectrl turns it into the webhook's answer
     ├── AdmissionError                 kubectrl.apiserver: raised BY an extension server's admission
     │                                  rule to refuse a write; the server turns it into the answer
+    ├── PermanentError                 kubectrl.operator: raised BY a handler: "failed for good on
+    │   │                              this change, do not retry"; recorded as its failure
+    │   ├── HandlerTimeoutError        kubectrl.operator: the failure recorded when a handler's
+    │   │                              ``timeout`` passed
+    │   └── HandlerRetriesError        kubectrl.operator: the failure recorded when a handler's
+    │                                  ``retries`` were used up
+    ├── TemporaryError                 kubectrl.operator: raised BY a handler: "retry after
+    │                                  ``delay`` seconds"
     ├── StatusError                    kubectrl.apiserver.inprocess: the API core's answer to a
     │                                  refused request (its code and Status body), for the
     │                                  transport around the core to send; never a client failure

@@ -2,19 +2,20 @@
 
 Semantics follow kopf's ``kopf/_core/actions/execution.py``: a :class:`PermanentError` ends the
 handler for this change (never retried); a :class:`TemporaryError` retries it after ``delay``
-seconds; any other exception retries it after the handler's ``backoff``. The operator raises
+seconds; any other exception retries it after the handler's ``backoff``. Like
+:class:`~kubectrl.runtime.TerminalError`, they are signals raised *by* user code, outside the
+``KubectrlError`` tree, so that an ``except KubectrlError`` inside a handler does not swallow
+them. The operator raises
 :class:`HandlerTimeoutError` and :class:`HandlerRetriesError` itself (recorded as the handler's
 failure) when a handler's ``timeout`` or ``retries`` are used up.
 """
 
 from __future__ import annotations
 
-from kubectrl.errors import KubectrlError
-
 __all__ = ["HandlerRetriesError", "HandlerTimeoutError", "PermanentError", "TemporaryError"]
 
 
-class PermanentError(KubectrlError):
+class PermanentError(Exception):
     """The handler failed for good on this change: not retried; its failure is recorded.
 
     Example::
@@ -24,15 +25,13 @@ class PermanentError(KubectrlError):
     """
 
 
-class TemporaryError(KubectrlError):
+class TemporaryError(Exception):
     """The handler failed for now: retried after ``delay`` seconds (default 60).
 
     Example::
 
         raise TemporaryError("the database is not ready yet", delay=10)
     """
-
-    retryable = True
 
     def __init__(self, message: str = "", *, delay: float = 60.0) -> None:
         if not delay >= 0 or delay == float("inf"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -75,7 +76,7 @@ async def call_handler(fn: Callable[..., Any], **kwargs: Any) -> Any:
     ):
         return await fn(**chosen)
     context = contextvars.copy_context()
-    result = await asyncio.to_thread(context.run, fn, **chosen)
+    result = await asyncio.to_thread(context.run, functools.partial(fn, **chosen))
     if inspect.isawaitable(result):
         return await result
     return result

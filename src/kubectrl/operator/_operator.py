@@ -774,18 +774,7 @@ class Operator:
         for kind, handlers in self._event_handlers.items():
             informer = await factory.get_informer(kind)
             queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-            self._registrations.append(
-                (
-                    informer,
-                    informer.add_handler(
-                        on_add=lambda obj, _initial, q=queue: q.put_nowait(("ADDED", obj)),
-                        on_update=lambda _old, new, q=queue: q.put_nowait(("MODIFIED", new)),
-                        on_delete=lambda obj, q=queue: q.put_nowait(
-                            ("DELETED", getattr(obj, "obj", obj))
-                        ),
-                    ),
-                )
-            )
+            self._registrations.append((informer, informer.add_handler(**_event_feed(queue))))
             informer.start()
             self._pumps.append(asyncio.ensure_future(self._pump(queue, handlers)))
         timeout = self._manager.options.cache_sync_timeout
@@ -849,11 +838,13 @@ class Operator:
             meta = obj.get("metadata") or {}
             definition.index._put((meta.get("namespace") or "", meta.get("name") or ""), None)
 
-        return {
-            "on_add": lambda obj, _initial: put(obj),
-            "on_update": lambda _old, new: put(new),
-            "on_delete": drop,
-        }
+        def add(obj: Any, _initial: bool) -> None:
+            put(obj)
+
+        def update(_old: Any, new: Any) -> None:
+            put(new)
+
+        return {"on_add": add, "on_update": update, "on_delete": drop}
 
     async def _pump(self, queue: asyncio.Queue[tuple[str, Any]], handlers: list[_Handler]) -> None:
         while True:
@@ -1230,7 +1221,7 @@ class Operator:
     async def _write(self, kind: KindKey, obj: Mapping[str, Any], patch: dict[str, Any]) -> Any:
         """Merge-patch the object (and its status subresource with ``patch["status"]``)."""
         meta = obj.get("metadata") or {}
-        name, namespace = meta.get("name"), meta.get("namespace") or None
+        name, namespace = str(meta.get("name") or ""), meta.get("namespace") or None
         status = patch.pop("status", None)
         written: Any = obj
         if patch:
@@ -1266,6 +1257,21 @@ def _merge_into(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
             _merge_into(base[key], value)
         else:
             base[key] = value
+
+
+def _event_feed(queue: asyncio.Queue[tuple[str, Any]]) -> dict[str, Any]:
+    """Informer callbacks putting raw watch events on ``queue``, in order."""
+
+    def on_add(obj: Any, _initial: bool) -> None:
+        queue.put_nowait(("ADDED", obj))
+
+    def on_update(_old: Any, new: Any) -> None:
+        queue.put_nowait(("MODIFIED", new))
+
+    def on_delete(obj: Any) -> None:
+        queue.put_nowait(("DELETED", getattr(obj, "obj", obj)))
+
+    return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
 
 
 def _key_of(obj: Mapping[str, Any]) -> ObjectKey:

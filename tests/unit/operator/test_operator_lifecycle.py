@@ -152,7 +152,7 @@ def test_adopt_sets_owner_namespace_name_prefix_and_labels() -> None:
         "namespace": "ns",
         "generateName": "foo-",
     }
-    with pytest.raises(ValueError, match="no metadata.uid"):
+    with pytest.raises(ValueError, match=r"no metadata\.uid"):
         adopt({}, {"apiVersion": "v1", "kind": "Foo", "metadata": {"name": "x"}})
     other = {**owner, "metadata": {**owner["metadata"], "uid": "u-2"}}  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="already controlled by Foo 'foo'"):
