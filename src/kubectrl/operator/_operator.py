@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import dataclasses
 import datetime
 import json
@@ -1006,9 +1007,14 @@ class Operator:
                 kind, key, obj, chosen, records, patch,
                 {"old": last, "new": new, "diff": diff(last, new)}, extra,
             )  # fmt: skip
+            # The handlers' own patches are part of the change they handled, not a new one
+            # (kopf stores the essence with the patch applied): the stored essence and the
+            # progress' digest are those of the object as this pass leaves it.
+            after = essence(_merge_patched(obj, patch), self.domain)
+            progress["digest"] = digest(after)
             if outcome.done:
                 annotations[self.last_handled_annotation] = json.dumps(
-                    new, sort_keys=True, separators=(",", ":")
+                    after, sort_keys=True, separators=(",", ":")
                 )
                 if self._stored(obj, self.progress_annotation) is not None:
                     annotations[self.progress_annotation] = None
@@ -1240,6 +1246,20 @@ class Operator:
     def __repr__(self) -> str:
         kinds = ", ".join(f"{v}/{k}" for v, k in self._kinds())
         return f"<Operator {self._name} kinds=[{kinds}]>"
+
+
+def _merge_patched(obj: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` with the JSON merge patch ``patch`` applied (RFC 7386: ``None`` removes)."""
+    result: dict[str, Any] = copy.deepcopy(dict(obj))
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, Mapping):
+            current = result.get(key)
+            result[key] = _merge_patched(current if isinstance(current, Mapping) else {}, value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

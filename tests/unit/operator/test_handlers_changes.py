@@ -13,7 +13,7 @@ from typing import Any
 
 from kubectrl._clock import FakeClock
 from kubectrl.client import AsyncClient
-from kubectrl.operator import DiffItem, Operator
+from kubectrl.operator import DiffItem, Operator, TemporaryError
 from kubectrl.testing import FakeAPI, consistently, eventually, run_manager
 
 from .conftest import CM, configmap, new_manager
@@ -147,3 +147,38 @@ async def test_resume_runs_once_per_run_for_objects_handled_before(
         await client.patch(CM, "a", {"data": {"k": "w"}}, namespace="default")
         await consistently(lambda: events.count(("resume", "a")) == 1, 0.2)
     assert events == [("create", "a"), ("resume", "a")]
+
+
+async def test_a_handlers_own_patch_is_not_a_new_change(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf stores the essence with the handlers' patch applied
+    (``kopf/_cogs/configs/diffbase.py``, ``kopf/_core/reactor/processing.py``): what a handler
+    writes through ``patch`` does not come back as an update, nor restarts the progress of the
+    change it belongs to, while another handler of that change is still retrying."""
+    manager = new_manager(api, clock)
+    operator = Operator(manager)
+    calls: list[str] = []
+
+    @operator.on_create(CM, id="label")
+    def label(patch: dict[str, Any], **_: Any) -> None:
+        calls.append("label")
+        patch["metadata"] = {"labels": {"handled": "yes"}}
+
+    @operator.on_create(CM, id="slow")
+    def slow(retry: int, **_: Any) -> None:
+        calls.append(f"slow#{retry}")
+        if retry == 0:
+            raise TemporaryError("later", delay=10)
+
+    @operator.on_update(CM)
+    def updated(diff: Any, **_: Any) -> None:
+        calls.append(f"update {diff}")
+
+    async with run_manager(manager):
+        await client.create(configmap("a"))
+        await eventually(lambda: "slow#1" in calls, 60, clock=clock, interval=1)
+        await consistently(lambda: len(calls) == 3, 30, clock=clock, interval=1)
+    assert calls == ["label", "slow#0", "slow#1"]
+    obj = await client.get(CM, "a", namespace="default")
+    assert obj["metadata"]["labels"] == {"handled": "yes"}
