@@ -16,7 +16,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["call_handler", "call_handler_sync", "object_kwargs", "object_logger"]
 
@@ -114,7 +114,13 @@ def object_logger(
     )
 
 
-class _ObjectLogger(logging.LoggerAdapter[logging.Logger]):
+if TYPE_CHECKING:
+    _Adapter = logging.LoggerAdapter[logging.Logger]
+else:  # LoggerAdapter is subscriptable at runtime from Python 3.11 only
+    _Adapter = logging.LoggerAdapter
+
+
+class _ObjectLogger(_Adapter):
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
         extra = self.extra or {}
         ns, name = extra.get("namespace"), extra.get("object_name")

@@ -764,7 +764,15 @@ class Operator:
         """Run the startup hooks, then start one controller per kind (the manager calls it)."""
         self._running = True
         for fn in self._startup:
-            await call_handler(fn, **self._hook_kwargs())
+            try:
+                await call_handler(fn, **self._hook_kwargs())
+            except Exception as err:
+                where = f"in the startup hook {_fn_id(fn)} of operator {self._name!r}"
+                log.error("%s: %s: %s", where, type(err).__name__, err)
+                add_note = getattr(err, "add_note", None)  # Python 3.11+
+                if add_note is not None:
+                    add_note(where)
+                raise
         factory = self._manager.informer_factory
         for index_name, definition in self._indexes.items():
             informer = await factory.get_informer(definition.kind)

@@ -17,7 +17,7 @@ import pytest
 from kubectrl._clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.operator import Index, Operator, adopt, call_handler
-from kubectrl.runtime import Manager, ManagerOptions
+from kubectrl.runtime import Manager, ManagerError, ManagerOptions
 from kubectrl.testing import FakeAPI, eventually, run_manager
 
 from .conftest import CM, configmap, new_manager
@@ -49,6 +49,31 @@ async def test_startup_runs_before_handlers_and_cleanup_after_stop(
         assert operator.controllers  # one controller per kind while running
     assert order == ["startup", "create a", "cleanup connected"]
     assert operator.controllers == {}
+
+
+async def test_a_failing_startup_hook_stops_the_manager_naming_it(
+    api: FakeAPI, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    manager = new_manager(api, clock)
+    operator = Operator(manager)
+    handled: list[str] = []
+
+    @operator.on_startup()
+    def connect(**_: Any) -> None:
+        raise ConnectionError("database unreachable")
+
+    @operator.on_create(CM)
+    def created(name: str, **_: Any) -> None:
+        handled.append(name)
+
+    with pytest.raises(ManagerError) as info:
+        await manager.start()
+    cause = info.value.__cause__
+    assert isinstance(cause, ConnectionError)
+    assert "in the startup hook" in caplog.text
+    assert "connect" in caplog.text
+    assert "database unreachable" in caplog.text
+    assert handled == []
 
 
 async def test_probes_report_values_on_the_method_and_healthz(
