@@ -1249,6 +1249,12 @@ class Operator:
                 written = await self.client.patch(
                     kind, name, {"status": status}, namespace=namespace
                 )
+                if not written.get("status"):
+                    log.warning(
+                        "%s %s/%s has no status field: the server dropped the status the "
+                        "handlers wrote (results and patch['status']): %s",
+                        kind[1], namespace or "", name, json.dumps(status)[:200],
+                    )  # fmt: skip
         return written
 
     def __repr__(self) -> str:

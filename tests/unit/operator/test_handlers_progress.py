@@ -200,3 +200,83 @@ async def test_sub_handlers_each_run_to_success_once(
 def test_register_outside_a_handler_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="only inside a change handler"):
         register(lambda **_: None)
+
+
+FOO_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "foos.example.com"},
+    "spec": {
+        "group": "example.com",
+        "names": {"kind": "Foo", "plural": "foos", "singular": "foo", "listKind": "FooList"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+FOO = ("example.com/v1", "Foo")
+
+
+async def test_return_values_and_status_patches_reach_the_status_subresource(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf stores a handler's return value in ``status.<handler id>``
+    (``kopf/_core/actions/execution.py``); with a status subresource, the main resource's
+    patch would drop ``status`` (``staging/src/k8s.io/apiextensions-apiserver/pkg/registry/
+    customresource/strategy.go``), so the operator writes it through the subresource."""
+    api.install_crd(FOO_CRD)
+    manager = new_manager(api, clock)
+    operator = Operator(manager)
+
+    @operator.on_create(FOO, id="create")
+    def create(patch: dict[str, Any], **_: Any) -> dict[str, str]:
+        patch["status"] = {"phase": "Ready"}
+        patch["metadata"] = {"labels": {"made": "yes"}}
+        return {"message": "done"}
+
+    async with run_manager(manager):
+        await client.create(
+            {"apiVersion": "example.com/v1", "kind": "Foo",
+             "metadata": {"name": "f", "namespace": "default"}, "spec": {"size": 1}}
+        )  # fmt: skip
+
+        async def status() -> dict[str, Any]:
+            obj = await client.get(FOO, "f", namespace="default")
+            return dict(obj.get("status") or {})
+
+        found = await eventually(status, clock=clock, describe="the status written")
+    assert found == {"phase": "Ready", "create": {"message": "done"}}
+    assert (await client.get(FOO, "f", namespace="default"))["metadata"]["labels"] == {
+        "made": "yes"
+    }
+
+
+async def test_a_status_on_a_kind_without_one_is_reported_not_dropped_silently(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    manager = new_manager(api, clock)
+    operator = Operator(manager)
+    done: list[str] = []
+
+    @operator.on_create(CM, id="result")
+    def create(name: str, **_: Any) -> str:
+        done.append(name)
+        return "a value a ConfigMap cannot hold"
+
+    async with run_manager(manager):
+        await client.create(configmap("a"))
+        await eventually(lambda: _done(client), clock=clock, describe="the change handled")
+    assert "ConfigMap default/a has no status field" in caplog.text
+    assert "a value a ConfigMap cannot hold" in caplog.text
