@@ -749,9 +749,8 @@ class Operator:
 
     def _kinds(self) -> list[KindKey]:
         kinds: dict[KindKey, None] = {}
-        for group in (self._handlers, self._event_handlers):
-            for kind in group:
-                kinds.setdefault(kind, None)
+        for kind in self._handlers:  # event handlers and indexes need no controller
+            kinds.setdefault(kind, None)
         for watcher in self._watchers:
             for kind in sorted(watcher.kinds()):
                 kinds.setdefault(kind, None)
@@ -958,6 +957,8 @@ class Operator:
 
     async def _changing(self, kind: KindKey, key: ObjectKey, obj: dict[str, Any]) -> Result | None:
         handlers = self._handlers.get(kind, [])
+        if not any(h.cause in ("create", "update", "field", "resume") for h in handlers):
+            return None  # nothing follows changes of this kind: nothing to store on it
         new = essence(obj, self.domain)
         last = self._stored(obj, self.last_handled_annotation)
         annotations: dict[str, Any] = {}

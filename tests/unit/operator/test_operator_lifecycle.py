@@ -155,6 +155,46 @@ async def test_event_handlers_see_raw_events_in_order(
     assert events == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
 
 
+async def test_kinds_without_change_handlers_get_nothing_written_on_them(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf stores the last-handled essence only for resources with change handlers
+    (``kopf/_core/reactor/processing.py``); raw event handlers and delete handlers alone add
+    no annotation (a delete handler adds only its finalizer)."""
+    manager = new_manager(api, clock)
+    operator = Operator(manager)
+    events: list[str] = []
+
+    @operator.on_event(CM)
+    def on_any(name: str, **_: Any) -> None:
+        events.append(name)
+
+    @operator.on_delete(("v1", "Secret"))
+    def secret_gone(**_: Any) -> None: ...
+
+    async with run_manager(manager):
+        await client.create(configmap("a"))
+        await client.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "s", "namespace": "default"},
+            }
+        )
+
+        async def finalized() -> bool:
+            secret = await client.get(("v1", "Secret"), "s", namespace="default")
+            return secret["metadata"].get("finalizers") == ["operator.kubectrl.io/finalizer"]
+
+        await eventually(finalized, clock=clock, describe="the secret's finalizer")
+        await eventually(lambda: events == ["a"], clock=clock)
+        assert list(operator.controllers) == [("v1", "Secret")]
+    cm = await client.get(CM, "a", namespace="default")
+    secret = await client.get(("v1", "Secret"), "s", namespace="default")
+    assert "annotations" not in cm["metadata"]
+    assert "annotations" not in secret["metadata"]
+
+
 def test_adopt_sets_owner_namespace_name_prefix_and_labels() -> None:
     owner = {
         "apiVersion": "example.com/v1",
