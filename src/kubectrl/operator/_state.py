@@ -41,6 +41,7 @@ class DiffItem(NamedTuple):
 
     Example::
 
+        >>> from kubectrl.operator._state import diff
         >>> diff({"a": 1}, {"a": 2})
         (DiffItem(op='change', field=('a',), old=1, new=2),)
     """
@@ -58,7 +59,7 @@ def essence(obj: Mapping[str, Any], domain: str) -> dict[str, Any]:
 
         >>> essence({"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {}, "status": {}},
         ...         "op.kubectrl.io")
-        {'metadata': {'labels': {'x': '1'}}, 'spec': {}}
+        {'spec': {}, 'metadata': {'labels': {'x': '1'}}}
     """
     result = {k: copy.deepcopy(v) for k, v in obj.items() if k not in ("metadata", "status")}
     meta = obj.get("metadata") or {}
