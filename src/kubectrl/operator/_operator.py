@@ -865,7 +865,7 @@ class Operator:
                         **self.indexes(),
                         type=event_type,
                         event={"type": event_type, "object": obj},
-                        memo=self._memo_for(_kind_of(obj), _key_of(obj)),
+                        memo=self.memo_for(_kind_of(obj), _key_of(obj)),
                         patch={},
                     )
                 except asyncio.CancelledError:
@@ -882,7 +882,12 @@ class Operator:
         reconcile.__qualname__ = f"Operator({self._name}).reconcile[{kind[1]}]"
         return reconcile
 
-    def _memo_for(self, kind: KindKey, key: ObjectKey) -> SimpleNamespace:
+    def memo_for(self, kind: KindKey, key: ObjectKey) -> SimpleNamespace:
+        """The per-object ``memo`` handlers (and daemons) of one object share, kept in memory
+        until the object is gone.
+
+        Example: ``operator.memo_for(("v1", "ConfigMap"), ObjectKey("default", "a")).count``.
+        """
         return self._memos.setdefault((kind, key), SimpleNamespace())
 
     def _forget(self, kind: KindKey, key: ObjectKey) -> None:
@@ -1134,7 +1139,7 @@ class Operator:
                 **self.indexes(),
                 **cause_kwargs,
                 **((extra or {}).get(handler.id) or {}),
-                "memo": self._memo_for(kind, key),
+                "memo": self.memo_for(kind, key),
                 "retry": int(record.get("retries", 0)),
                 "started": started,
                 "runtime": wall - started,
