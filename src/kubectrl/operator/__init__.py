@@ -16,7 +16,7 @@ See ``docs/operator.md``.
 
 from __future__ import annotations
 
-from kubectrl._exports import publish as _publish
+from kubectrl._internal.exports import publish as _publish
 from kubectrl.operator._errors import (
     HandlerRetriesError,
     HandlerTimeoutError,

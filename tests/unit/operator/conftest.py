@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.runtime import Manager, ManagerOptions
 from kubectrl.testing import FakeAPI

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.operator import DiffItem, Operator, TemporaryError
 from kubectrl.testing import FakeAPI, consistently, eventually, run_manager

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.errors import NotFoundError
 from kubectrl.objects import ObjectKey

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.operator import Operator, PermanentError, TemporaryError, register
 from kubectrl.testing import FakeAPI, consistently, eventually, run_manager

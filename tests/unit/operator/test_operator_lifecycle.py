@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kubectrl._clock import FakeClock
+from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.operator import Index, Operator, adopt, call_handler
 from kubectrl.runtime import Manager, ManagerError, ManagerOptions
