@@ -120,6 +120,51 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def operators_of(paths: Sequence[str]) -> list[Any]:
+    """The :class:`~kubectrl.operator.Operator` objects at the top level of the Python files
+    ``paths`` (each run as a module, as ``kopf run`` loads them), in order; a file that cannot be
+    run is a usage error naming it.
+
+    Example::
+
+        >>> operators_of(["/no/such/file.py"])
+        Traceback (most recent call last):
+        ...
+        kubectrl.__main__._UsageError: /no/such/file.py: cannot run it: FileNotFoundError: ...
+    """
+    import runpy
+
+    from kubectrl.operator import Operator
+
+    found: list[Any] = []
+    for path in paths:
+        try:
+            namespace = runpy.run_path(path, run_name=f"kubectrl_operator_{len(found)}")
+        except (OSError, SyntaxError, ImportError) as exc:
+            raise _UsageError(f"{path}: cannot run it: {type(exc).__name__}: {exc}") from exc
+        here = [value for value in namespace.values() if isinstance(value, Operator)]
+        if not here:
+            raise _UsageError(f"{path}: defines no Operator (operator = Operator() at the top)")
+        found.extend(here)
+    return found
+
+
+def _operator_run(args: argparse.Namespace) -> int:
+    from kubectrl.runtime import Manager
+
+    operators = operators_of(args.files)
+    manager = Manager()
+    for operator in operators:
+        if operator.attached:
+            raise _UsageError(
+                f"operator {operator.name!r} is attached to a manager of its own; "
+                "`operator run` gives every operator the manager it makes (use operator.run())"
+            )
+        operator.attach(manager)
+    manager.run()
+    return 0
+
+
 def _cluster_crds(names: Sequence[str]) -> list[dict[str, Any]]:
     from kubectrl import errors
     from kubectrl.client import BlockingClient, load_config
@@ -259,6 +304,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     api.add_argument("--cluster-scoped", action="store_true", help="a cluster-scoped kind")
     api.add_argument("--webhooks", action="store_true", help="add defaulting and validation")
     api.set_defaults(run=_create_api, label="create api")
+
+    operator = commands.add_parser("operator", help="run operators (kopf's `kopf run`)")
+    operator_commands = operator.add_subparsers(dest="what", required=True)
+    run = operator_commands.add_parser(
+        "run", help="run the Operator objects of Python files on one manager until SIGTERM"
+    )
+    run.add_argument("files", nargs="+", metavar="FILE", help="a Python file defining operators")
+    run.set_defaults(run=_operator_run, label="operator run")
 
     args = parser.parse_args(argv)
     try:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from kubectrl.client import ClientConfig
 from kubectrl.errors import NotFoundError
 from kubectrl.objects import ObjectKey
 from kubectrl.operator._errors import (
@@ -314,12 +315,12 @@ class Operator:
 
     need_leader_election = True
 
-    def __init__(self, manager: Manager, *, name: str = "operator") -> None:
+    def __init__(self, manager: Manager | None = None, *, name: str = "operator") -> None:
         if not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.match(name):
             raise ValueError(
                 f"Operator name must be a DNS label (lowercase letters, digits, '-'), not {name!r}"
             )
-        self._manager = manager
+        self._manager: Manager | None = None
         self._name = name
         self.domain = f"{name}.kubectrl.io"
         self.last_handled_annotation = f"{self.domain}/last-handled-configuration"
@@ -349,7 +350,39 @@ class Operator:
         else:
             self._daemons = Daemons(self)
             self.add_watcher(self._daemons)
+        if manager is not None:
+            self.attach(manager)
+
+    def attach(self, manager: Manager) -> None:
+        """Run on ``manager`` (once; ``Operator(manager)`` attaches at once). An operator made
+        without one, as a module-level ``operator = Operator()`` that kopf users write, is
+        attached by :meth:`run` or ``python -m kubectrl operator run FILE``, or by a test.
+
+        Example::
+
+            operator = Operator()
+            operator.attach(Manager(api.config()))
+        """
+        if self._manager is not None:
+            raise RuntimeError(f"operator {self._name!r} is already attached to a manager")
+        self._manager = manager
         manager.add(self)
+        if self._probes:
+            manager.add_healthz_check(f"operator-{self._name}", self._health)
+
+    def run(self, config: ClientConfig | None = None) -> None:
+        """Run until SIGTERM or SIGINT (kopf's ``kopf run``): on the attached manager, or on a
+        new :class:`~kubectrl.runtime.Manager` of ``config`` (default: the kubeconfig, or the
+        in-cluster config).
+
+        Example::
+
+            if __name__ == "__main__":
+                operator.run()
+        """
+        if self._manager is None:
+            self.attach(Manager(config))
+        self.manager.run()
 
     # ------------------------------------------------------------------ accessors
 
@@ -359,19 +392,29 @@ class Operator:
         return self._name
 
     @property
+    def attached(self) -> bool:
+        """Whether the operator has a manager (:meth:`attach`)."""
+        return self._manager is not None
+
+    @property
     def manager(self) -> Manager:
-        """The manager the operator runs on."""
+        """The manager the operator runs on (``RuntimeError`` before :meth:`attach`)."""
+        if self._manager is None:
+            raise RuntimeError(
+                f"operator {self._name!r} is not attached to a manager: Operator(manager), "
+                "operator.attach(manager), operator.run() or python -m kubectrl operator run FILE"
+            )
         return self._manager
 
     @property
     def clock(self) -> Any:
         """The manager's clock (a ``FakeClock`` in tests)."""
-        return self._manager.clock
+        return self.manager.clock
 
     @property
     def client(self) -> CachedClient:
         """The manager's cached client."""
-        return self._manager.client
+        return self.manager.client
 
     @property
     def controllers(self) -> dict[KindKey, Controller]:
@@ -687,7 +730,7 @@ class Operator:
             probe_id = id or _fn_id(fn)
             if probe_id in self._probes:
                 raise ValueError(f"a probe with id {probe_id!r} is already registered")
-            if not self._probes:
+            if not self._probes and self._manager is not None:
                 self._manager.add_healthz_check(f"operator-{self._name}", self._health)
             self._probes[probe_id] = fn
             return fn
@@ -772,7 +815,7 @@ class Operator:
                 if add_note is not None:
                     add_note(where)
                 raise
-        factory = self._manager.informer_factory
+        factory = self.manager.informer_factory
         for index_name, definition in self._indexes.items():
             informer = await factory.get_informer(definition.kind)
             self._registrations.append(
@@ -785,7 +828,7 @@ class Operator:
             self._registrations.append((informer, informer.add_handler(**_event_feed(queue))))
             informer.start()
             self._pumps.append(asyncio.ensure_future(self._pump(queue, handlers)))
-        timeout = self._manager.options.cache_sync_timeout
+        timeout = self.manager.options.cache_sync_timeout
         for informer, _ in self._registrations:
             await informer.wait_for_cache_sync(timeout)
         for kind in self._kinds():
@@ -793,8 +836,8 @@ class Operator:
                 f"{self._name}-{kind[1].lower()}-{kind[0].replace('/', '-')}",
                 self._reconciler(kind),
                 sources=[KindSource(factory, kind)],
-                clock=self._manager.clock,
-                registry=self._manager.registry,
+                clock=self.manager.clock,
+                registry=self.manager.registry,
             )
             controller.set_leader_fence(self._fence)
             self._controllers[kind] = controller
@@ -1124,7 +1167,7 @@ class Operator:
         """Run every handler of ``handlers`` that is due and not done; record each outcome in
         ``records`` and each handler's patch (and result) in ``patch``."""
         outcome = _Outcome()
-        wall = self._manager.clock.wall()
+        wall = self.manager.clock.wall()
         base = object_kwargs(obj)
         for handler in handlers:
             if not self._matches(handler, obj):
