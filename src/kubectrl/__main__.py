@@ -150,10 +150,20 @@ def operators_of(paths: Sequence[str]) -> list[Any]:
 
 
 def _operator_run(args: argparse.Namespace) -> int:
-    from kubectrl.runtime import Manager
+    import logging
 
+    from kubectrl.runtime import Manager, ManagerOptions
+
+    level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
+    logging.basicConfig(level=level)
     operators = operators_of(args.files)
-    manager = Manager()
+    options = ManagerOptions(
+        cache_namespace=args.namespace,
+        leader_election=bool(args.leader_election_id),
+        leader_election_id=args.leader_election_id or "",
+        health_probe_bind_address=args.health_probe_bind_address,
+    )
+    manager = Manager(options=options)
     for operator in operators:
         if operator.attached:
             raise _UsageError(
@@ -311,6 +321,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run", help="run the Operator objects of Python files on one manager until SIGTERM"
     )
     run.add_argument("files", nargs="+", metavar="FILE", help="a Python file defining operators")
+    run.add_argument("--namespace", "-n", help="watch one namespace only (kopf's --namespace)")
+    run.add_argument(
+        "--leader-election-id",
+        metavar="NAME",
+        help="run as one of several replicas: only the holder of Lease NAME handles (--peering)",
+    )
+    run.add_argument(
+        "--health-probe-bind-address",
+        default="0",
+        metavar="ADDR",
+        help="serve /healthz and /readyz (with the probes) on ADDR, e.g. :8080 (--liveness)",
+    )
+    run.add_argument("--verbose", "-v", action="store_true", help="log at INFO (kopf's --verbose)")
+    run.add_argument("--debug", action="store_true", help="log at DEBUG (kopf's --debug)")
     run.set_defaults(run=_operator_run, label="operator run")
 
     args = parser.parse_args(argv)
