@@ -17,6 +17,7 @@ See ``docs/operator.md``.
 from __future__ import annotations
 
 from kubectrl._internal.exports import publish as _publish
+from kubectrl.operator._daemons import BlockingDaemonStopped, DaemonStopped
 from kubectrl.operator._errors import (
     HandlerRetriesError,
     HandlerTimeoutError,
@@ -29,6 +30,8 @@ from kubectrl.operator._state import DiffItem
 from kubectrl.operator._watchers import KindKey, ObjectWatcher
 
 __all__ = [
+    "BlockingDaemonStopped",
+    "DaemonStopped",
     "DiffItem",
     "HandlerRetriesError",
     "HandlerTimeoutError",

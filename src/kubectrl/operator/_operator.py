@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kubectrl.client import ClientConfig
 from kubectrl.errors import NotFoundError
 from kubectrl.objects import ObjectKey
+from kubectrl.operator._daemons import Daemons
 from kubectrl.operator._errors import (
     HandlerRetriesError,
     HandlerTimeoutError,
@@ -342,14 +343,8 @@ class Operator:
         self._pumps: list[asyncio.Task[None]] = []
         self._fence: Callable[[], bool] | None = None
         self._running = False
-        self._daemons: Any = None
-        try:
-            from kubectrl.operator._daemons import Daemons  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            pass
-        else:
-            self._daemons = Daemons(self)
-            self.add_watcher(self._daemons)
+        self._daemons = Daemons(self)
+        self.add_watcher(self._daemons)
         if manager is not None:
             self.attach(manager)
 
@@ -754,7 +749,9 @@ class Operator:
         await self.probe()
 
     def daemon(self, kind: KindKey, **options: Any) -> Callable[[F], F]:
-        """A per-object daemon (see the daemons' docs); needs ``kubectrl.operator._daemons``.
+        """A per-object daemon (kopf's ``@kopf.daemon``): ``docs/operator-daemons.md`` gives its
+        options (``initial_delay``, filters, ``requires_finalizer``, ``cancellation_timeout``,
+        ``backoff``, ``retries``, ``timeout``).
 
         Example::
 
@@ -763,13 +760,12 @@ class Operator:
                 while not stopped.is_set():
                     await stopped.wait(10)
         """
-        if self._daemons is None:
-            raise NotImplementedError("daemons are not available in this build")
-        result: Callable[[F], F] = self._daemons.daemon(kind, **options)
-        return result
+        return self._daemons.daemon(kind, **options)
 
     def timer(self, kind: KindKey, *, interval: float, **options: Any) -> Callable[[F], F]:
-        """A per-object timer (see the daemons' docs); needs ``kubectrl.operator._daemons``.
+        """A per-object timer (kopf's ``@kopf.timer``): every ``interval`` seconds of the
+        operator's clock, with ``initial_delay``, ``idle`` and ``sharp`` as kopf
+        (``docs/operator-daemons.md``).
 
         Example::
 
@@ -777,10 +773,7 @@ class Operator:
             async def tick(name, **_):
                 print(name)
         """
-        if self._daemons is None:
-            raise NotImplementedError("timers are not available in this build")
-        result: Callable[[F], F] = self._daemons.timer(kind, interval=interval, **options)
-        return result
+        return self._daemons.timer(kind, interval=interval, **options)
 
     # ------------------------------------------------------------------ lifecycle
 
