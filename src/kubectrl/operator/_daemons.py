@@ -15,13 +15,14 @@ every object and every registered daemon or timer whose filters match, exactly o
   the object (changes, resyncs) do not re-run it.
 
 Stopping (``gone``, a filter that stops matching, or :meth:`Daemons.stop` when the operator
-stops or loses leadership) first sets the function's ``stopped`` flag, waits up to
-``cancellation_timeout`` seconds of the clock, then cancels the task (kopf's graceful and forced
-stages; with no ``cancellation_timeout`` it waits for the function to return, as kopf does).
-``gone`` answers ``True`` only once every task of the object has finished, so a finalizer held
-for ``requires_finalizer=True`` is released after that; :meth:`Daemons.running` lists what is
-still alive. Every sleep is on ``operator.clock``, so a :class:`~kubectrl.FakeClock`
-drives it all in tests.
+stops or loses leadership) goes through kopf's three stages (``docs/daemons.rst``,
+Termination): the function's ``stopped`` flag is set and ``cancellation_backoff`` seconds of the
+clock are given to it; then, only with a ``cancellation_timeout``, the task is cancelled and
+given that many seconds more, after which it is abandoned (logged; it stays in
+:meth:`Daemons.running`); with no ``cancellation_timeout`` it is waited for until it returns.
+``gone`` answers ``True`` once every task of the object has finished or been abandoned, so a
+finalizer held for ``requires_finalizer=True`` is released after that. Every sleep is on
+``operator.clock``, so a :class:`~kubectrl.FakeClock` drives it all in tests.
 
 Semantics follow kopf's ``kopf/_core/engines/daemons.py`` and ``docs/daemons.rst`` /
 ``docs/timers.rst`` (read for behaviour; the code is kubectrl's own).
@@ -302,6 +303,7 @@ class _Spec:
     annotations: MetaFilter | None
     when: Callable[..., bool] | None
     requires_finalizer: bool
+    cancellation_backoff: float | None
     cancellation_timeout: float | None
     backoff: float
     retries: int | None
@@ -468,6 +470,8 @@ class Daemons:
         self._operator = operator
         self._specs: dict[KindKey, dict[str, _Spec]] = {}
         self._objects: dict[tuple[KindKey, ObjectKey], _Object] = {}
+        #: Tasks still running after their cancellation timeout, given up on (stage 3a).
+        self._abandoned: set[asyncio.Future[Any]] = set()
         self._stopped = False
 
     # -- registration
@@ -482,6 +486,7 @@ class Daemons:
         annotations: MetaFilter | None = None,
         when: Callable[..., bool] | None = None,
         requires_finalizer: bool = False,
+        cancellation_backoff: float | None = None,
         cancellation_timeout: float | None = None,
         backoff: float = DEFAULT_BACKOFF,
         retries: int | None = None,
@@ -494,8 +499,10 @@ class Daemons:
         handler arguments. ``initial_delay``: seconds (or a callable of the handler arguments
         returning them) before the first call. ``backoff``: seconds before calling again after
         an error (``TemporaryError.delay`` wins). ``retries``/``timeout``: give up after that many
-        failures / seconds since the first call. ``cancellation_timeout``: seconds between setting
-        ``stopped`` and cancelling the task (``None``: never cancel, wait for it).
+        failures / seconds since the first call. ``cancellation_backoff``: seconds given to the
+        function after ``stopped`` is set; ``cancellation_timeout``: then cancel the task and give
+        it that many seconds more before abandoning it (``None``: never cancel, wait for it), as
+        kopf's options of the same names.
         ``requires_finalizer``: hold the object's deletion until the daemon has stopped.
         """
         return self._register(
@@ -511,6 +518,7 @@ class Daemons:
             annotations=annotations,
             when=when,
             requires_finalizer=requires_finalizer,
+            cancellation_backoff=cancellation_backoff,
             cancellation_timeout=cancellation_timeout,
             backoff=backoff,
             retries=retries,
@@ -530,6 +538,7 @@ class Daemons:
         annotations: MetaFilter | None = None,
         when: Callable[..., bool] | None = None,
         requires_finalizer: bool = False,
+        cancellation_backoff: float | None = None,
         cancellation_timeout: float | None = None,
         backoff: float = DEFAULT_BACKOFF,
         retries: int | None = None,
@@ -556,6 +565,7 @@ class Daemons:
             annotations=annotations,
             when=when,
             requires_finalizer=requires_finalizer,
+            cancellation_backoff=cancellation_backoff,
             cancellation_timeout=cancellation_timeout,
             backoff=backoff,
             retries=retries,
@@ -569,6 +579,7 @@ class Daemons:
         _check_seconds(owner, "idle", options["idle"])
         if not callable(options["initial_delay"]):
             _check_seconds(owner, "initial_delay", options["initial_delay"])
+        _check_seconds(owner, "cancellation_backoff", options["cancellation_backoff"])
         _check_seconds(owner, "cancellation_timeout", options["cancellation_timeout"])
         _check_seconds(owner, "backoff", options["backoff"])
         _check_seconds(owner, "timeout", options["timeout"], positive=True)
@@ -693,13 +704,16 @@ class Daemons:
         self._objects.clear()
 
     def running(self) -> list[asyncio.Task[None]]:
-        """The daemon and timer tasks still alive (empty after :meth:`stop` returned)."""
-        return [
+        """The daemon and timer tasks still alive, abandoned ones included (empty after
+        :meth:`stop` returned, unless a function outlived its ``cancellation_timeout``)."""
+        alive = {
             run.task
             for state in self._objects.values()
             for run in state.runs.values()
             if run.task is not None and not run.task.done()
-        ]
+        }
+        alive.update(task for task in self._abandoned if not task.done())  # type: ignore[misc]
+        return list(alive)
 
     # -- internals
 
@@ -753,25 +767,48 @@ class Daemons:
         run.stopper.set(reason)
         if task is None or task.done():
             return
-        timeout = run.spec.cancellation_timeout
-        if timeout is not None:
-            deadline = asyncio.ensure_future(self._operator.clock.sleep(timeout))
-            try:
-                await asyncio.wait({task, deadline}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                deadline.cancel()
-            if not task.done():
-                _log.warning(
-                    "%s for %s %s did not stop within %g s of being asked (%s): cancelling it",
-                    run.spec.what,
-                    run.spec.kind[1],
-                    state.key,
-                    timeout,
-                    reason,
-                    extra={"handler": run.spec.id, "object": str(state.key), "reason": reason},
-                )
-                task.cancel()
-        await asyncio.wait({task})
+        spec = run.spec
+        if spec.cancellation_backoff:  # 1. graceful: the flag is set, give it this long
+            await self._within(task, spec.cancellation_backoff)
+        if task.done():
+            return
+        if spec.cancellation_timeout is None:  # 3b. no forced stage: wait for it to return
+            await asyncio.wait({task})
+            return
+        extra = {"handler": spec.id, "object": str(state.key), "reason": reason}
+        _log.warning(  # 2. forced
+            "%s for %s %s did not stop within %g s of being asked (%s): cancelling it",
+            spec.what,
+            spec.kind[1],
+            state.key,
+            spec.cancellation_backoff or 0,
+            reason,
+            extra=extra,
+        )
+        task.cancel()
+        await self._within(task, spec.cancellation_timeout)
+        if not task.done():  # 3a. abandoned: the object is released all the same
+            self._abandoned.add(task)
+            task.add_done_callback(self._abandoned.discard)
+            if state.runs.get(spec.id) is run:
+                del state.runs[spec.id]
+            _log.warning(
+                "%s for %s %s is still running %g s after it was cancelled: abandoned (it may "
+                "leak what it holds)",
+                spec.what,
+                spec.kind[1],
+                state.key,
+                spec.cancellation_timeout,
+                extra=extra,
+            )
+
+    async def _within(self, task: asyncio.Future[Any], seconds: float) -> None:
+        """Wait for ``task`` at most ``seconds`` of the operator's clock."""
+        deadline = asyncio.ensure_future(self._operator.clock.sleep(seconds))
+        try:
+            await asyncio.wait({task, deadline}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            deadline.cancel()
 
     def _kwargs(self, state: _Object) -> dict[str, Any]:
         body = state.body

@@ -8,6 +8,7 @@ graceful-then-forced stop, no restart after a normal exit or a permanent error) 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -22,6 +23,7 @@ from kubectrl.operator._daemons import (
     PermanentError,
     TemporaryError,
 )
+from kubectrl.testing import eventually
 
 from . import daemons_kit
 from .daemons_kit import KIND, StandInOperator, asleep_until, obj, until
@@ -70,14 +72,15 @@ async def test_deletion_sets_stopped_and_gone_answers_true_once_it_ended(
     assert daemons.running() == []
 
 
-async def test_a_daemon_that_ignores_stopped_is_cancelled_after_its_timeout(
+async def test_a_daemon_that_ignores_stopped_is_cancelled_after_its_backoff(
     daemons: Daemons, clock: FakeClock
 ) -> None:
-    """``cancellation_timeout``: stopped set, then that long on the clock, then cancelled
-    (``docs/daemons.rst``, Timeouts); ``gone`` stays ``False`` until the task has ended."""
+    """``cancellation_backoff`` then ``cancellation_timeout``: stopped set, that long on the
+    clock, then cancelled (``docs/daemons.rst``, Termination: graceful, then forced);
+    ``gone`` stays ``False`` until the task has ended."""
     cancelled: list[bool] = []
 
-    @daemons.daemon(KIND, cancellation_timeout=5)
+    @daemons.daemon(KIND, cancellation_backoff=5, cancellation_timeout=1)
     async def stubborn(**_: Any) -> None:
         try:
             while True:
@@ -98,6 +101,38 @@ async def test_a_daemon_that_ignores_stopped_is_cancelled_after_its_timeout(
     await until(lambda: cancelled)
     assert await daemons.gone(KIND, KEY, obj()) is True
     assert daemons.running() == []
+
+
+async def test_a_daemon_that_survives_its_cancellation_is_abandoned(
+    daemons: Daemons, clock: FakeClock
+) -> None:
+    """Stage 3a of ``docs/daemons.rst``: cancelled at once (no backoff), still running
+    ``cancellation_timeout`` later, it is abandoned: ``gone`` answers ``True`` (the finalizer
+    goes) and ``running()`` still shows the task, which nobody pretends has ended."""
+    release = asyncio.Event()
+
+    @daemons.daemon(KIND, cancellation_timeout=2)
+    async def deaf(**_: Any) -> None:
+        while not release.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await release.wait()
+
+    try:
+        await daemons.seen(KIND, obj())
+        await until(lambda: len(daemons.running()) == 1)
+        now = clock.now()
+        assert await daemons.gone(KIND, KEY, obj()) is False  # cancelled, given 2 s
+        await asleep_until(clock, now + 2)
+        clock.advance(2)
+
+        async def released() -> bool:  # abandoned: the object is let go
+            return await daemons.gone(KIND, KEY, obj())
+
+        await eventually(released, 5.0, interval=0.001)
+        assert len(daemons.running()) == 1  # and the task is not pretended gone
+    finally:
+        release.set()
+    await until(lambda: daemons.running() == [])
 
 
 async def test_without_cancellation_timeout_it_is_never_cancelled(
@@ -226,12 +261,12 @@ async def test_stop_stops_every_daemon_and_starts_none_after(
     returns with none running (kopf stops daemons on exit and on pausing)."""
     reasons: list[str | None] = []
 
-    @daemons.daemon(KIND, cancellation_timeout=1)
+    @daemons.daemon(KIND, cancellation_backoff=1, cancellation_timeout=1)
     async def watch(stopped: DaemonStopped, **_: Any) -> None:
         await stopped.wait()
         reasons.append(stopped.reason)
 
-    @daemons.daemon(KIND, cancellation_timeout=1)
+    @daemons.daemon(KIND, cancellation_backoff=1, cancellation_timeout=1)
     async def stubborn(**_: Any) -> None:
         await asyncio.Event().wait()
 
