@@ -18,12 +18,14 @@ import datetime
 import json
 import logging
 import re
+import sys
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectrl.client import ClientConfig
 from kubectrl.errors import NotFoundError
+from kubectrl.events import CORE_V1
 from kubectrl.objects import ObjectKey
 from kubectrl.operator._daemons import Daemons
 from kubectrl.operator._errors import (
@@ -48,6 +50,7 @@ from kubectrl.runtime.source import KindSource
 
 if TYPE_CHECKING:
     from kubectrl.cache import Informer
+    from kubectrl.events import EventRecorder
     from kubectrl.runtime import CachedClient
 
 __all__ = ["Index", "Operator", "adopt", "register"]
@@ -343,6 +346,8 @@ class Operator:
         self._pumps: list[asyncio.Task[None]] = []
         self._fence: Callable[[], bool] | None = None
         self._running = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._recorder: EventRecorder | None = None
         self._daemons = Daemons(self)
         self.add_watcher(self._daemons)
         if manager is not None:
@@ -775,6 +780,81 @@ class Operator:
         """
         return self._daemons.timer(kind, interval=interval, **options)
 
+    # ------------------------------------------------------------------ events
+
+    def event(self, obj: Mapping[str, Any], *, type: str, reason: str, message: str = "") -> None:
+        """Post a Kubernetes Event about ``obj`` (kopf's ``kopf.event``): a core v1 Event, as
+        kopf posts (``kopf/_core/engines/posting.py``), through the manager's core v1 event
+        recorder (source component ``kubectrl.io/<name>``; client-go's correlation: repeats
+        bump ``count``), from a handler (``async def`` or ``def`` in a thread) or anywhere while
+        the operator runs.
+
+        ``type`` is ``"Normal"`` or ``"Warning"`` (anything else is a ``ValueError``); events
+        are queued and written in the background, as client-go's recorder does.
+
+        Example::
+
+            @operator.on_create(FOO)
+            def created(body, **_):
+                operator.event(body, type="Normal", reason="Created", message="all good")
+        """
+        if type not in ("Normal", "Warning"):
+            raise ValueError(f"event type must be 'Normal' or 'Warning', not {type!r}")
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError(f"operator {self._name!r}: events are posted while it runs")
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._post(obj, type, reason, message)
+        else:  # a plain def handler, in a thread
+            loop.call_soon_threadsafe(self._post, obj, type, reason, message)
+
+    def info(self, obj: Mapping[str, Any], *, reason: str, message: str = "") -> None:
+        """A ``Normal`` event about ``obj`` (kopf's ``kopf.info``).
+
+        Example: ``operator.info(body, reason="Ready", message="the database is up")``.
+        """
+        self.event(obj, type="Normal", reason=reason, message=message)
+
+    def warn(self, obj: Mapping[str, Any], *, reason: str, message: str = "") -> None:
+        """A ``Warning`` event about ``obj`` (kopf's ``kopf.warn``).
+
+        Example: ``operator.warn(body, reason="Slow", message="the database is slow")``.
+        """
+        self.event(obj, type="Warning", reason=reason, message=message)
+
+    def exception(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        reason: str,
+        message: str = "",
+        exc: BaseException | None = None,
+    ) -> None:
+        """A ``Warning`` event about ``obj`` whose message ends with the exception (``exc``, or
+        the one being handled) as ``ExceptionType: text`` (kopf's ``kopf.exception``, which
+        posts type ``Error``; Kubernetes knows only ``Normal`` and ``Warning``).
+
+        Example::
+
+            try:
+                connect()
+            except OSError:
+                operator.exception(body, reason="Unreachable", message="cannot connect:")
+        """
+        err = exc if exc is not None else sys.exc_info()[1]
+        if err is not None:
+            message = f"{message} {type(err).__name__}: {err}".strip()
+        self.event(obj, type="Warning", reason=reason, message=message)
+
+    def _post(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+        if self._recorder is None:
+            self._recorder = self.manager.event_recorder(f"kubectrl.io/{self._name}", api=CORE_V1)
+        self._recorder.event(obj, type, reason, message)
+
     # ------------------------------------------------------------------ lifecycle
 
     def set_leader_fence(self, fence: Callable[[], bool] | None) -> None:
@@ -798,6 +878,7 @@ class Operator:
     async def start(self) -> None:
         """Run the startup hooks, then start one controller per kind (the manager calls it)."""
         self._running = True
+        self._loop = asyncio.get_running_loop()
         for fn in self._startup:
             try:
                 await call_handler(fn, **self._hook_kwargs())

@@ -1,0 +1,305 @@
+"""kopf's examples (github.com/nolar/kopf, ``examples/NN-*/example.py``) ported to
+``kubectrl.operator`` in ``examples/kopf/``: each port is no longer than kopf's example, and does
+on FakeAPI what kopf's example (and its ``test_example_NN.py`` or the ``E2E_*`` marks that
+``tests/e2e/test_examples.py`` reads) says it does."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import io
+import logging
+import sys
+import tokenize
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kubectrl._internal.clock import FakeClock
+from kubectrl.client import AsyncClient
+from kubectrl.runtime import Manager, ManagerOptions
+from kubectrl.testing import FakeAPI, eventually, run_manager
+
+PORTS = Path(__file__).resolve().parents[3] / "examples" / "kopf"
+KEX = ("kopf.dev/v1", "KopfExample")
+POD = ("v1", "Pod")
+
+#: Code lines of kopf's own examples (nolar/kopf at 60d02aef, ``examples/NN-*/example.py``),
+#: counted by :func:`code_lines`: lines holding a token that is not a comment, a blank or a
+#: docstring (a multi-line string counts every line it spans).
+KOPF_CODE_LINES = {
+    "01": 6, "02": 28, "03": 23, "04": 11, "05": 26, "06": 5, "07": 8, "08": 10, "09": 5,
+    "10": 34, "11": 57, "12": 81, "13": 68, "14": 27, "15": 8, "16": 27, "17": 49, "99": 75,
+}  # fmt: skip
+
+
+def code_lines(source: str) -> int:
+    """Lines of ``source`` that hold code: not blank, not comment-only, not a docstring."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                docstrings.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    lines: set[int] = set()
+    layout = {
+        tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+        tokenize.ENDMARKER, tokenize.ENCODING,
+    }  # fmt: skip
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type not in layout:
+            lines.update(range(tok.start[0], tok.end[0] + 1))
+    return len(lines - docstrings)
+
+
+def test_code_lines_skips_docstrings_comments_and_blanks() -> None:
+    source = (
+        '"""Doc\nstring."""\n\n# comment\nx = """a\nb"""  # two lines\n\n'
+        'def f():\n    """D."""\n    return 1\n'
+    )
+    assert code_lines(source) == 4  # x = (2 lines), def, return
+
+
+def port_paths() -> list[Path]:
+    return sorted(PORTS.glob("ex*.py"))
+
+
+@pytest.mark.parametrize("path", port_paths(), ids=lambda p: p.stem)
+def test_each_port_is_no_longer_than_kopfs_example(path: Path) -> None:
+    number = path.stem[2:4]
+    assert code_lines(path.read_text()) <= KOPF_CODE_LINES[number]
+
+
+def load(stem: str) -> ModuleType:
+    """Import ``examples/kopf/<stem>.py`` afresh (its own ``operator``, its own globals)."""
+    name = f"kopf_port_{stem}"
+    spec = importlib.util.spec_from_file_location(name, PORTS / f"{stem}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def api() -> FakeAPI:
+    fake = FakeAPI()
+    fake.install_crd(PORTS / "crd.yaml")
+    return fake
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def client(api: FakeAPI) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(api.config()) as c:
+        yield c
+
+
+def new_manager(api: FakeAPI, clock: FakeClock) -> Manager:
+    return Manager(api.config(), options=ManagerOptions(metrics_bind_address="0"), clock=clock)
+
+
+@asynccontextmanager
+async def running(module: ModuleType, api: FakeAPI, clock: FakeClock) -> AsyncIterator[Manager]:
+    """The port's operator attached to a new manager on ``api``, running."""
+    manager = new_manager(api, clock)
+    module.operator.attach(manager)
+    async with run_manager(manager):
+        yield manager
+
+
+def kopf_example(name: str = "kopf-example-1", **spec: Any) -> dict[str, Any]:
+    """kopf's ``examples/obj.yaml``: a label, an annotation, a spec with a field and items."""
+    return {
+        "apiVersion": "kopf.dev/v1",
+        "kind": "KopfExample",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"somelabel": "somevalue"},
+            "annotations": {"someannotation": "somevalue"},
+        },
+        "spec": {"duration": "1m", "field": "value", "items": ["item1", "item2"], **spec},
+    }
+
+
+def messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records]
+
+
+def logged(caplog: pytest.LogCaptureFixture, text: str) -> Callable[[], bool]:
+    def check() -> bool:
+        return any(text in m for m in messages(caplog))
+
+    check.__name__ = f"logged {text!r}"
+    return check
+
+
+async def handled(client: AsyncClient, name: str = "kopf-example-1") -> dict[str, Any]:
+    """The object once the operator stored its last handled state (every handler done)."""
+    obj = await client.get(KEX, name, namespace="default")
+    annotations = obj["metadata"].get("annotations") or {}
+    assert "operator.kubectrl.io/last-handled-configuration" in annotations
+    assert "operator.kubectrl.io/progress" not in annotations
+    return obj
+
+
+async def test_01_minimal_stores_the_return_value_in_the_status(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 01-minimal: ``return {'message': 'hello world'}  # will be the new status``."""
+    caplog.set_level(logging.INFO)
+    async with running(load("ex01_minimal"), api, clock):
+        await client.create(kopf_example())
+        obj = await eventually(lambda: handled(client), clock=clock)
+    assert obj["status"]["create_fn"] == {"message": "hello world"}
+    assert any(
+        "[default/kopf-example-1] And here we are! Creating: {" in m for m in messages(caplog)
+    )
+
+
+async def test_02_children_creates_an_owned_pod_and_records_its_uid(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf's 02-children: a Pod adopted by the object (owner reference, namespace, labels),
+    its uid in the status."""
+    async with running(load("ex02_children"), api, clock):
+        await client.create(kopf_example(field="the-field"))
+        obj = await eventually(lambda: handled(client), clock=clock)
+    (uid,) = obj["status"]["create_fn"]["children"]
+    pods = (await client.list(POD, namespace="default"))["items"]
+    (pod,) = [p for p in pods if p["metadata"]["uid"] == uid]
+    ref = pod["metadata"]["ownerReferences"][0]
+    assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == (
+        "KopfExample", "kopf-example-1", obj["metadata"]["uid"], True,
+    )  # fmt: skip
+    assert pod["metadata"]["name"].startswith("kopf-example-1-")
+    assert pod["metadata"]["labels"] == {"somelabel": "somevalue"}
+    container = pod["spec"]["containers"][0]
+    assert container["env"] == [{"name": "FIELD", "value": "the-field"}]
+    assert "sleep 1m" in container["args"][0]
+
+
+async def test_03_exceptions_retry_temporary_errors_and_fail_permanent_ones(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 03-exceptions (its ``E2E_SUCCESS_COUNTS``/``E2E_FAILURE_COUNTS``): one handler
+    succeeds after three temporary errors, three fail (at once, or after 3 tries)."""
+    caplog.set_level(logging.INFO)
+    module = load("ex03_exceptions")
+    async with running(module, api, clock):
+        await client.create(kopf_example())
+        await eventually(lambda: handled(client), 30, clock=clock, interval=0.5)
+    log = messages(caplog)
+
+    def count(handler: str, how: str) -> int:
+        return sum(f"handler {handler} failed {how}" in m for m in log)
+
+    assert count("instant_failure_with_only_a_message", "permanently") == 1
+    assert count("eventual_success_with_a_few_messages", "temporarily") == 3
+    assert count("eventual_failure_with_tracebacks", "with an exception") == 3
+    assert count("instant_failure_with_traceback", "with an exception") == 1
+
+
+async def test_04_events_posts_four_events_about_the_object(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf's 04-events: ``kopf.event``, ``info``, ``warn`` and ``exception`` each post an
+    Event about the object (``exception`` with the exception's text)."""
+    async with running(load("ex04_events"), api, clock):
+        await client.create(kopf_example())
+
+        async def events() -> list[dict[str, Any]]:
+            found = (await client.list(("v1", "Event"), namespace="default"))["items"]
+            ours = [e for e in found if e["involvedObject"]["name"] == "kopf-example-1"]
+            assert sum(e.get("count", 1) for e in ours) == 4
+            return ours
+
+        found = await eventually(events, clock=clock)
+    assert sorted((e["type"], e["reason"], e["message"], e.get("count", 1)) for e in found) == [
+        ("Normal", "SomeReason", "Some message", 2),  # event() and info(): one Event, count 2
+        ("Warning", "SomeReason", "Some exception: RuntimeError: Exception text.", 1),
+        ("Warning", "SomeReason", "Some message", 1),
+    ]
+    assert all(e["involvedObject"]["kind"] == "KopfExample" for e in found)
+
+
+async def test_05_handlers_run_per_cause(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 05-handlers: both create handlers on creation (and the field handler, ``None ->
+    value``), the update and field handlers on a change, both delete handlers on deletion,
+    both resume handlers when a new operator run finds the object."""
+    caplog.set_level(logging.INFO)
+    async with running(load("ex05_handlers"), api, clock):
+        await client.create(kopf_example())
+        await eventually(lambda: handled(client), clock=clock)
+        assert [m for m in messages(caplog) if "CREATED" in m or "FIELD" in m] == [
+            "[default/kopf-example-1] CREATED 1st",
+            "[default/kopf-example-1] CREATED 2nd",
+            "[default/kopf-example-1] FIELD CHANGED: None -> value",
+        ]
+        await client.patch(
+            KEX, "kopf-example-1", {"spec": {"field": "changed"}}, namespace="default"
+        )
+        await eventually(logged(caplog, "FIELD CHANGED: value -> changed"), clock=clock)
+        await eventually(logged(caplog, "] UPDATED"), clock=clock)
+    assert not any("RESUMED" in m for m in messages(caplog))
+    async with running(load("ex05_handlers"), api, clock):
+        await eventually(logged(caplog, "RESUMED 2nd"), clock=clock)
+        assert logged(caplog, "RESUMED 1st")()
+        await client.delete(KEX, "kopf-example-1", namespace="default")
+        await eventually(logged(caplog, "DELETED 2nd"), clock=clock)
+        assert logged(caplog, "DELETED 1st")()
+
+        async def gone() -> bool:
+            found = await client.list(KEX, namespace="default")
+            return not found["items"]
+
+        await eventually(gone, clock=clock)
+    assert sum("CREATED 1st" in m for m in messages(caplog)) == 1
+    assert sum("] UPDATED" in m for m in messages(caplog)) == 1
+
+
+async def test_07_subhandlers_handle_each_item_once(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 07-subhandlers: one sub-handler per ``spec.items`` entry, each run once."""
+    caplog.set_level(logging.INFO)
+    async with running(load("ex07_subhandlers"), api, clock):
+        await client.create(kopf_example())
+        await eventually(lambda: handled(client), clock=clock)
+    assert [m for m in messages(caplog) if "=== Handling" in m] == [
+        "[default/kopf-example-1] === Handling creation for item1. ===",
+        "[default/kopf-example-1] === Handling creation for item2. ===",
+    ]
+
+
+async def test_08_events_reach_every_event_handler_despite_errors(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 08-events (``E2E_SUCCESS_COUNTS = {'normal_event_fn': 2}``): the raw events of a
+    creation and a deletion reach the second handler although the first one raises."""
+    caplog.set_level(logging.INFO)
+    async with running(load("ex08_events"), api, clock):
+        await client.create(kopf_example())
+        await eventually(logged(caplog, "Event received: {'type': 'ADDED'"), clock=clock)
+        await client.delete(KEX, "kopf-example-1", namespace="default")
+        await eventually(logged(caplog, "Event received: {'type': 'DELETED'"), clock=clock)
+    assert sum("Event received" in m for m in messages(caplog)) == 2
+    errors = [r for r in caplog.records if "handler event_fn_with_error failed" in r.getMessage()]
+    assert len(errors) == 2
+    assert all(r.exc_info and str(r.exc_info[1]) == "Oops!" for r in errors)
