@@ -681,8 +681,9 @@ class Operator:
         return {n: d.index for n, d in self._indexes.items()}
 
     def on_startup(self) -> Callable[[F], F]:
-        """Run the function (``logger``, ``memo``, ``client`` keyword arguments) when the
-        operator starts, before any handler; an error stops the manager.
+        """Run the function (``logger``, ``memo``, ``client``, ``retry`` keyword arguments)
+        when the operator starts, before any handler; a ``TemporaryError`` calls it again after
+        its ``delay`` (as kopf retries startup activities), any other error stops the manager.
 
         Example::
 
@@ -881,7 +882,7 @@ class Operator:
         self._loop = asyncio.get_running_loop()
         for fn in self._startup:
             try:
-                await call_handler(fn, **self._hook_kwargs())
+                await self._start_hook(fn)
             except Exception as err:
                 where = f"in the startup hook {_fn_id(fn)} of operator {self._name!r}"
                 log.error("%s: %s: %s", where, type(err).__name__, err)
@@ -916,6 +917,24 @@ class Operator:
             controller.set_leader_fence(self._fence)
             self._controllers[kind] = controller
             await controller.start()
+
+    async def _start_hook(self, fn: Callable[..., Any]) -> None:
+        """Call a startup hook until it returns; a ``TemporaryError`` retries it after its
+        ``delay`` on the manager's clock (``retry`` counts the tries), anything else raises."""
+        retry = 0
+        while True:
+            try:
+                await call_handler(fn, **self._hook_kwargs(), retry=retry)
+            except TemporaryError as err:
+                log.warning(
+                    "startup hook %s of operator %r failed temporarily (try %d): %s; "
+                    "retrying in %g s",
+                    _fn_id(fn), self._name, retry + 1, err, err.delay,
+                )  # fmt: skip
+                retry += 1
+                await self.manager.clock.sleep(err.delay)
+            else:
+                return
 
     async def stop(self, timeout: float | None = 30.0) -> None:
         """Stop the controllers, then the watchers (daemons), then run the cleanup hooks."""
