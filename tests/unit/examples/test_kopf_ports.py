@@ -6,6 +6,7 @@ on FakeAPI what kopf's example (and its ``test_example_NN.py`` or the ``E2E_*`` 
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib.util
 import io
 import logging
@@ -303,3 +304,172 @@ async def test_08_events_reach_every_event_handler_despite_errors(
     errors = [r for r in caplog.records if "handler event_fn_with_error failed" in r.getMessage()]
     assert len(errors) == 2
     assert all(r.exc_info and str(r.exc_info[1]) == "Oops!" for r in errors)
+
+
+async def test_06_peering_only_the_leader_handles_and_a_standby_takes_over(
+    api: FakeAPI, client: AsyncClient
+) -> None:
+    """kopf's 06-peering (one operator active among replicas, ``kopf/_core/engines/peering.py``)
+    is the manager's leader election: the standby runs no controller until the leader stops.
+    Two replicas on the real clock (lease 2 s), waits are conditions with deadlines."""
+
+    def replica(identity: str) -> tuple[Manager, ModuleType]:
+        options = ManagerOptions(
+            metrics_bind_address="0",
+            leader_election=True,
+            leader_election_id="kopf-example-06",
+            leader_election_namespace="default",
+            identity=identity,
+            lease_duration=2.0,
+            renew_deadline=1.5,
+            retry_period=0.2,
+        )
+        module = load("ex06_peering")
+        manager = Manager(api.config(), options=options)
+        module.operator.attach(manager)
+        return manager, module
+
+    (first, one), (second, two) = replica("one"), replica("two")
+    leading = asyncio.ensure_future(first.start())
+    following: asyncio.Future[None] | None = None
+    try:
+        await eventually(lambda: bool(one.operator.controllers), 10, describe="one leads")
+        following = asyncio.ensure_future(second.start())
+        await client.create(kopf_example())
+        await eventually(lambda: handled(client), 10)
+        assert two.operator.controllers == {}  # the standby runs no controller
+        first.stop()  # a graceful stop releases the Lease
+        await asyncio.wait_for(leading, 30)
+        await eventually(lambda: bool(two.operator.controllers), 20, describe="two takes over")
+    finally:
+        for task in (leading, following):
+            if task is not None:
+                task.cancel()
+        await asyncio.gather(*(t for t in (leading, following) if t), return_exceptions=True)
+
+
+async def test_09_testing_an_operator_while_it_runs(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 09-testing (``test_example_09.py``: KopfRunner, create and delete the object, the
+    handler's log line is in the output): here ``run_manager`` on FakeAPI."""
+    caplog.set_level(logging.INFO)
+    async with running(load("ex09_testing"), api, clock):
+        await client.create(kopf_example())
+        await eventually(lambda: handled(client), clock=clock)
+        await client.delete(KEX, "kopf-example-1", namespace="default")
+    assert "[default/kopf-example-1] Something was logged here." in messages(caplog)
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "the-only-one", "image": "busybox"}]},
+    }
+
+
+async def test_10_builtins_kills_pods_after_30s_unless_deleted_first(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 10-builtins (``test_example_10.py``: "Pod killing happens in 30s." on creation,
+    "Pod killing is cancelled!" on deletion); and a pod left alone is deleted 30 s later."""
+    caplog.set_level(logging.INFO)
+    module = load("ex10_builtins")
+    async with running(module, api, clock):
+        await client.create(pod("doomed"))
+        await client.create(pod("spared"))
+        await eventually(logged(caplog, "[default/spared] === Pod killing happens in 30s."))
+        await eventually(logged(caplog, "[default/doomed] === Pod killing happens in 30s."))
+        await client.delete(POD, "spared", namespace="default")
+        await eventually(logged(caplog, "[default/spared] === Pod killing is cancelled!"))
+        assert not logged(caplog, "Pod killing happens NOW!")()
+        clock.advance(30)
+        await eventually(logged(caplog, "[default/doomed] === Pod killing happens NOW!"))
+
+        async def no_pods() -> bool:
+            return not (await client.list(POD, namespace="default"))["items"]
+
+        await eventually(no_pods, clock=clock)
+        await eventually(lambda: module.tasks == {"default": {}})
+    assert not logged(caplog, "[default/doomed] === Pod killing is cancelled!")()
+
+
+async def test_11_filtering_runs_only_the_handlers_whose_filters_match(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 11-filtering-handlers (``test_example_11.py``: which log lines appear for
+    ``obj.yaml`` created, then ``spec.field`` patched to ``changed``)."""
+    caplog.set_level(logging.INFO)
+    async with running(load("ex11_filtering_handlers"), api, clock):
+        await client.create(kopf_example())
+        await eventually(lambda: handled(client), clock=clock)
+        await client.patch(
+            KEX, "kopf-example-1", {"spec": {"field": "changed"}}, namespace="default"
+        )
+        await eventually(logged(caplog, "Field change is satisfied."), clock=clock)
+    log = messages(caplog)
+    prefix = "[default/kopf-example-1] "
+    for line in (
+        "Label is matching.", "Label is present.", "Label is absent.",
+        "Label callback matching.", "Annotation is matching.", "Annotation is present.",
+        "Annotation is absent.", "Filter satisfied.", "Field value is satisfied.",
+        "Field presence is satisfied.", "Field change is satisfied.",
+    ):  # fmt: skip
+        assert log.count(prefix + line) == 1, line
+    for line in (
+        "Annotation callback mismatch.", "Filter not satisfied.", "Field value is not satisfied.",
+        "Field presence is not satisfied.",
+    ):  # fmt: skip
+        assert prefix + line not in log, line
+
+
+async def test_12_embedded_runs_the_operator_in_a_thread_of_the_app(
+    api: FakeAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 12-embedded: the app starts the operator in a thread, waits until it is ready,
+    creates and deletes objects (each greeted and bidden good bye), then stops it gracefully."""
+    caplog.set_level(logging.INFO)
+    module = load("ex12_embedded")
+    await asyncio.wait_for(asyncio.to_thread(module.main, 2, api.config()), 60)
+    greetings = [m for m in messages(caplog) if "Hello" in m or "Good bye" in m]
+    assert greetings == [
+        "[default/kopf-example-0] Hello, kopf-example-0!",
+        "[default/kopf-example-0] Good bye, kopf-example-0!",
+        "[default/kopf-example-1] Hello, kopf-example-1!",
+        "[default/kopf-example-1] Good bye, kopf-example-1!",
+    ]
+    assert api.objects("kopfexamples.kopf.dev") == []
+
+
+async def test_13_hooks_startup_retries_probes_and_cleanup(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 13-hooks (``E2E_SUCCESS_COUNTS``: each startup hook and the cleanup once; the
+    retried one after three temporary errors): one background task per pod, counted by the
+    probes, asked to stop on cleanup."""
+    caplog.set_level(logging.INFO)
+    module = load("ex13_hooks")
+    await client.create(pod("web-1"))
+    await client.create(pod("web-2"))
+    async with running(module, api, clock):
+        await eventually(logged(caplog, "Starting retried..."), 10, clock=clock, interval=0.5)
+        probes = await eventually(module.operator.probe, clock=clock)
+
+        async def both() -> dict[str, Any]:
+            found = await module.operator.probe()
+            assert found["tasks_count"] == 2
+            return found
+
+        probes = await eventually(both, clock=clock)
+        assert probes["monitored_objects"] == {"default": ["web-1", "web-2"]}
+        await eventually(logged(caplog, "Served by the background task."), clock=clock)
+    log = messages(caplog)
+    assert sum("startup hook startup_fn_retried" in m and "temporarily" in m for m in log) == 3
+    assert log.count("Initialising the task-lock...") == 1
+    assert log.count("Cleaning up...") == 1
+    assert "All pod-tasks are requested to stop..." in log
+    clock.advance(10)  # every task's last sleep ends; each sees its flag and finishes
+    await eventually(lambda: not module.TASKS)
+    assert sum("Serving is finished by request." in m for m in log + messages(caplog)) >= 2
