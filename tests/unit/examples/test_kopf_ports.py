@@ -473,3 +473,39 @@ async def test_13_hooks_startup_retries_probes_and_cleanup(
     clock.advance(10)  # every task's last sleep ends; each sees its flag and finishes
     await eventually(lambda: not module.TASKS)
     assert sum("Serving is finished by request." in m for m in log + messages(caplog)) >= 2
+
+
+needs_daemons = pytest.mark.skipif(
+    importlib.util.find_spec("kubectrl.operator._daemons") is None,
+    reason="operator.timer comes with the daemons part (kubectrl.operator._daemons)",
+)
+
+
+@needs_daemons
+async def test_16_indexing_feeds_probes_and_a_timer(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient
+) -> None:
+    """kopf's 16-indexing: two pod indexes, passed by name to the probes (how many pods, their
+    names) and to a 5 s timer that writes the running pods into the status."""
+    module = load("ex16_indexing")
+    for name, phase in (("web-1", "Running"), ("web-2", "Pending")):
+        await client.create(
+            {**pod(name), "metadata": {**pod(name)["metadata"], "labels": {"app": name}}}
+        )
+        await client.status().patch(POD, name, {"status": {"phase": phase}}, namespace="default")
+    async with running(module, api, clock):
+
+        async def probed() -> dict[str, Any]:
+            found = await module.operator.probe()
+            assert found["pod_count"] == 2
+            return found
+
+        assert sorted((await eventually(probed, clock=clock))["pod_names"]) == ["web-1", "web-2"]
+        assert module.operator.indexes()["by_label"][("app", "web-1")] == ("web-1",)
+        await client.create(kopf_example())
+
+        async def running_pods() -> list[str]:
+            obj = await client.get(KEX, "kopf-example-1", namespace="default")
+            return list(obj.get("status", {}).get("running-pods", []))
+
+        assert await eventually(running_pods, 30, clock=clock, interval=1) == ["default::web-1"]
