@@ -19,7 +19,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +27,11 @@ from kubectrl.client import ClientConfig
 from kubectrl.errors import NotFoundError
 from kubectrl.events import CORE_V1
 from kubectrl.objects import ObjectKey
+from kubectrl.operator._admission import (
+    AdmissionDispatch,
+    AdmissionHandlerDef,
+    check_operations,
+)
 from kubectrl.operator._daemons import Daemons
 from kubectrl.operator._errors import (
     HandlerRetriesError,
@@ -348,6 +353,7 @@ class Operator:
         self._running = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._recorder: EventRecorder | None = None
+        self._admission: dict[tuple[KindKey, bool], AdmissionDispatch] = {}
         self._daemons = Daemons(self)
         self.add_watcher(self._daemons)
         if manager is not None:
@@ -367,6 +373,8 @@ class Operator:
             raise RuntimeError(f"operator {self._name!r} is already attached to a manager")
         self._manager = manager
         manager.add(self)
+        for (kind, _mutating), dispatch in self._admission.items():
+            self._serve_admission(kind, dispatch)
         if self._probes:
             manager.add_healthz_check(f"operator-{self._name}", self._health)
 
@@ -780,6 +788,120 @@ class Operator:
                 print(name)
         """
         return self._daemons.timer(kind, interval=interval, **options)
+
+    # ------------------------------------------------------------------ admission
+
+    def on_validate(
+        self,
+        kind: KindKey,
+        *,
+        id: str | None = None,
+        operations: Sequence[str] | None = None,
+        subresource: str | None = None,
+        labels: Mapping[str, str | None] | None = None,
+        when: Callable[..., Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Validate admission requests for ``kind`` (kopf's ``@kopf.on.validate``), served by
+        the manager's webhook server (:attr:`Manager.webhook_server
+        <kubectrl.runtime.Manager.webhook_server>`; manifests from
+        :func:`~kubectrl.webhook.webhook_configurations`).
+
+        The function gets the object's keyword arguments and ``old``, ``new``, ``operation``,
+        ``subresource``, ``dryrun``, ``userinfo``, ``warnings`` (a list to append to),
+        ``memo`` (the operator's) and the indexes; it refuses the request by raising
+        :class:`~kubectrl.webhook.Denied` (kopf's ``AdmissionError``; any other exception
+        refuses it with code 500). ``operations`` (default all), ``subresource`` (default:
+        the object itself only; ``"*"`` every one), ``labels`` and ``when`` filter.
+
+        Example::
+
+            @operator.on_validate(("kopf.dev/v1", "KopfExample"))
+            def check(spec, **_):
+                if spec.get("field") == "wrong":
+                    raise Denied("spec.field must not be 'wrong'")
+        """
+        return self._admission_handler(kind, False, id, operations, subresource, labels, when)
+
+    def on_mutate(
+        self,
+        kind: KindKey,
+        *,
+        id: str | None = None,
+        operations: Sequence[str] | None = None,
+        subresource: str | None = None,
+        labels: Mapping[str, str | None] | None = None,
+        when: Callable[..., Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Mutate admission requests for ``kind`` (kopf's ``@kopf.on.mutate``): as
+        :meth:`on_validate`, and the function fills ``patch`` (a merge patch); the patches of
+        every matching handler are merged and answered as one JSON patch.
+
+        Example::
+
+            @operator.on_mutate(("kopf.dev/v1", "KopfExample"), operations=["CREATE"])
+            def inject(patch, **_):
+                patch["spec"] = {"injected": 123}
+        """
+        return self._admission_handler(kind, True, id, operations, subresource, labels, when)
+
+    def _admission_handler(
+        self,
+        kind: Any,
+        mutating: bool,
+        id: str | None,
+        operations: Sequence[str] | None,
+        subresource: str | None,
+        labels: Mapping[str, str | None] | None,
+        when: Callable[..., Any] | None,
+    ) -> Callable[[F], F]:
+        key = _kind(kind)
+        ops = check_operations(operations)
+        if when is not None and not callable(when):
+            raise TypeError(f"when must be a callable, not {when!r}")
+
+        def decorate(fn: F) -> F:
+            dispatch = self._admission.get((key, mutating))
+            if dispatch is None:
+                dispatch = self._admission[(key, mutating)] = AdmissionDispatch(self, mutating)
+                if self._manager is not None:
+                    self._serve_admission(key, dispatch)
+            handler_id = id or _fn_id(fn)
+            if any(h.id == handler_id for h in dispatch.handlers):
+                raise ValueError(f"an admission handler with id {handler_id!r} is registered")
+            dispatch.handlers.append(
+                AdmissionHandlerDef(fn, handler_id, ops, subresource, labels, when)
+            )
+            return fn
+
+        return decorate
+
+    def _serve_admission(self, kind: KindKey, dispatch: AdmissionDispatch) -> None:
+        group, _, version = kind[0].rpartition("/")
+        what = "mutate" if dispatch.mutating else "validate"
+        self.manager.webhook_server.register(
+            f"/{what}-{self._name}-{(group or 'core').replace('.', '-')}-{version}-"
+            f"{kind[1].lower()}",
+            dispatch,
+            type="mutating" if dispatch.mutating else "validating",
+            kind=kind,
+            operations=("CREATE", "UPDATE", "DELETE"),
+            name=f"{what[0]}{kind[1].lower()}-{version}.{self.domain}",
+        )
+
+    def admission_paths(self) -> dict[tuple[KindKey, str], str]:
+        """The webhook paths the operator's admission handlers are served at, by ``(kind,
+        "mutating" | "validating")`` (once attached).
+
+        Example: ``operator.admission_paths()[(KEX, "validating")]``.
+        """
+        if self._manager is None:
+            return {}
+        found: dict[tuple[KindKey, str], str] = {}
+        for registration in self.manager.webhook_server.registrations:
+            for (kind, _mutating), dispatch in self._admission.items():
+                if registration.handler is dispatch:
+                    found[(kind, registration.type)] = registration.path
+        return found
 
     # ------------------------------------------------------------------ events
 

@@ -24,6 +24,7 @@ from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.runtime import Manager, ManagerOptions
 from kubectrl.testing import FakeAPI, eventually, run_manager
+from kubectrl.webhook import AdmissionRequest, webhook_configurations
 
 PORTS = Path(__file__).resolve().parents[3] / "examples" / "kopf"
 KEX = ("kopf.dev/v1", "KopfExample")
@@ -509,3 +510,80 @@ async def test_16_indexing_feeds_probes_and_a_timer(
             return list(obj.get("status", {}).get("running-pods", []))
 
         assert await eventually(running_pods, 30, clock=clock, interval=1) == ["default::web-1"]
+
+
+def review(
+    operation: str = "CREATE",
+    *,
+    spec: dict[str, Any] | None = None,
+    status: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+    sub_resource: str = "",
+    dry_run: bool = False,
+) -> AdmissionRequest:
+    obj = {
+        "apiVersion": "kopf.dev/v1",
+        "kind": "KopfExample",
+        "metadata": {"name": "kex", "namespace": "default", "labels": labels or {}},
+        "spec": spec if spec is not None else {"field": "value"},
+        "status": status or {},
+    }
+    return AdmissionRequest.from_dict(
+        {
+            "uid": "u1",
+            "operation": operation,
+            "name": "kex",
+            "namespace": "default",
+            "kind": {"group": "kopf.dev", "version": "v1", "kind": "KopfExample"},
+            "resource": {"group": "kopf.dev", "version": "v1", "resource": "kopfexamples"},
+            "subResource": sub_resource,
+            "userInfo": {"username": "alice"},
+            "object": obj,
+            "oldObject": obj if operation == "UPDATE" else None,
+            "dryRun": dry_run,
+        }
+    )
+
+
+async def test_17_admission_validates_and_mutates_through_the_webhook_server(
+    api: FakeAPI, clock: FakeClock
+) -> None:
+    """kopf's 17-admission (``docs/admission.rst``): validators warn or refuse (with their
+    code; not on a dry run where they say so), a subresource validator sees the status
+    subresource, the label-filtered mutator injects ``spec.injected``; the handlers are served
+    by the manager's webhook server and listed in its manifests."""
+    module = load("ex17_admission")
+    manager = new_manager(api, clock)
+    module.operator.attach(manager)
+    paths = module.operator.admission_paths()
+    handlers = {r.type: r.handler for r in manager.webhook_server.registrations}
+    assert set(paths) == {(KEX, "validating"), (KEX, "mutating")}
+    validate, mutate = handlers["validating"], handlers["mutating"]
+    (mutating, validating) = webhook_configurations(
+        manager.webhook_server, service_name="kex", service_namespace="default"
+    )
+    assert validating["webhooks"][0]["rules"][0]["resources"] == ["kopfexamples"]
+    assert mutating["webhooks"][0]["name"] == "mkopfexample-v1.operator.kubectrl.io"
+
+    fine = await validate.handle(review(status={"field": "value"}))
+    assert (fine.is_allowed, fine.warnings) == (True, ["Accessing as user: alice"])
+    unmatched = await validate.handle(review())
+    assert unmatched.is_allowed
+    assert unmatched.warnings[1] == "Also update status.field to match spec.field: 'value' != None"
+
+    wrong = await validate.handle(review("UPDATE", spec={"field": "wrong"}))
+    assert (wrong.is_allowed, wrong.code) == (False, 403)
+    assert wrong.message == "Meh! I don't like it. Change the field."
+    assert (await validate.handle(review(spec={"field": "wrong"}, dry_run=True))).is_allowed
+    lazy = await validate.handle(review(spec={"field": "not-allowed"}))
+    assert (lazy.is_allowed, lazy.code, lazy.message) == (
+        False, 555, "I'm too lazy anyway. Go away!",
+    )  # fmt: skip
+    status = await validate.handle(review("UPDATE", status={"field": "x"}, sub_resource="status"))
+    assert (status.is_allowed, status.message) == (
+        False, "status.field MUST be equal to spec.field!",
+    )  # fmt: skip
+
+    labelled = await mutate.handle(review(labels={"somelabel": "somevalue"}))
+    assert labelled.patch == [{"op": "add", "path": "/spec/injected", "value": 123}]
+    assert (await mutate.handle(review())).patch is None
