@@ -10,6 +10,7 @@ import asyncio
 import importlib.util
 import io
 import logging
+import re
 import sys
 import tokenize
 from collections.abc import AsyncIterator, Callable
@@ -78,6 +79,18 @@ def port_paths() -> list[Path]:
 def test_each_port_is_no_longer_than_kopfs_example(path: Path) -> None:
     number = path.stem[2:4]
     assert code_lines(path.read_text()) <= KOPF_CODE_LINES[number]
+
+
+def test_the_docs_page_gives_the_counts() -> None:
+    """docs/guides/kopf-examples.md: one row per port, with kopf's count and the port's."""
+    page = (PORTS.parents[1] / "docs" / "guides" / "kopf-examples.md").read_text()
+    rows = re.findall(r"^\| \[(ex\d\d_\w+)\.py\]\([^)]*\) \| (\d+) \| (\d+) \|", page, re.M)
+    assert sorted(stem for stem, _, _ in rows) == [p.stem for p in port_paths()]
+    for stem, kopf, ours in rows:
+        assert (int(kopf), int(ours)) == (
+            KOPF_CODE_LINES[stem[2:4]],
+            code_lines((PORTS / f"{stem}.py").read_text()),
+        ), stem
 
 
 def load(stem: str) -> ModuleType:
