@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from kubectrl.operator._filters import MetaFilter, meta_matches
 from kubectrl.operator._kwargs import call_handler, object_kwargs
 from kubectrl.webhook import AdmissionRequest, AdmissionResponse, Denied
 
@@ -35,7 +36,8 @@ class AdmissionHandlerDef:
     id: str
     operations: tuple[str, ...]
     subresource: str | None
-    labels: Mapping[str, str | None] | None
+    labels: MetaFilter | None
+    annotations: MetaFilter | None
     when: Callable[..., Any] | None
 
 
@@ -75,12 +77,10 @@ class AdmissionDispatch:
             return False
         if handler.subresource != "*" and (handler.subresource or "") != req.sub_resource:
             return False
-        if handler.labels:
-            labels = (obj.get("metadata") or {}).get("labels") or {}
-            for label, value in handler.labels.items():
-                if label not in labels or (value is not None and labels[label] != value):
-                    return False
-        return True
+        meta = obj.get("metadata") or {}
+        return meta_matches(handler.labels, meta.get("labels") or {}) and meta_matches(
+            handler.annotations, meta.get("annotations") or {}
+        )
 
     async def handle(self, req: AdmissionRequest) -> AdmissionResponse:
         """Call every matching handler; the first refusal answers, else admit (with the

@@ -39,6 +39,7 @@ from kubectrl.operator._errors import (
     PermanentError,
     TemporaryError,
 )
+from kubectrl.operator._filters import MetaFilter, check_meta_filter, meta_matches
 from kubectrl.operator._kwargs import call_handler, call_handler_sync, object_kwargs
 from kubectrl.operator._state import (
     diff,
@@ -81,7 +82,8 @@ class _Handler:
     cause: str
     field: tuple[str, ...] | None = None
     when: Callable[..., Any] | None = None
-    labels: Mapping[str, str | None] | None = None
+    labels: MetaFilter | None = None
+    annotations: MetaFilter | None = None
     retries: int | None = None
     backoff: float = DEFAULT_BACKOFF
     timeout: float | None = None
@@ -449,7 +451,8 @@ class Operator:
         id: str | None,
         field: Any = None,
         when: Callable[..., Any] | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         retries: int | None = None,
         backoff: float = DEFAULT_BACKOFF,
         timeout: float | None = None,
@@ -460,6 +463,8 @@ class Operator:
         _check_retry_options(retries, backoff, timeout)
         if when is not None and not callable(when):
             raise TypeError(f"when must be a callable, not {when!r}")
+        labels = check_meta_filter("labels", labels)
+        annotations = check_meta_filter("annotations", annotations)
 
         def decorate(fn: F) -> F:
             if self._running:
@@ -478,6 +483,7 @@ class Operator:
                     field=path,
                     when=when,
                     labels=labels,
+                    annotations=annotations,
                     retries=retries,
                     backoff=backoff,
                     timeout=timeout,
@@ -494,7 +500,8 @@ class Operator:
         *,
         id: str | None = None,
         when: Callable[..., Any] | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         retries: int | None = None,
         backoff: float = DEFAULT_BACKOFF,
         timeout: float | None = None,
@@ -502,8 +509,9 @@ class Operator:
         """Run the function once when an object of ``kind`` is first seen (no last-handled
         state on it), until it succeeds or fails for good.
 
-        ``when`` (called with the handler's keyword arguments) and ``labels`` (``{label: value}``,
-        a ``None`` value meaning "present") filter objects; ``retries`` (tries in all),
+        ``when`` (called with the handler's keyword arguments), ``labels`` and ``annotations``
+        (``{key: value}``: a string must equal, ``True`` or ``None`` means present, ``False``
+        absent, a callable is called with the value) filter objects; ``retries`` (tries in all),
         ``backoff`` (seconds between tries after an error) and ``timeout`` (seconds since the
         first try) bound the retries. The return value, if not ``None``, is stored in the
         object's ``status`` under the handler's id (as kopf does).
@@ -515,9 +523,16 @@ class Operator:
                 patch["metadata"] = {"labels": {"seen": "yes"}}
         """
         return self._register(
-            kind, "create", id=id, when=when, labels=labels, retries=retries, backoff=backoff,
+            kind,
+            "create",
+            id=id,
+            when=when,
+            labels=labels,
+            annotations=annotations,
+            retries=retries,
+            backoff=backoff,
             timeout=timeout,
-        )  # fmt: skip
+        )
 
     def on_update(
         self,
@@ -525,7 +540,8 @@ class Operator:
         *,
         id: str | None = None,
         when: Callable[..., Any] | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         retries: int | None = None,
         backoff: float = DEFAULT_BACKOFF,
         timeout: float | None = None,
@@ -544,9 +560,16 @@ class Operator:
                 print(diff)
         """
         return self._register(
-            kind, "update", id=id, when=when, labels=labels, retries=retries, backoff=backoff,
+            kind,
+            "update",
+            id=id,
+            when=when,
+            labels=labels,
+            annotations=annotations,
+            retries=retries,
+            backoff=backoff,
             timeout=timeout,
-        )  # fmt: skip
+        )
 
     def on_delete(
         self,
@@ -554,7 +577,8 @@ class Operator:
         *,
         id: str | None = None,
         when: Callable[..., Any] | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         retries: int | None = None,
         backoff: float = DEFAULT_BACKOFF,
         timeout: float | None = None,
@@ -574,9 +598,17 @@ class Operator:
                 await release_resources(name)
         """
         return self._register(
-            kind, "delete", id=id, when=when, labels=labels, retries=retries, backoff=backoff,
-            timeout=timeout, optional=optional,
-        )  # fmt: skip
+            kind,
+            "delete",
+            id=id,
+            when=when,
+            labels=labels,
+            annotations=annotations,
+            retries=retries,
+            backoff=backoff,
+            timeout=timeout,
+            optional=optional,
+        )
 
     def on_resume(
         self,
@@ -584,7 +616,8 @@ class Operator:
         *,
         id: str | None = None,
         when: Callable[..., Any] | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         retries: int | None = None,
         backoff: float = DEFAULT_BACKOFF,
         timeout: float | None = None,
@@ -601,9 +634,16 @@ class Operator:
                 memo.seen = True
         """
         return self._register(
-            kind, "resume", id=id, when=when, labels=labels, retries=retries, backoff=backoff,
+            kind,
+            "resume",
+            id=id,
+            when=when,
+            labels=labels,
+            annotations=annotations,
+            retries=retries,
+            backoff=backoff,
             timeout=timeout,
-        )  # fmt: skip
+        )
 
     def on_field(
         self,
@@ -612,7 +652,8 @@ class Operator:
         field: str | tuple[str, ...],
         id: str | None = None,
         when: Callable[..., Any] | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         retries: int | None = None,
         backoff: float = DEFAULT_BACKOFF,
         timeout: float | None = None,
@@ -629,9 +670,17 @@ class Operator:
                 print(f"mode {old} -> {new}")
         """
         return self._register(
-            kind, "field", id=id, field=field, when=when, labels=labels, retries=retries,
-            backoff=backoff, timeout=timeout,
-        )  # fmt: skip
+            kind,
+            "field",
+            id=id,
+            field=field,
+            when=when,
+            labels=labels,
+            annotations=annotations,
+            retries=retries,
+            backoff=backoff,
+            timeout=timeout,
+        )
 
     def on_event(self, kind: KindKey, *, id: str | None = None) -> Callable[[F], F]:
         """Call the function for every raw watch event of ``kind`` (``type`` is ``"ADDED"``,
@@ -798,7 +847,8 @@ class Operator:
         id: str | None = None,
         operations: Sequence[str] | None = None,
         subresource: str | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         when: Callable[..., Any] | None = None,
     ) -> Callable[[F], F]:
         """Validate admission requests for ``kind`` (kopf's ``@kopf.on.validate``), served by
@@ -820,7 +870,9 @@ class Operator:
                 if spec.get("field") == "wrong":
                     raise Denied("spec.field must not be 'wrong'")
         """
-        return self._admission_handler(kind, False, id, operations, subresource, labels, when)
+        return self._admission_handler(
+            kind, False, id, operations, subresource, labels, annotations, when
+        )
 
     def on_mutate(
         self,
@@ -829,7 +881,8 @@ class Operator:
         id: str | None = None,
         operations: Sequence[str] | None = None,
         subresource: str | None = None,
-        labels: Mapping[str, str | None] | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
         when: Callable[..., Any] | None = None,
     ) -> Callable[[F], F]:
         """Mutate admission requests for ``kind`` (kopf's ``@kopf.on.mutate``): as
@@ -842,7 +895,9 @@ class Operator:
             def inject(patch, **_):
                 patch["spec"] = {"injected": 123}
         """
-        return self._admission_handler(kind, True, id, operations, subresource, labels, when)
+        return self._admission_handler(
+            kind, True, id, operations, subresource, labels, annotations, when
+        )
 
     def _admission_handler(
         self,
@@ -851,11 +906,14 @@ class Operator:
         id: str | None,
         operations: Sequence[str] | None,
         subresource: str | None,
-        labels: Mapping[str, str | None] | None,
+        labels: MetaFilter | None,
+        annotations: MetaFilter | None,
         when: Callable[..., Any] | None,
     ) -> Callable[[F], F]:
         key = _kind(kind)
         ops = check_operations(operations)
+        labels = check_meta_filter("labels", labels)
+        annotations = check_meta_filter("annotations", annotations)
         if when is not None and not callable(when):
             raise TypeError(f"when must be a callable, not {when!r}")
 
@@ -869,7 +927,7 @@ class Operator:
             if any(h.id == handler_id for h in dispatch.handlers):
                 raise ValueError(f"an admission handler with id {handler_id!r} is registered")
             dispatch.handlers.append(
-                AdmissionHandlerDef(fn, handler_id, ops, subresource, labels, when)
+                AdmissionHandlerDef(fn, handler_id, ops, subresource, labels, annotations, when)
             )
             return fn
 
@@ -1159,12 +1217,10 @@ class Operator:
         return any(kind in w.kinds() and w.needs_finalizer(kind, obj) for w in self._watchers)
 
     def _matches(self, handler: _Handler, obj: Mapping[str, Any]) -> bool:
-        if handler.labels:
-            labels = (obj.get("metadata") or {}).get("labels") or {}
-            for label, value in handler.labels.items():
-                if label not in labels or (value is not None and labels[label] != value):
-                    return False
-        return True
+        meta = obj.get("metadata") or {}
+        return meta_matches(handler.labels, meta.get("labels") or {}) and meta_matches(
+            handler.annotations, meta.get("annotations") or {}
+        )
 
     async def _reconcile(self, kind: KindKey, request: Request) -> Result | None:
         key = ObjectKey(request.namespace, request.name)
