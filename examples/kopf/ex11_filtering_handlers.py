@@ -1,7 +1,8 @@
 """kopf's 11-filtering-handlers: handlers filtered by labels, annotations, a callable and field
-values. ``labels={"x": None}`` means "present"; what kopf says with ``kopf.ABSENT``, callbacks
-as values, ``annotations=``, ``field=``/``value=`` and ``old=``/``new=``, a ``when`` callable
-says here. kopf's daemon with a field filter waits for the daemons (``operator.daemon``)."""
+values. ``True``/``False`` are kopf's ``PRESENT``/``ABSENT``; a callable filter value gets only
+the value here, so kopf's callbacks that read the spec, and kopf's ``field=``/``value=`` and
+``old=``/``new=``, are ``when`` callables. kopf's daemon with a field filter waits for the
+daemons (``operator.daemon``)."""
 
 from kubectrl.operator import Operator
 
@@ -23,12 +24,12 @@ def create_with_labels_matching(logger, **_):
     logger.info("Label is matching.")
 
 
-@operator.on_create(KEX, labels={"somelabel": None})
+@operator.on_create(KEX, labels={"somelabel": True})
 def create_with_labels_present(logger, **_):
     logger.info("Label is present.")
 
 
-@operator.on_create(KEX, when=lambda labels, **_: "nonexistent" not in labels)
+@operator.on_create(KEX, labels={"nonexistent": False})
 def create_with_labels_absent(logger, **_):
     logger.info("Label is absent.")
 
@@ -38,19 +39,17 @@ def create_with_labels_callback_matching(logger, **_):
     logger.info("Label callback matching.")
 
 
-@operator.on_create(
-    KEX, when=lambda annotations, **_: annotations.get("someannotation") == "somevalue"
-)
+@operator.on_create(KEX, annotations={"someannotation": "somevalue"})
 def create_with_annotations_matching(logger, **_):
     logger.info("Annotation is matching.")
 
 
-@operator.on_create(KEX, when=lambda annotations, **_: "someannotation" in annotations)
+@operator.on_create(KEX, annotations={"someannotation": True})
 def create_with_annotations_present(logger, **_):
     logger.info("Annotation is present.")
 
 
-@operator.on_create(KEX, when=lambda annotations, **_: "nonexistent" not in annotations)
+@operator.on_create(KEX, annotations={"nonexistent": False})
 def create_with_annotations_absent(logger, **_):
     logger.info("Annotation is absent.")
 

@@ -163,12 +163,16 @@ def logged(caplog: pytest.LogCaptureFixture, text: str) -> Callable[[], bool]:
     return check
 
 
-async def handled(client: AsyncClient, name: str = "kopf-example-1") -> dict[str, Any]:
-    """The object once the operator stored its last handled state (every handler done)."""
+async def handled(
+    client: AsyncClient, name: str = "kopf-example-1", *, status: bool = False
+) -> dict[str, Any]:
+    """The object once the operator stored its last handled state (every handler done) and,
+    with ``status``, the handlers' results (a write of the status subresource of its own)."""
     obj = await client.get(KEX, name, namespace="default")
     annotations = obj["metadata"].get("annotations") or {}
     assert "operator.kubectrl.io/last-handled-configuration" in annotations
     assert "operator.kubectrl.io/progress" not in annotations
+    assert not status or obj.get("status")
     return obj
 
 
@@ -179,7 +183,7 @@ async def test_01_minimal_stores_the_return_value_in_the_status(
     caplog.set_level(logging.INFO)
     async with running(load("ex01_minimal"), api, clock):
         await client.create(kopf_example())
-        obj = await eventually(lambda: handled(client), clock=clock)
+        obj = await eventually(lambda: handled(client, status=True), clock=clock)
     assert obj["status"]["create_fn"] == {"message": "hello world"}
     assert any(
         "[default/kopf-example-1] And here we are! Creating: {" in m for m in messages(caplog)
@@ -193,7 +197,7 @@ async def test_02_children_creates_an_owned_pod_and_records_its_uid(
     its uid in the status."""
     async with running(load("ex02_children"), api, clock):
         await client.create(kopf_example(field="the-field"))
-        obj = await eventually(lambda: handled(client), clock=clock)
+        obj = await eventually(lambda: handled(client, status=True), clock=clock)
     (uid,) = obj["status"]["create_fn"]["children"]
     pods = (await client.list(POD, namespace="default"))["items"]
     (pod,) = [p for p in pods if p["metadata"]["uid"] == uid]
@@ -478,7 +482,8 @@ async def test_13_hooks_startup_retries_probes_and_cleanup(
 
         probes = await eventually(both, clock=clock)
         assert probes["monitored_objects"] == {"default": ["web-1", "web-2"]}
-        await eventually(logged(caplog, "Served by the background task."), clock=clock)
+        served = logged(caplog, "Served by the background task.")
+        await eventually(served, 30, clock=clock, interval=1)  # each sleeps 1 to 10 s
     log = messages(caplog)
     assert sum("startup hook startup_fn_retried" in m and "temporarily" in m for m in log) == 3
     assert log.count("Initialising the task-lock...") == 1
