@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from kubectrl.__main__ import operators_of
 from kubectrl._internal.clock import FakeClock
 from kubectrl.client import AsyncClient
 from kubectrl.runtime import Manager, ManagerOptions
@@ -91,6 +92,18 @@ def test_the_docs_page_gives_the_counts() -> None:
             KOPF_CODE_LINES[stem[2:4]],
             code_lines((PORTS / f"{stem}.py").read_text()),
         ), stem
+
+
+@pytest.mark.parametrize("path", port_paths(), ids=lambda p: p.stem)
+def test_each_port_runs_as_operator_run_loads_it(path: Path) -> None:
+    """``python -m kubectrl operator run FILE`` finds the one unattached operator of each."""
+    if (
+        path.stem == "ex16_indexing"
+        and importlib.util.find_spec("kubectrl.operator._daemons") is None
+    ):
+        pytest.skip("operator.timer comes with the daemons part (kubectrl.operator._daemons)")
+    (operator,) = operators_of([str(path)])
+    assert not operator.attached
 
 
 def load(stem: str) -> ModuleType:
