@@ -433,6 +433,8 @@ class _OperatorLike(Protocol):
 
     def memo_for(self, kind: KindKey, key: ObjectKey) -> SimpleNamespace: ...
 
+    def indexes(self) -> Mapping[str, Any]: ...
+
 
 class _ObjectLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -838,6 +840,7 @@ class Daemons:
         )
         runtime = datetime.timedelta(seconds=clock.now() - started)
         return {
+            **self._operator.indexes(),  # by name, as the handlers get them (kopf's indexes)
             **self._kwargs(state),
             "patch": patch,
             "retry": retry,

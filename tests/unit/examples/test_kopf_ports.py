@@ -97,11 +97,6 @@ def test_the_docs_page_gives_the_counts() -> None:
 @pytest.mark.parametrize("path", port_paths(), ids=lambda p: p.stem)
 def test_each_port_runs_as_operator_run_loads_it(path: Path) -> None:
     """``python -m kubectrl operator run FILE`` finds the one unattached operator of each."""
-    if (
-        path.stem == "ex16_indexing"
-        and importlib.util.find_spec("kubectrl.operator._daemons") is None
-    ):
-        pytest.skip("operator.timer comes with the daemons part (kubectrl.operator._daemons)")
     (operator,) = operators_of([str(path)])
     assert not operator.attached
 
@@ -507,13 +502,6 @@ async def test_13_hooks_startup_retries_probes_and_cleanup(
     assert sum("Serving is finished by request." in m for m in log + messages(caplog)) >= 2
 
 
-needs_daemons = pytest.mark.skipif(
-    importlib.util.find_spec("kubectrl.operator._daemons") is None,
-    reason="operator.timer comes with the daemons part (kubectrl.operator._daemons)",
-)
-
-
-@needs_daemons
 async def test_16_indexing_feeds_probes_and_a_timer(
     api: FakeAPI, clock: FakeClock, client: AsyncClient
 ) -> None:

@@ -56,6 +56,9 @@ class StandInOperator:
     def memo_for(self, kind: Any, key: Any) -> SimpleNamespace:
         return self.memos.setdefault((kind, key), SimpleNamespace())
 
+    def indexes(self) -> dict[str, Any]:
+        return {}
+
 
 @pytest.fixture
 def clock() -> FakeClock:
