@@ -15,8 +15,9 @@ kubectl`` needs kubectl. Each binary is looked up in this order, and the first h
    ``~/.cache/kubectrl``, under ``bin/<name>-<version>-<digest>/``;
 5. a ``go build`` of the upstream Go modules pinned in ``_gomod/`` (shipped in this package), whose
    result goes to the cache, so the second run is instant. kube-apiserver, kube-controller-manager,
-   kube-scheduler and kubectl come from one module (``_gomod/kubernetes``) and the missing ones
-   are built by one ``go build``, which compiles their shared packages once.
+   kube-scheduler and kubectl come from one module (``_gomod/kubernetes-<minor>``, one per
+   supported Kubernetes minor) and the missing ones are built by one ``go build``, which compiles
+   their shared packages once.
 
 An environment variable that is set but points at nothing is an error, never a silent fall-through:
 the user asked for that binary.
@@ -109,14 +110,14 @@ class BinarySpec:
 KUBE_APISERVER = BinarySpec(
     name="kube-apiserver",
     env_var="TEST_ASSET_KUBE_APISERVER",
-    gomod_dir="kubernetes",
+    gomod_dir="kubernetes-1.36",
     module="k8s.io/kubernetes",
     package="k8s.io/kubernetes/cmd/kube-apiserver",
 )
 KUBE_CONTROLLER_MANAGER = BinarySpec(
     name="kube-controller-manager",
     env_var="TEST_ASSET_KUBE_CONTROLLER_MANAGER",
-    gomod_dir="kubernetes",
+    gomod_dir="kubernetes-1.36",
     module="k8s.io/kubernetes",
     package="k8s.io/kubernetes/cmd/kube-controller-manager",
     in_kubebuilder_assets=False,
@@ -124,7 +125,7 @@ KUBE_CONTROLLER_MANAGER = BinarySpec(
 KUBE_SCHEDULER = BinarySpec(
     name="kube-scheduler",
     env_var="TEST_ASSET_KUBE_SCHEDULER",
-    gomod_dir="kubernetes",
+    gomod_dir="kubernetes-1.36",
     module="k8s.io/kubernetes",
     package="k8s.io/kubernetes/cmd/kube-scheduler",
     in_kubebuilder_assets=False,
@@ -132,7 +133,7 @@ KUBE_SCHEDULER = BinarySpec(
 KUBECTL = BinarySpec(
     name="kubectl",
     env_var="TEST_ASSET_KUBECTL",
-    gomod_dir="kubernetes",
+    gomod_dir="kubernetes-1.36",
     module="k8s.io/kubernetes",
     package="k8s.io/kubernetes/cmd/kubectl",
     path_lookup=False,
@@ -159,6 +160,52 @@ ETCD = BinarySpec(
 ALL_SPECS = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, KWOK)
 #: What :class:`kubectrl.envtest.LocalCluster` runs (kubectl is for people and tests).
 CLUSTER_SPECS = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KWOK)
+
+#: The Kubernetes minors kubectrl.envtest can run, each pinned in ``_gomod/kubernetes-<minor>``.
+SUPPORTED_VERSIONS = ("1.35", "1.36", "1.37")
+#: The version used when none is asked for.
+DEFAULT_VERSION = "1.36"
+
+
+def normalize_version(version: str | None) -> str:
+    """``"1.37"``, ``"1.37.x"``, ``"v1.37.2"`` or ``None`` (the default) -> ``"1.37"``.
+
+    A patch number, when given, must be the pinned one: kubectrl ships one patch per minor.
+    """
+    if version is None:
+        return DEFAULT_VERSION
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(x|\*|\d+))?", version.strip())
+    if not match:
+        raise ValueError(
+            f"kubectrl.envtest: Kubernetes version {version!r} is not of the form 1.37, 1.37.x "
+            f"or 1.37.2"
+        )
+    minor = f"{match.group(1)}.{match.group(2)}"
+    if minor not in SUPPORTED_VERSIONS:
+        raise ValueError(
+            f"kubectrl.envtest: Kubernetes {version} is not supported; choose one of "
+            f"{', '.join(SUPPORTED_VERSIONS)}"
+        )
+    patch = match.group(3)
+    if patch is not None and patch.isdigit():
+        pinned = specs_for(minor)[1].version()
+        if pinned != f"v{minor}.{patch}":
+            raise ValueError(
+                f"kubectrl.envtest: Kubernetes {version} is not the pinned patch of {minor} "
+                f"({pinned}); ask for {minor} or {pinned}"
+            )
+    return minor
+
+
+def specs_for(version: str | None = None) -> tuple[BinarySpec, ...]:
+    """:data:`ALL_SPECS` for Kubernetes ``version`` (etcd and kwok are the same for every one)."""
+    minor = normalize_version(version)
+    return tuple(
+        dataclasses.replace(spec, gomod_dir=f"kubernetes-{minor}")
+        if spec.module == "k8s.io/kubernetes"
+        else spec
+        for spec in ALL_SPECS
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -385,7 +432,7 @@ def _build_group(specs: Sequence[BinarySpec], go: Path, *, log: Log) -> dict[str
         if not todo:
             return result
         names = ", ".join(spec.name for spec in todo)
-        estimate = BUILD_ESTIMATES.get(first.gomod_dir, "a few minutes")
+        estimate = BUILD_ESTIMATES.get(first.gomod_dir.split("-")[0], "a few minutes")
         started = time.monotonic()
         log(
             f"kubectrl.envtest: building {names} {first.version()} from {first.module} with {go} "

@@ -11,14 +11,18 @@ import pytest
 from kubectrl.envtest import BinaryNotFoundError, _binaries
 from kubectrl.envtest._binaries import (
     ALL_SPECS,
+    DEFAULT_VERSION,
     ETCD,
     KUBE_APISERVER,
     KUBE_SCHEDULER,
     KUBECTL,
     KWOK,
+    SUPPORTED_VERSIONS,
     cached_path,
     find_binaries,
     find_binary,
+    normalize_version,
+    specs_for,
 )
 
 ENV_VARS = (*(spec.env_var for spec in ALL_SPECS), "KUBEBUILDER_ASSETS")
@@ -117,7 +121,7 @@ def test_the_kubernetes_module_pins_four_commands_and_kwok_its_own_release() -> 
         assert f"k8s.io/kubernetes/cmd/{command}" in gomod
     assert "k8s.io/kubectl => k8s.io/kubectl v0.36.3" in gomod
     assert {spec.gomod_dir for spec in ALL_SPECS if spec.module == "k8s.io/kubernetes"} == {
-        "kubernetes"
+        "kubernetes-1.36"
     }
     assert KWOK.version() == "v0.8.0"
     # kubectl reads its version from client-go, the servers from component-base.
@@ -240,3 +244,41 @@ def test_a_module_with_a_major_version_suffix_is_cached_under_the_binary_name(
     path, source = find_binary(ETCD, build=True, log=lambda line: None)
     assert (path, source) == (cached_path(ETCD), "built")
     assert path.name == "etcd"
+
+
+@pytest.mark.parametrize(
+    ("asked", "minor", "pinned"),
+    [("1.35", "1.35", "v1.35.4"), ("1.36.x", "1.36", "v1.36.3"), ("v1.37.2", "1.37", "v1.37.2")],
+)
+def test_each_supported_version_has_its_own_pins_and_cache_entry(
+    asked: str, minor: str, pinned: str
+) -> None:
+    """As ``setup-envtest use 1.37.x`` (controller-runtime tools/setup-envtest/versions/parse.go):
+    a minor, a ``.x`` wildcard or the exact patch picks one pinned release."""
+    assert normalize_version(asked) == minor
+    specs = {spec.name: spec for spec in specs_for(asked)}
+    apiserver = specs["kube-apiserver"]
+    assert apiserver.gomod_dir == f"kubernetes-{minor}"
+    assert apiserver.version() == pinned
+    gomod = apiserver.gomod_files()["go.mod"].decode()
+    assert f"k8s.io/kubectl => k8s.io/kubectl v0.{pinned[3:]}" in gomod
+    assert f"gitVersion={pinned}" in specs["kubectl"].ldflags()
+    assert specs["etcd"] == ETCD
+    # The cache key changes with the pins, so versions live side by side.
+    assert f"kube-apiserver-{pinned}-" in str(cached_path(apiserver))
+
+
+def test_cache_entries_of_the_three_versions_differ() -> None:
+    paths = {cached_path(specs_for(v)[1]) for v in SUPPORTED_VERSIONS}
+    assert len(paths) == len(SUPPORTED_VERSIONS)
+    assert DEFAULT_VERSION in SUPPORTED_VERSIONS
+
+
+@pytest.mark.parametrize(
+    ("asked", "says"),
+    [("1.34", "not supported"), ("latest", "not of the form"), ("1.37.1", "not the pinned patch")],
+)
+def test_an_unsupported_version_is_refused_by_name(asked: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says) as info:
+        normalize_version(asked)
+    assert asked in str(info.value)
