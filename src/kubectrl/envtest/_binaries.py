@@ -12,8 +12,14 @@ kubectl`` needs kubectl. Each binary is looked up in this order, and the first h
 3. ``PATH`` (not for kubectl: nearly every machine has one on PATH, of any version, often outside
    kubectl's one-minor-version skew with the pinned apiserver);
 4. kubectrl's cache, ``$KUBECTRL_CACHE_DIR`` or ``$XDG_CACHE_HOME/kubectrl`` or
-   ``~/.cache/kubectrl``, under ``bin/<name>-<version>-<digest>/``;
-5. a ``go build`` of the upstream Go modules pinned in ``_gomod/`` (shipped in this package), whose
+   ``~/.cache/kubectrl``, under ``bin/<name>-<version>-<digest>/`` (built) or
+   ``bin/envtest-<version>-<os>-<arch>/`` and ``bin/kube-<version>-<os>-<arch>/`` (downloaded);
+5. setup-envtest's store, ``~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/``;
+6. a download, as ``setup-envtest use`` does (:mod:`kubectrl.envtest._download`): etcd,
+   kube-apiserver and kubectl from controller-tools' envtest archive, kube-controller-manager and
+   kube-scheduler from the Kubernetes release; where that fails (no network, no archive for the
+   version or platform) one line says why and the binary is built instead;
+7. a ``go build`` of the upstream Go modules pinned in ``_gomod/`` (shipped in this package), whose
    result goes to the cache, so the second run is instant. kube-apiserver, kube-controller-manager,
    kube-scheduler and kubectl come from one module (``_gomod/kubernetes-<minor>``, one per
    supported Kubernetes minor) and the missing ones are built by one ``go build``, which compiles
@@ -41,6 +47,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
+from kubectrl.envtest._cache import cache_dir
+from kubectrl.envtest._download import (
+    ENVTEST_ARCHIVE_BINARIES,
+    DownloadUnavailableError,
+    download_enabled,
+    download_envtest,
+    download_release_binary,
+    envtest_dir,
+    release_dir,
+    setup_envtest_dir,
+)
 from kubectrl.envtest._errors import BinaryNotFoundError
 
 __all__ = [
@@ -233,14 +250,6 @@ class Binaries:
         return value
 
 
-def cache_dir() -> Path:
-    """kubectrl's cache directory (binaries are kept under ``bin/``)."""
-    if explicit := os.environ.get("KUBECTRL_CACHE_DIR"):
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kubectrl"
-
-
 def cached_path(spec: BinarySpec) -> Path:
     return cache_dir() / "bin" / f"{spec.name}-{spec.version()}-{spec.digest()}" / spec.name
 
@@ -250,9 +259,17 @@ def _is_executable(path: Path) -> bool:
 
 
 def find_binary(
-    spec: BinarySpec, *, build: bool = True, log: Log | None = None
+    spec: BinarySpec,
+    *,
+    build: bool = True,
+    log: Log | None = None,
+    kube_version: str | None = None,
 ) -> tuple[Path, str]:
-    """Resolve one binary; returns its path and a word for where it came from."""
+    """Resolve one binary; returns its path and a word for where it came from.
+
+    ``kube_version`` (``"1.37"``, default :data:`DEFAULT_VERSION`) names the Kubernetes release
+    whose downloaded binaries (and setup-envtest store entry) may serve ``spec``.
+    """
     tried: list[str] = []
 
     if explicit := os.environ.get(spec.env_var):
@@ -290,6 +307,12 @@ def find_binary(
         return cached, "cache"
     tried.append(f"cache: no {cached}")
 
+    release = specs_for(kube_version)[1].version()
+    for directory, source in _prebuilt_dirs(spec, release):
+        if _is_executable(directory / spec.name):
+            return directory / spec.name, source
+        tried.append(f"{source}: no {directory / spec.name}")
+
     go = shutil.which("go")
     if build and go:
         built = _build_group([spec], Path(go), log=log or _stderr)
@@ -311,19 +334,26 @@ def find_binaries(
     log: Log | None = None,
     cluster: bool = False,
     kubectl: bool = False,
+    version: str | None = None,
 ) -> Binaries:
-    """Resolve the control-plane binaries, building the missing ones if needed and allowed.
+    """Resolve the control-plane binaries, downloading or building the missing ones if allowed.
 
-    etcd and kube-apiserver are required. With ``cluster=True`` kube-controller-manager,
-    kube-scheduler and kwok are required too (and ``kubectl=True`` requires kubectl); otherwise
-    they are looked up without building and a missing one is ``None``, not an error. Missing
-    binaries of one pinned Go module are built together by one ``go build``.
+    ``version`` is the Kubernetes release (``"1.37"``, ``"1.37.x"`` or ``"v1.37.2"``, as
+    ``setup-envtest use`` takes it; default :data:`DEFAULT_VERSION`; one of
+    :data:`SUPPORTED_VERSIONS`). etcd and kube-apiserver are required. With ``cluster=True``
+    kube-controller-manager, kube-scheduler and kwok are required too (and ``kubectl=True``
+    requires kubectl); otherwise they are looked up without downloading or building and a missing
+    one is ``None``, not an error. A missing binary is downloaded (unless
+    ``KUBECTRL_ENVTEST_DOWNLOAD=0``), else built: binaries of one pinned Go module together, by
+    one ``go build``. ``build=False`` neither downloads nor builds.
 
     Example::
 
         binaries = find_binaries(build=False)
         print(binaries.kube_apiserver, binaries.kube_apiserver_source)
     """
+    minor = normalize_version(version)
+    specs = specs_for(minor)
     wanted = {ETCD.name, KUBE_APISERVER.name}
     if cluster:
         wanted |= {spec.name for spec in CLUSTER_SPECS}
@@ -332,22 +362,26 @@ def find_binaries(
     found: dict[str, tuple[Path, str]] = {}
     missing: list[BinarySpec] = []
     go = shutil.which("go")
-    for spec in ALL_SPECS:
+    for spec in specs:
         try:
-            found[spec.name] = find_binary(spec, build=False, log=log)
+            found[spec.name] = find_binary(spec, build=False, log=log, kube_version=minor)
         except BinaryNotFoundError:
             if spec.name not in wanted:
                 continue
-            if not build or go is None or _explicitly_set(spec):
-                find_binary(spec, build=build, log=log)  # raises, saying what was tried
+            if not build or _explicitly_set(spec):
+                find_binary(spec, build=build, log=log, kube_version=minor)  # raises
                 raise
             missing.append(spec)
+    if missing and download_enabled():
+        missing = _download_missing(missing, specs[1].version(), found, log=log or _stderr)
+    if missing and go is None:
+        find_binary(missing[0], build=True, log=log, kube_version=minor)  # raises, saying why
     by_module: dict[str, list[BinarySpec]] = {}
     for spec in missing:
         by_module.setdefault(spec.gomod_dir, []).append(spec)
     if go is not None:  # (without go nothing is missing: each missing binary raised above)
-        for specs in by_module.values():
-            for name, path in _build_group(specs, Path(go), log=log or _stderr).items():
+        for group in by_module.values():
+            for name, path in _build_group(group, Path(go), log=log or _stderr).items():
                 found[name] = (path, "built")
 
     def optional(name: str) -> Path | None:
@@ -364,6 +398,62 @@ def find_binaries(
         kwok=optional(KWOK.name),
         sources={name: source for name, (_, source) in found.items()},
     )
+
+
+def _prebuilt_dirs(spec: BinarySpec, release: str) -> list[tuple[Path, str]]:
+    """Where a downloaded ``spec`` of Kubernetes ``release`` (``"v1.37.2"``) may already be."""
+    if spec.name in ENVTEST_ARCHIVE_BINARIES:
+        return [
+            (envtest_dir(release), "download"),
+            (setup_envtest_dir(release), "setup-envtest"),
+        ]
+    if spec.name in _RELEASE_BINARIES:
+        return [(release_dir(release), "download")]
+    return []
+
+
+#: Binaries downloaded one by one from the Kubernetes release bucket.
+_RELEASE_BINARIES = ("kube-controller-manager", "kube-scheduler")
+
+
+def _download_missing(
+    missing: Sequence[BinarySpec],
+    release: str,
+    found: dict[str, tuple[Path, str]],
+    *,
+    log: Log,
+) -> list[BinarySpec]:
+    """Download what can be downloaded into ``found``; return what is still missing.
+
+    A download that is not possible (no network, no archive for this version or platform) is
+    said in one line and left to the build; a wrong digest is an error.
+    """
+    still: list[BinarySpec] = []
+    archive = [spec for spec in missing if spec.name in ENVTEST_ARCHIVE_BINARIES]
+    if archive:
+        try:
+            directory = download_envtest(release, log=log)
+        except DownloadUnavailableError as exc:
+            names = ", ".join(spec.name for spec in archive)
+            log(f"kubectrl.envtest: cannot download {names} {release} ({exc}); building instead")
+            still += archive
+        else:
+            for spec in archive:
+                found[spec.name] = (directory / spec.name, "download")
+    for spec in missing:
+        if spec in archive:
+            continue
+        if spec.name not in _RELEASE_BINARIES:
+            still.append(spec)  # kwok: built from its pinned module
+            continue
+        try:
+            path = download_release_binary(spec.name, release, log=log)
+        except DownloadUnavailableError as exc:
+            log(f"kubectrl.envtest: cannot download {spec.name} {release} ({exc}); building")
+            still.append(spec)
+        else:
+            found[spec.name] = (path, "download")
+    return [spec for spec in missing if spec in still]  # in the order asked
 
 
 def _explicitly_set(spec: BinarySpec) -> bool:

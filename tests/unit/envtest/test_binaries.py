@@ -33,6 +33,8 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KUBECTRL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KUBECTRL_ENVTEST_DOWNLOAD", "0")  # test_download.py tests downloads
+    monkeypatch.setenv("KUBECTRL_SETUP_ENVTEST_STORE", str(tmp_path / "setup-envtest"))
     empty = tmp_path / "empty-path"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
