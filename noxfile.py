@@ -1,5 +1,5 @@
-"""Developer workflow: `nox -s tests`, `tests-unit`, `lint`, `typecheck`, `docs`, `demo`, `bench`
-(`nox -l` lists them)."""
+"""Developer workflow: `nox -s tests`, `tests-unit`, `contract-1.35`, `contract-1.36`,
+`contract-1.37`, `lint`, `typecheck`, `docs`, `demo`, `bench` (`nox -l` lists them)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,32 @@ def tests(session: nox.Session) -> None:
     # and is not charged to the first test's timeout.
     session.run("python", "-m", "kubectrl.envtest", "binaries")
     session.run("pytest", *session.posargs)
+
+
+# The Kubernetes minors kubectrl.envtest runs (kubectrl.envtest.SUPPORTED_VERSIONS); `tests`
+# (what CI runs) uses the default one, `contract-<minor>` runs the contract suite on each.
+KUBERNETES_VERSIONS = ["1.35", "1.36", "1.37"]
+# The release of FakeAPI's tables and the built-in schemas (kubectrl.apiserver.KUBERNETES_VERSION).
+TABLES_VERSION = "1.36"
+
+
+def _contract_session(minor: str) -> None:
+    @nox.session(name=f"contract-{minor}", python=PYTHON)
+    def contract(session: nox.Session) -> None:
+        env = {"KUBECTRL_ENVTEST_K8S_VERSION": minor}
+        if minor != TABLES_VERSION:
+            # The suite refuses a server of another release than FakeAPI's tables unless told:
+            # on this version it shows how the two releases differ.
+            env["KUBECTRL_CONTRACT_ACCEPT_SKEW"] = "1"
+        session.install("-e", ".[test]")
+        session.run("python", "-m", "kubectrl.envtest", "binaries", env=env)
+        session.run("pytest", "tests/contract", *session.posargs, env=env)
+
+    contract.__doc__ = f"The contract suite (FakeAPI against kube-apiserver) on Kubernetes {minor}."
+
+
+for _minor in KUBERNETES_VERSIONS:
+    _contract_session(_minor)
 
 
 @nox.session(name="tests-unit", python=PYTHONS)

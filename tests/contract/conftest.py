@@ -30,6 +30,7 @@ them):
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from collections.abc import AsyncIterator, Generator, Iterator
@@ -40,7 +41,7 @@ import pytest
 from contract_helpers import Target, unique
 
 from kubectrl.client import AsyncClient, load_kubeconfig
-from kubectrl.testing import FakeAPI
+from kubectrl.testing import FakeAPI, version_skew
 
 if TYPE_CHECKING:
     from kubectrl.envtest import ControlPlane
@@ -129,6 +130,23 @@ def real_module_namespace(
         http.delete(f"/api/v1/namespaces/{name}")
 
 
+#: Set to ``1`` to run the suite against an apiserver of another minor than FakeAPI's tables
+#: (``nox -s contract-1.37`` does): the differences are then between two releases.
+ACCEPT_SKEW_ENV = "KUBECTRL_CONTRACT_ACCEPT_SKEW"
+
+
+def _refuse_version_skew(control_plane: ControlPlane) -> None:
+    """A real server of another release than FakeAPI's tables and schemas is not a reference."""
+    problems = version_skew(control_plane.server_version).problems()
+    if problems and os.environ.get(ACCEPT_SKEW_ENV) != "1":
+        pytest.fail(
+            "the contract suite compares FakeAPI with a real apiserver of the same release; "
+            + "; ".join(problems)
+            + f" (set {ACCEPT_SKEW_ENV}=1 to compare anyway)",
+            pytrace=False,
+        )
+
+
 @pytest.fixture(params=[pytest.param("real", marks=pytest.mark.integration), "fake"])
 async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Target]:
     """The API server under contract, ``real`` or ``fake``."""
@@ -141,6 +159,7 @@ async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             control_plane: ControlPlane = request.getfixturevalue("kubectrl_cluster")
         else:
             control_plane = request.getfixturevalue("kubectrl_control_plane")
+        _refuse_version_skew(control_plane)
         config = load_kubeconfig(control_plane.kubeconfig.path).with_options(rate_limit=None)
         async with AsyncClient(config) as client:
             if cluster:

@@ -125,6 +125,7 @@ from kubectrl._internal.exports import module_getattr as _module_getattr
 from kubectrl._internal.exports import publish as _publish
 
 if TYPE_CHECKING:
+    from kubectrl.apiserver._resources.discovery import KUBERNETES_VERSION
     from kubectrl.apiserver._server.auth import DelegatingAuth, UserInfo
     from kubectrl.apiserver._server.declare import (
         AdmissionAttributes,
@@ -136,6 +137,7 @@ if TYPE_CHECKING:
     from kubectrl.apiserver._storage.sqlite import SQLiteStorage
 
 __all__ = [
+    "KUBERNETES_VERSION",
     "APIServer",
     "AdmissionAttributes",
     "AdmissionError",
@@ -160,6 +162,7 @@ _lazy_getattr, __dir__ = _module_getattr(
         "AdmissionAttributes": "kubectrl.apiserver._server.declare",
         "CompactedError": "kubectrl.apiserver._storage.memory",
         "DelegatingAuth": "kubectrl.apiserver._server.auth",
+        "KUBERNETES_VERSION": "kubectrl.apiserver._resources.discovery",
         "KeyExistsError": "kubectrl.apiserver._storage.memory",
         "MemoryStorage": "kubectrl.apiserver._storage.memory",
         "RevisionMismatchError": "kubectrl.apiserver._storage.memory",

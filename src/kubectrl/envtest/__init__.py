@@ -33,14 +33,22 @@ Example::
 from __future__ import annotations
 
 from kubectrl._internal.exports import publish as _publish
-from kubectrl.envtest._binaries import Binaries, cache_dir, find_binaries
+from kubectrl.envtest._binaries import (
+    DEFAULT_VERSION,
+    SUPPORTED_VERSIONS,
+    Binaries,
+    cache_dir,
+    find_binaries,
+)
 from kubectrl.envtest._cluster import KWOK_DEBUG_KINDS, LocalCluster, cri_log_line
 from kubectrl.envtest._control_plane import ControlPlane, Kubeconfig
 from kubectrl.envtest._errors import BinaryNotFoundError, ControlPlaneError
 from kubectrl.envtest._webhooks import WebhookInstallOptions
 
 __all__ = [
+    "DEFAULT_VERSION",
     "KWOK_DEBUG_KINDS",
+    "SUPPORTED_VERSIONS",
     "Binaries",
     "BinaryNotFoundError",
     "ControlPlane",

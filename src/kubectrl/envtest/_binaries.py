@@ -184,13 +184,46 @@ SUPPORTED_VERSIONS = ("1.35", "1.36", "1.37")
 DEFAULT_VERSION = "1.36"
 
 
+#: The environment variable naming the Kubernetes version when none is passed (as a Makefile's
+#: ``ENVTEST_K8S_VERSION`` for setup-envtest); ``nox -s contract-1.35`` sets it.
+VERSION_ENV = "KUBECTRL_ENVTEST_K8S_VERSION"
+#: Feature gates that exist only from a Kubernetes minor on (an older apiserver refuses them).
+GATES_SINCE = {"ShardedListAndWatch": "1.36"}
+
+
+def requested_version() -> str | None:
+    """The version asked for through :data:`VERSION_ENV`, normalized, or ``None``."""
+    value = os.environ.get(VERSION_ENV)
+    return normalize_version(value) if value else None
+
+
+def minor_key(version: str) -> tuple[int, int]:
+    """``"v1.37.2"`` or ``"1.37"`` -> ``(1, 37)``, for comparing releases."""
+    major, minor = version.lstrip("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def gates_for(version: str, gates: Mapping[str, bool]) -> dict[str, bool]:
+    """``gates`` checked against Kubernetes ``version``: a gate that minor lacks is an error."""
+    for name, value in gates.items():
+        since = GATES_SINCE.get(name)
+        if since is not None and value and minor_key(version) < minor_key(since):
+            raise ValueError(
+                f"feature gate {name} needs Kubernetes >= {since}; this control plane runs "
+                f"{version}"
+            )
+    return dict(gates)
+
+
 def normalize_version(version: str | None) -> str:
-    """``"1.37"``, ``"1.37.x"``, ``"v1.37.2"`` or ``None`` (the default) -> ``"1.37"``.
+    """``"1.37"``, ``"1.37.x"``, ``"v1.37.2"`` or ``None`` -> ``"1.37"``.
+
+    ``None`` means ``$KUBECTRL_ENVTEST_K8S_VERSION`` if set, else :data:`DEFAULT_VERSION`.
 
     A patch number, when given, must be the pinned one: kubectrl ships one patch per minor.
     """
     if version is None:
-        return DEFAULT_VERSION
+        version = os.environ.get(VERSION_ENV) or DEFAULT_VERSION
     match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(x|\*|\d+))?", version.strip())
     if not match:
         raise ValueError(

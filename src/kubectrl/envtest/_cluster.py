@@ -10,7 +10,13 @@ from typing import Any
 
 import httpx
 
-from kubectrl.envtest._binaries import Binaries, find_binaries
+from kubectrl.envtest._binaries import (
+    GATES_SINCE,
+    Binaries,
+    find_binaries,
+    minor_key,
+    normalize_version,
+)
 from kubectrl.envtest._control_plane import ControlPlane, _free_ports, _Process, _write_private
 from kubectrl.envtest._errors import ControlPlaneError
 
@@ -227,11 +233,18 @@ class LocalCluster(ControlPlane):
             nodes: how many simulated nodes kwok manages (default 3).
             controller_manager_args / scheduler_args / kwok_args: extra flags, appended.
             kwargs: as for :class:`ControlPlane` (``binaries``, ``build``, ``start_timeout``...);
-                ``feature_gates`` defaults to ``{"ShardedListAndWatch": True}`` here (sharded
-                lists and watches on, as the sharded managers use them); pass
-                ``{"ShardedListAndWatch": False}`` for a server without them.
+                ``feature_gates`` defaults to ``{"ShardedListAndWatch": True}`` here from
+                Kubernetes 1.36 on (sharded lists and watches on, as the sharded managers use
+                them; 1.35 has no such gate); pass ``{"ShardedListAndWatch": False}`` for a
+                server without them.
         """
-        kwargs.setdefault("feature_gates", {"ShardedListAndWatch": True})
+        if "feature_gates" not in kwargs:
+            version = normalize_version(kwargs.get("version"))
+            kwargs["feature_gates"] = {
+                gate: True
+                for gate, since in GATES_SINCE.items()
+                if minor_key(version) >= minor_key(since)
+            }
         super().__init__(**kwargs)
         if nodes < 1:
             raise ValueError(f"LocalCluster: nodes must be at least 1, not {nodes}")
@@ -246,7 +259,7 @@ class LocalCluster(ControlPlane):
         return [f"kwok-node-{i}" for i in range(self.nodes)]
 
     def _find_binaries(self) -> Binaries:
-        return find_binaries(build=self._build, log=self._log, cluster=True)
+        return find_binaries(build=self._build, log=self._log, cluster=True, version=self.version)
 
     def _admission_flags(self) -> list[str]:
         # The apiserver's default admission plugins, as in a real cluster; and the kubelet

@@ -22,7 +22,13 @@ from typing import IO, Any, TypeVar
 
 import httpx
 
-from kubectrl.envtest._binaries import Binaries, find_binaries
+from kubectrl.envtest._binaries import (
+    Binaries,
+    find_binaries,
+    gates_for,
+    normalize_version,
+    requested_version,
+)
 from kubectrl.envtest._certs import CertificateAuthority, service_account_key_pem
 from kubectrl.envtest._errors import ControlPlaneError
 
@@ -218,6 +224,7 @@ class ControlPlane:
         work_dir: Path | None = None,
         log: Callable[[str], None] | None = None,
         feature_gates: Mapping[str, bool] | None = None,
+        version: str | None = None,
     ) -> None:
         """Configure (but do not start) a control plane.
 
@@ -233,9 +240,20 @@ class ControlPlane:
             feature_gates: kube-apiserver feature gates (``--feature-gates``), e.g.
                 ``{"ShardedListAndWatch": True}`` for sharded lists and watches (KEP-5866,
                 alpha in v1.36); none by default here, that one on by default in
-                :class:`~kubectrl.envtest.LocalCluster`.
+                :class:`~kubectrl.envtest.LocalCluster`. A gate the chosen version lacks is
+                an error.
+            version: the Kubernetes release, ``"1.35"``, ``"1.36"`` or ``"1.37"`` (``"1.37.x"``
+                and ``"v1.37.2"`` too, as ``setup-envtest use`` takes them); by default
+                ``$KUBECTRL_ENVTEST_K8S_VERSION``, else ``kubectrl.envtest.DEFAULT_VERSION``.
+                When a version was asked for (here or in that variable), :meth:`start` refuses
+                an apiserver whose ``/version`` is another minor (a ``TEST_ASSET_*`` or
+                ``KUBEBUILDER_ASSETS`` binary of another release).
         """
-        self.feature_gates = _check_gates(feature_gates or {})
+        self.version = normalize_version(version)
+        self._version_asked = version is not None or requested_version() is not None
+        self.feature_gates = gates_for(self.version, _check_gates(feature_gates or {}))
+        #: The apiserver's ``/version`` ``gitVersion`` once started (``"v1.37.2"``).
+        self.server_version = ""
         self._binaries = binaries
         self._build = build
         self.start_timeout = start_timeout
@@ -339,7 +357,7 @@ class ControlPlane:
         return self
 
     def _find_binaries(self) -> Binaries:
-        return find_binaries(build=self._build, log=self._log)
+        return find_binaries(build=self._build, log=self._log, version=self.version)
 
     def _start_components(self, binaries: Binaries) -> None:
         """Start what runs after the apiserver (nothing in plain mode)."""
@@ -527,6 +545,15 @@ class ControlPlane:
                 return c.get("/readyz").status_code == 200
 
         self._wait(apiserver, "/readyz", ready)
+        with httpx.Client(base_url=self._server, verify=admin.ssl_context(), timeout=5) as c:
+            self.server_version = str(c.get("/version").json().get("gitVersion", ""))
+        served = ".".join(self.server_version.lstrip("v").split(".")[:2])
+        if self._version_asked and served != self.version:
+            raise ControlPlaneError(
+                f"asked for Kubernetes {self.version}, but the kube-apiserver started says "
+                f"{self.server_version or 'no gitVersion'} at /version; point TEST_ASSET_* / "
+                f"KUBEBUILDER_ASSETS at {self.version} binaries, or ask for {served}"
+            )
 
     def restart_apiserver(self, *, grace: float = 5.0) -> None:
         """Stop kube-apiserver and start it again on the same port, certificates and etcd.

@@ -21,15 +21,18 @@ from kubectrl.errors import UnsupportedFeatureError
 from kubectrl.testing._fake import FakeAPI
 from kubectrl.testing._fake_pods import ExecCall, FakePods
 from kubectrl.testing._helpers import consistently, eventually, run_manager
+from kubectrl.testing._versions import VersionSkew, version_skew
 
 __all__ = [
     "ExecCall",
     "FakeAPI",
     "FakePods",
     "UnsupportedFeatureError",
+    "VersionSkew",
     "consistently",
     "eventually",
     "run_manager",
+    "version_skew",
 ]
 
 _publish(__name__, globals(), __all__)

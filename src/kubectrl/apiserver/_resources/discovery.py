@@ -7,12 +7,16 @@ from typing import Any
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._status import StatusError
 
-__all__ = ["VERSION", "answer"]
+__all__ = ["KUBERNETES_VERSION", "VERSION", "answer"]
+
+#: The Kubernetes release whose API the core's built-in tables (kinds, strategies, defaults,
+#: validation) follow; ``/version`` says it with a ``-fake`` suffix.
+KUBERNETES_VERSION = "v1.36.3"
 
 VERSION = {
-    "major": "1",
-    "minor": "36",
-    "gitVersion": "v1.36.3-fake",
+    "major": KUBERNETES_VERSION.lstrip("v").split(".")[0],
+    "minor": KUBERNETES_VERSION.split(".")[1],
+    "gitVersion": f"{KUBERNETES_VERSION}-fake",
     "gitCommit": "",
     "gitTreeState": "clean",
     "buildDate": "",
