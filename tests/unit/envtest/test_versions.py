@@ -97,3 +97,9 @@ def test_nox_runs_the_contract_suite_on_every_supported_version() -> None:
     }
     assert tuple(values["KUBERNETES_VERSIONS"]) == SUPPORTED_VERSIONS
     assert values["TABLES_VERSION"] == ".".join(KUBERNETES_VERSION.lstrip("v").split(".")[:2])
+    sessions = {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("contract_")
+    }
+    assert sorted(sessions) == [f"contract_{v.replace('.', '_')}" for v in SUPPORTED_VERSIONS]
