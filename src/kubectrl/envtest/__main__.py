@@ -41,7 +41,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kubectrl.envtest._binaries import ALL_SPECS, KUBECTL, cache_dir, find_binaries, find_binary
+from kubectrl.envtest._binaries import (
+    ALL_SPECS,
+    KUBECTL,
+    BinarySpec,
+    cache_dir,
+    find_binaries,
+    find_binary,
+    specs_for,
+)
 from kubectrl.envtest._cluster import LocalCluster
 from kubectrl.envtest._control_plane import ControlPlane
 from kubectrl.envtest._errors import ControlPlaneError
@@ -151,9 +159,15 @@ def cmd_binaries(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kubectl_spec() -> BinarySpec:
+    """kubectl of the chosen Kubernetes version (``KUBECTRL_ENVTEST_K8S_VERSION``)."""
+    (spec,) = [spec for spec in specs_for(None) if spec.name == KUBECTL.name]
+    return spec
+
+
 def cmd_kubectl(args: argparse.Namespace) -> int:
     """Run the pinned kubectl with the running control plane's admin kubeconfig."""
-    kubectl, _ = find_binary(KUBECTL)  # only kubectl: etcd and the apiserver are not needed
+    kubectl, _ = find_binary(_kubectl_spec())  # only kubectl: etcd and the apiserver are not needed
     env = dict(os.environ)
     name = _name(args)
     if state := _read_state(name):
@@ -295,7 +309,7 @@ def cmd_env(args: argparse.Namespace) -> int:
     _say(f"export KUBECONFIG={state['kubeconfig']}")
     _say(f"export {NAME_ENV}={name}")
     with contextlib.suppress(ControlPlaneError):
-        kubectl, _ = find_binary(KUBECTL, build=False)
+        kubectl, _ = find_binary(_kubectl_spec(), build=False)
         _say(f'export PATH="{kubectl.parent}:$PATH"')
     return 0
 
