@@ -26,6 +26,7 @@ from kubectrl.envtest._binaries import (
     Binaries,
     find_binaries,
     gates_for,
+    minor_key,
     normalize_version,
     requested_version,
 )
@@ -525,6 +526,7 @@ class ControlPlane:
             *self._admission_flags(),
             "--allow-privileged=true",
             *_gate_flags(self.feature_gates),
+            *_version_flags(self.version),
             *self._apiserver_args,
         ]
         self._apiserver = self._spawn("kube-apiserver", argv)
@@ -751,6 +753,18 @@ def _check_gates(gates: Mapping[str, bool]) -> dict[str, bool]:
             raise ValueError(f"feature gate {name}: value must be True or False, not {value!r}")
         checked[name] = value
     return checked
+
+
+def _version_flags(version: str) -> list[str]:
+    """kube-apiserver flags one Kubernetes minor needs and another refuses or lacks."""
+    if minor_key(version) >= (1, 37):
+        # kube-apiserver 1.37 checks --advertise-address against the endpoint reconciler at
+        # start and exits: "cannot use public IP 127.0.0.1 with endpoint reconciler: ... may not
+        # be in the loopback range" (k8s.io/kubernetes pkg/apis/core/validation
+        # ValidateNonSpecialIP). Loopback is all envtest has, so the `kubernetes` Service's
+        # endpoints are not maintained on 1.37 (1.35 and 1.36 keep the lease reconciler).
+        return ["--endpoint-reconciler-type=none"]
+    return []
 
 
 def _gate_flags(gates: Mapping[str, bool]) -> list[str]:
