@@ -461,31 +461,27 @@ def _download_missing(
     A download that is not possible (no network, no archive for this version or platform) is
     said in one line and left to the build; a wrong digest is an error.
     """
-    still: list[BinarySpec] = []
-    archive = [spec for spec in missing if spec.name in ENVTEST_ARCHIVE_BINARIES]
-    if archive:
-        try:
+    still = [
+        spec for spec in missing if spec.name not in ENVTEST_ARCHIVE_BINARIES + _RELEASE_BINARIES
+    ]
+    try:
+        if any(spec.name in ENVTEST_ARCHIVE_BINARIES for spec in missing):
             directory = download_envtest(release, log=log)
-        except DownloadUnavailableError as exc:
-            names = ", ".join(spec.name for spec in archive)
-            log(f"kubectrl.envtest: cannot download {names} {release} ({exc}); building instead")
-            still += archive
-        else:
-            for spec in archive:
-                found[spec.name] = (directory / spec.name, "download")
-    for spec in missing:
-        if spec in archive:
-            continue
-        if spec.name not in _RELEASE_BINARIES:
-            still.append(spec)  # kwok: built from its pinned module
-            continue
-        try:
-            path = download_release_binary(spec.name, release, log=log)
-        except DownloadUnavailableError as exc:
-            log(f"kubectrl.envtest: cannot download {spec.name} {release} ({exc}); building")
-            still.append(spec)
-        else:
-            found[spec.name] = (path, "download")
+            for spec in missing:
+                if spec.name in ENVTEST_ARCHIVE_BINARIES:
+                    found[spec.name] = (directory / spec.name, "download")
+        for spec in missing:
+            if spec.name in _RELEASE_BINARIES:
+                found[spec.name] = (
+                    download_release_binary(spec.name, release, log=log),
+                    "download",
+                )
+    except DownloadUnavailableError as exc:
+        # One line for all of them: no network fails every download the same way.
+        rest = [spec for spec in missing if spec.name not in found and spec not in still]
+        names = ", ".join(spec.name for spec in rest)
+        log(f"kubectrl.envtest: cannot download {names} {release} ({exc}); building instead")
+        still += rest
     return [spec for spec in missing if spec in still]  # in the order asked
 
 

@@ -328,3 +328,15 @@ def test_the_download_switch_is_read_strictly(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("KUBECTRL_ENVTEST_DOWNLOAD", "maybe")
     with pytest.raises(ValueError, match="KUBECTRL_ENVTEST_DOWNLOAD='maybe'"):
         _download.download_enabled()
+
+
+def test_cluster_mode_without_network_says_why_in_one_line(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUBECTRL_ENVTEST_INDEX_URL", "http://127.0.0.1:9/envtest-releases.yaml")
+    monkeypatch.setenv("KUBECTRL_ENVTEST_RELEASE_URL", "http://127.0.0.1:9/release")
+    lines: list[str] = []
+    with pytest.raises(BinaryNotFoundError, match="no `go` on PATH"):
+        find_binaries(version="1.36", cluster=True, log=lines.append)
+    (why,) = [line for line in lines if "cannot download" in line]
+    assert "etcd, kube-apiserver, kube-controller-manager, kube-scheduler v1.36.3" in why
