@@ -69,6 +69,7 @@ The same with models::
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -113,6 +114,27 @@ def _whole_seconds(value: datetime.datetime) -> datetime.datetime:
     return value.astimezone(datetime.timezone.utc).replace(microsecond=0)
 
 
+def _six_digit_fraction(value: str) -> str:
+    """``value`` with ``Z`` as ``+00:00`` and its fraction of a second (any length in RFC 3339)
+    cut or padded to the six digits Python 3.10's ``fromisoformat`` reads.
+
+    Example::
+
+        >>> _six_digit_fraction("2026-01-01T14:00:00.5Z")
+        '2026-01-01T14:00:00.500000+00:00'
+    """
+    value = value.replace("Z", "+00:00").replace("z", "+00:00")
+    match = _FRACTION.search(value)
+    if match is None:
+        return value
+    digits = (match.group(1) + "000000")[:6]
+    return f"{value[: match.start()]}.{digits}{value[match.end() :]}"
+
+
+#: The fraction of a second of an RFC 3339 time, before its offset.
+_FRACTION = re.compile(r"\.(\d+)(?=[+-]\d{2}:\d{2}$|$)")
+
+
 def _aware_time(value: Any) -> Any:
     # metav1.Time parses RFC 3339, which always carries an offset: a timestamp without one (or a
     # number, which pydantic would take as seconds since the epoch) is refused, not guessed.
@@ -123,7 +145,7 @@ def _aware_time(value: Any) -> Any:
         return _whole_seconds(value)
     if isinstance(value, str):
         try:
-            parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parsed = datetime.datetime.fromisoformat(_six_digit_fraction(value))
         except ValueError as err:
             raise ValueError(f"lastTransitionTime {value!r} is not an RFC 3339 date-time") from err
         if parsed.tzinfo is None:

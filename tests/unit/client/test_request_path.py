@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 from hostile_http import Connection, HostileServer, hostile_server
 
-from kubectrl.client import AsyncClient, ClientConfig
+from kubectrl.client import AsyncClient, ClientConfig, _pipeline
 from kubectrl.client._pipeline import StaticTokenCredentials
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
@@ -70,6 +71,14 @@ async def answer(conn: Connection) -> None:
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         )
+
+
+@pytest.fixture(autouse=True)
+def no_request_observers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The path drawn is a client's without REST client metrics: another test's Manager still
+    alive in this process (its observer is process-wide, as client-go's metrics are) would add
+    ``kubectrl.client._request_metrics`` to it."""
+    monkeypatch.setattr(_pipeline, "_observers", weakref.WeakSet())
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +138,20 @@ async def test_without_credentials_the_path_is_the_same_without_the_credential_s
     entered = await entered_by_the_second_get(server.url)
     assert sorted(entered) == sorted(drawn_path())
     assert "StaticTokenCredentials.authorization" not in entered["kubectrl.client._pipeline"]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="co_qualname is Python 3.11+")
+async def test_with_rest_client_metrics_the_path_adds_their_module(server: HostileServer) -> None:
+    """A Manager's REST client metrics (rest_client_requests_total, ...) are one module more."""
+    from kubectrl.client.metrics import RestClientMetrics
+
+    prometheus = pytest.importorskip("prometheus_client")
+    metrics = RestClientMetrics(prometheus.CollectorRegistry())
+    try:
+        entered = await entered_by_the_second_get(server.url)
+    finally:
+        metrics.close()
+    assert sorted(entered) == sorted([*drawn_path(), "kubectrl.client._request_metrics"])
 
 
 def test_the_drawing_is_parsed_from_the_page() -> None:
