@@ -23,6 +23,7 @@ import inspect
 import keyword
 import re
 from functools import cache
+from pathlib import Path
 
 import pytest
 from docs_blocks import DOCS, resolve
@@ -34,6 +35,7 @@ PAGE = DOCS / "guides" / "go-map.md"
 #: The public modules a bare name of the page may come from.
 MODULES = (
     "kubectrl",
+    "kubectrl.operator",
     "kubectrl.client",
     "kubectrl.client.interfaces",
     "kubectrl.client.options",
@@ -66,12 +68,17 @@ RECEIVERS = {
     "controller": ("kubectrl.runtime.Controller",),
     "server": ("kubectrl.webhook.WebhookServer",),
     "Builder(manager)": ("kubectrl.runtime.Builder",),
+    "operator": ("kubectrl.operator.Operator",),
 }
 
 #: Classes whose methods, attributes and parameters a row names bare (``add_readyz_check``,
 #: ``field_validation="Strict"``, ``authorization()``), continuing a row's receiver.
 OWNERS = (
     "kubectrl.runtime.Manager",
+    "kubectrl.operator.Operator",
+    "kubectrl.operator._daemons.Daemons",
+    "kubectrl.runtime.ControllerOptions",
+    "kubectrl.runtime.ManagerOptions",
     "kubectrl.client.AsyncClient",
     "kubectrl.runtime.CachedClient",
     "kubectrl.client.ClientConfig",
@@ -140,10 +147,10 @@ _LEADING = re.compile(
 )
 
 
-def rows() -> list[tuple[int, str]]:
+def rows(page: Path = PAGE) -> list[tuple[int, str]]:
     """``(line, kubectrl cell)`` of every table row of the page (not headers, not rules)."""
     out: list[tuple[int, str]] = []
-    for number, line in enumerate(PAGE.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.startswith("| ") or line.startswith("| Go |") or line.startswith("|---"):
             continue
         # The kubectrl column is the last; a `\|` inside a cell is a literal bar.
