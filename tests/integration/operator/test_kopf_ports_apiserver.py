@@ -123,3 +123,62 @@ async def test_kopf_05_handlers_on_the_server_and_on_fakeapi(
     ]
     assert stored["metadata"]["finalizers"] == ["operator.kubectrl.io/finalizer"]
     assert "status" not in stored or not stored["status"]  # the handlers return nothing
+
+
+def load_named(stem: str) -> ModuleType:
+    name = f"kopf_port_{stem}_it"
+    spec = importlib.util.spec_from_file_location(name, PORTS / f"{stem}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+async def test_14_and_15_daemons_and_timers_on_the_real_api_server(
+    control_plane: ControlPlane, kubeconfig: Path, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 14-daemons and 15-timers, ported, on a real API server and the real clock: the
+    daemons fail three times (the sync one's status patch goes through the real status
+    subresource), then ping; the sync timer pings once the object has been idle 5 s; deleting
+    the object stops every daemon and timer."""
+    control_plane.install_crds([PORTS / "crd.yaml"])
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    caplog.set_level(logging.INFO, "kubectrl.operator")
+    manager = Manager(
+        config, options=ManagerOptions(metrics_bind_address="0", cache_namespace=namespace)
+    )
+    daemons, timers = load_named("ex14_daemons"), load_named("ex15_timers")
+    daemons.operator.attach(manager)
+    timers.operator.attach(manager)
+    obj = {
+        "apiVersion": "kopf.dev/v1",
+        "kind": "KopfExample",
+        "metadata": {
+            "name": "kex",
+            "namespace": namespace,
+            "annotations": {"someannotation": "somevalue"},
+        },
+        "spec": {"field": "value"},
+    }
+
+    def logged(text: str) -> bool:
+        return any(text in r.getMessage() for r in caplog.records)
+
+    async with AsyncClient(config) as client, run_manager(manager):
+        await client.create(obj)
+        await eventually(lambda: logged("=> Ping from an async daemon"), timeout=DEADLINE)
+        await eventually(lambda: logged("retry=3"), timeout=DEADLINE)
+
+        async def failed_three_times() -> bool:
+            got = await client.get(KEX, "kex", namespace=namespace)
+            return bool(got.get("status", {}).get("message"))
+
+        await eventually(failed_three_times, timeout=DEADLINE)
+        await eventually(lambda: logged("Ping from a sync timer"), timeout=DEADLINE)
+        await client.delete(KEX, "kex", namespace=namespace)
+        running = daemons.operator._daemons.running
+        await eventually(
+            lambda: not running() and not timers.operator._daemons.running(), timeout=DEADLINE
+        )

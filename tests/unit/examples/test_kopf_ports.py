@@ -606,3 +606,62 @@ async def test_17_admission_validates_and_mutates_through_the_webhook_server(
     labelled = await mutate.handle(review(labels={"somelabel": "somevalue"}))
     assert labelled.patch == [{"op": "add", "path": "/spec/injected", "value": 123}]
     assert (await mutate.handle(review())).patch is None
+
+
+async def test_14_daemons_fail_three_times_then_ping_and_stop_on_deletion(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 14-daemons: both daemons fail three times (``TemporaryError(delay=1)``, the
+    sync one writing "Failed N times." into the status), then ping every 5 s (the marks
+    ``E2E_CREATION_STOP_WORDS``: "=> Ping from"); deleting the object stops both, the async one
+    by cancellation after its ``cancellation_backoff`` (kopf ``docs/daemons.rst``)."""
+    module = load("ex14_daemons")
+    caplog.set_level(logging.INFO, "kubectrl.operator")
+    seen: list[str] = []
+    async with running(module, api, clock):
+        await client.create(kopf_example())
+
+        async def pinged() -> bool:
+            obj = await client.get(KEX, "kopf-example-1", namespace="default")
+            seen.append(obj.get("status", {}).get("message", ""))
+            lines = messages(caplog)
+            return any("=> Ping from a sync daemon" in m and "retry=3" in m for m in lines) and any(
+                "=> Ping from an async daemon" in m for m in lines
+            )
+
+        await eventually(pinged, 30, clock=clock, interval=0.5)
+        assert "Failed 3 times." in seen
+        daemons = module.operator._daemons
+        assert len(daemons.running()) == 2
+        await client.delete(KEX, "kopf-example-1", namespace="default")
+        await eventually(lambda: not daemons.running(), 30, clock=clock, interval=0.5)
+    assert any("cancelling it" in m and "background_async" in m for m in messages(caplog))
+
+
+async def test_15_timers_wait_for_the_object_to_be_idle(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 15-timers: the sync timer (idle 5 s, every 2 s) and the async one (idle 10 s,
+    every 4 s) ping only once the object has been left alone that long, and a change puts them
+    back to waiting (kopf ``docs/timers.rst``, Idling)."""
+    module = load("ex15_timers")
+    caplog.set_level(logging.INFO, "kubectrl.operator")
+
+    def pings(kind: str) -> int:
+        return sum(f"Ping from {kind} timer" in m for m in messages(caplog))
+
+    async with running(module, api, clock):
+        await client.create(kopf_example())
+        start = clock.now()
+        await eventually(lambda: pings("a sync") > 0, 30, clock=clock, interval=0.5)
+        assert clock.now() - start >= 5
+        assert pings("an async") == 0  # idle 10 s: not yet
+        await eventually(lambda: pings("an async") > 0, 30, clock=clock, interval=0.5)
+        assert clock.now() - start >= 10
+        before = pings("a sync")
+        await client.patch(
+            KEX, "kopf-example-1", {"spec": {"field": "changed"}}, namespace="default"
+        )
+        changed = clock.now()
+        await eventually(lambda: pings("a sync") > before, 30, clock=clock, interval=0.5)
+        assert clock.now() - changed >= 5
