@@ -682,11 +682,21 @@ class Operator:
             timeout=timeout,
         )
 
-    def on_event(self, kind: KindKey, *, id: str | None = None) -> Callable[[F], F]:
+    def on_event(
+        self,
+        kind: KindKey,
+        *,
+        id: str | None = None,
+        labels: MetaFilter | None = None,
+        annotations: MetaFilter | None = None,
+        when: Callable[..., Any] | None = None,
+    ) -> Callable[[F], F]:
         """Call the function for every raw watch event of ``kind`` (``type`` is ``"ADDED"``,
         ``"MODIFIED"`` or ``"DELETED"``, ``event`` is ``{"type", "object"}``), in order, with no
         progress, retries nor stored state (kopf's ``on.event``): an error is logged and the
-        event is not repeated. Relists deliver objects again as ``ADDED``.
+        event is not repeated. Relists deliver objects again as ``ADDED``. ``labels``,
+        ``annotations`` and ``when`` filter the events by their object, as for the other
+        handlers.
 
         Example::
 
@@ -695,11 +705,16 @@ class Operator:
                 print(type, name)
         """
         key = _kind(kind)
+        labels = check_meta_filter("labels", labels)
+        annotations = check_meta_filter("annotations", annotations)
 
         def decorate(fn: F) -> F:
             if self._running:
                 raise RuntimeError(f"{_fn_id(fn)}: register handlers before the operator starts")
-            self._event_handlers.setdefault(key, []).append(_Handler(fn, id or _fn_id(fn), "event"))
+            handler = _Handler(
+                fn, id or _fn_id(fn), "event", when=when, labels=labels, annotations=annotations
+            )
+            self._event_handlers.setdefault(key, []).append(handler)
             return fn
 
         return decorate
@@ -1174,16 +1189,22 @@ class Operator:
         while True:
             event_type, obj = await queue.get()
             for handler in handlers:
+                if not self._matches(handler, obj):
+                    continue
+                arguments = {
+                    **object_kwargs(obj),
+                    **self.indexes(),
+                    "type": event_type,
+                    "event": {"type": event_type, "object": obj},
+                    "memo": self.memo_for(_kind_of(obj), _key_of(obj)),
+                    "patch": {},
+                }
                 try:
-                    await call_handler(
-                        handler.fn,
-                        **object_kwargs(obj),
-                        **self.indexes(),
-                        type=event_type,
-                        event={"type": event_type, "object": obj},
-                        memo=self.memo_for(_kind_of(obj), _key_of(obj)),
-                        patch={},
-                    )
+                    if handler.when is not None and not await call_handler(
+                        handler.when, **arguments
+                    ):
+                        continue
+                    await call_handler(handler.fn, **arguments)
                 except asyncio.CancelledError:
                     raise
                 except Exception:

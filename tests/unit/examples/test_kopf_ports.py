@@ -665,3 +665,47 @@ async def test_15_timers_wait_for_the_object_to_be_idle(
         changed = clock.now()
         await eventually(lambda: pings("a sync") > before, 30, clock=clock, interval=0.5)
         assert clock.now() - changed >= 5
+
+
+async def test_99_all_at_once(
+    api: FakeAPI, clock: FakeClock, client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf's 99-all-at-once, its ``E2E_SUCCESS_COUNTS``: the startup hooks (one retried three
+    times), ``create_1`` (Events), ``create_2`` (fails once, then succeeds), ``create_pod`` (a
+    child Pod, adopted and labelled, whose raw events are seen), an update and a field change,
+    ``delete`` and ``cleanup_fn`` each run to success."""
+    module = load("ex99_all_at_once")
+    caplog.set_level(logging.INFO)
+    async with running(module, api, clock):
+        await eventually(logged(caplog, "Starting retried..."), 30, clock=clock, interval=0.5)
+        await client.create(kopf_example(lst=[1]))
+
+        async def both_jobs() -> dict[str, Any]:
+            status = (await handled(client, status=True))["status"]
+            assert status["create_1"] == {"job1-status": 100}
+            assert status["create_2"] == {"job2-status": 100}
+            return status
+
+        await eventually(both_jobs, 120, clock=clock, interval=1)  # create_2 retries after 60 s
+        (child,) = (await client.list(POD, namespace="default"))["items"]
+        assert child["metadata"]["labels"]["application"] == "kopf-example-10"
+        assert child["metadata"]["ownerReferences"][0]["name"] == "kopf-example-1"
+        await eventually(logged(caplog, "This pod is special for us."), clock=clock)
+        events = (await client.list(("v1", "Event"), namespace="default"))["items"]
+        assert {e["reason"] for e in events} >= {"AnyReason", "SomeReason"}
+        change = {"spec": {"lst": [1, 2]}}
+        await client.patch(KEX, "kopf-example-1", change, namespace="default")
+        await eventually(logged(caplog, "Handling the FIELD = [1] -> [1, 2]"), clock=clock)
+        await client.delete(KEX, "kopf-example-1", namespace="default")
+        await eventually(lambda: gone(client), clock=clock)
+    assert any("Cleaning up in 3s..." in m for m in messages(caplog))
+
+
+async def gone(client: AsyncClient) -> bool:
+    from kubectrl.errors import NotFoundError
+
+    try:
+        await client.get(KEX, "kopf-example-1", namespace="default")
+    except NotFoundError:
+        return True
+    return False
