@@ -1,7 +1,6 @@
 """kopf's 14-daemons: a sync daemon that fails three times, then pings for 30 s; an async one
 that fails three times, then pings until it is cancelled on deletion."""
 
-
 from kubectrl.operator import Operator, TemporaryError
 
 operator = Operator()
