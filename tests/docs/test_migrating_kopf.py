@@ -47,6 +47,13 @@ KOPF = (
     "settings.persistence",
     "settings.batching",
     "settings.peering",
+    "settings.admission",
+    "settings.scanning",
+    "settings.process",
+    "settings.posting",
+    "settings.watching",
+    "settings.networking",
+    "settings.execution",
 )
 
 
