@@ -50,6 +50,7 @@ from kubectrl.operator._errors import (
     PermanentError,
     TemporaryError,
 )
+from kubectrl.operator._filters import MetaFilter, check_meta_filter, meta_matches
 from kubectrl.operator._watchers import KindKey
 
 __all__ = [
@@ -70,10 +71,6 @@ _log = logging.getLogger("kubectrl.operator.daemons")
 _INSTANT_EXIT_CYCLES = 10
 #: kopf's default delay before a failed daemon or timer is called again, seconds.
 DEFAULT_BACKOFF = 60.0
-
-# Filters on labels and annotations: a string must equal the value; ``True`` means present,
-# ``False`` absent; a callable gets the value (``None`` when absent) and says yes or no.
-MetaFilter = Mapping[str, "str | bool | Callable[[str | None], bool]"]
 
 
 # --- The stop flag handed to daemons -------------------------------------------------------------
@@ -324,22 +321,6 @@ def _check_seconds(owner: str, name: str, value: object, *, positive: bool = Fal
         raise ValueError(f"{owner}: {name} must be {bound}, got {value!r}")
 
 
-def _check_meta_filter(owner: str, name: str, value: object) -> MetaFilter | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{owner}: {name} must be a mapping of key to filter, got {value!r}")
-    for key, want in value.items():
-        if not isinstance(key, str):
-            raise TypeError(f"{owner}: {name} keys must be strings, got {key!r}")
-        if not (isinstance(want, (str, bool)) or callable(want)):
-            raise TypeError(
-                f"{owner}: {name}[{key!r}] must be a string, True (present), False (absent) "
-                f"or a callable, got {want!r}"
-            )
-    return value
-
-
 def _check_kind(owner: str, kind: object) -> KindKey:
     if (
         not isinstance(kind, tuple)
@@ -350,20 +331,12 @@ def _check_kind(owner: str, kind: object) -> KindKey:
     return (kind[0], kind[1])
 
 
-def _meta_matches(want: MetaFilter | None, have: Mapping[str, Any]) -> bool:
-    if not want:
-        return True
-    for key, expected in want.items():
-        value = have.get(key)
-        if isinstance(expected, bool):
-            if (value is not None) is not expected:
-                return False
-        elif isinstance(expected, str):
-            if value != expected:
-                return False
-        elif not expected(value):
-            return False
-    return True
+def _owned(owner: str, check: Callable[[str, object], Any], name: str, value: object) -> Any:
+    """``check(name, value)``, its ``TypeError`` naming ``owner`` (``Daemons.daemon: ...``)."""
+    try:
+        return check(name, value)
+    except TypeError as err:
+        raise TypeError(f"{owner}: {err}") from None
 
 
 # --- Per-object state ----------------------------------------------------------------------------
@@ -592,8 +565,8 @@ class Daemons:
             raise ValueError(f"{owner}: retries must be an int >= 0 or None, got {retries!r}")
         if options["when"] is not None and not callable(options["when"]):
             raise TypeError(f"{owner}: when must be a callable, got {options['when']!r}")
-        labels = _check_meta_filter(owner, "labels", options.pop("labels"))
-        annotations = _check_meta_filter(owner, "annotations", options.pop("annotations"))
+        labels = _owned(owner, check_meta_filter, "labels", options.pop("labels"))
+        annotations = _owned(owner, check_meta_filter, "annotations", options.pop("annotations"))
         given_id = options.pop("id")
 
         def decorate(fn: F) -> F:
@@ -632,7 +605,7 @@ class Daemons:
                 continue
             if state is not None and spec.id in state.runs:
                 return True
-            if _meta_matches(spec.labels, _meta_map(obj, "labels")) and _meta_matches(
+            if meta_matches(spec.labels, _meta_map(obj, "labels")) and meta_matches(
                 spec.annotations, _meta_map(obj, "annotations")
             ):
                 return True
@@ -720,9 +693,9 @@ class Daemons:
     # -- internals
 
     def _matches(self, spec: _Spec, state: _Object) -> bool:
-        if not _meta_matches(spec.labels, _meta_map(state.body, "labels")):
+        if not meta_matches(spec.labels, _meta_map(state.body, "labels")):
             return False
-        if not _meta_matches(spec.annotations, _meta_map(state.body, "annotations")):
+        if not meta_matches(spec.annotations, _meta_map(state.body, "annotations")):
             return False
         if spec.when is None:
             return True
