@@ -51,6 +51,7 @@ from kubectrl.operator._errors import (
     TemporaryError,
 )
 from kubectrl.operator._filters import MetaFilter, check_meta_filter, meta_matches
+from kubectrl.operator._kwargs import _accepted
 from kubectrl.operator._watchers import KindKey
 
 __all__ = [
@@ -134,7 +135,29 @@ class _Stopper:
         return self.is_set()
 
 
-class DaemonStopped:
+class _StoppedFlag:
+    """What both ``stopped`` arguments share: the flag, its truth value and its reason."""
+
+    def __init__(self, stopper: _Stopper) -> None:
+        self._stopper = stopper
+
+    def is_set(self) -> bool:
+        """Whether the daemon was asked to stop."""
+        return self._stopper.is_set()
+
+    def __bool__(self) -> bool:
+        return self._stopper.is_set()
+
+    @property
+    def reason(self) -> str | None:
+        """Why it was asked to stop, or ``None``."""
+        return self._stopper.reason
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(reason={self.reason!r})"
+
+
+class DaemonStopped(_StoppedFlag):
     """The ``stopped`` argument of an ``async def`` daemon or timer: true once it should stop.
 
     ``reason`` says why (``"deleted"``, ``"filters no longer match"``, ``"operator stopping"``).
@@ -148,30 +171,12 @@ class DaemonStopped:
                 await stopped.wait(10)  # 10 s of the operator's clock, or less if stopped
     """
 
-    def __init__(self, stopper: _Stopper) -> None:
-        self._stopper = stopper
-
-    def is_set(self) -> bool:
-        """Whether the daemon was asked to stop."""
-        return self._stopper.is_set()
-
-    def __bool__(self) -> bool:
-        return self._stopper.is_set()
-
-    @property
-    def reason(self) -> str | None:
-        """Why it was asked to stop, or ``None``."""
-        return self._stopper.reason
-
     async def wait(self, timeout: float | None = None) -> bool:
         """Wait until asked to stop or ``timeout`` seconds of the clock pass; ``is_set()``."""
         return await self._stopper.sleep(timeout)
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(reason={self.reason!r})"
 
-
-class BlockingDaemonStopped:
+class BlockingDaemonStopped(_StoppedFlag):
     """The ``stopped`` argument of a ``def`` daemon or timer (it runs in its own thread).
 
     Same as :class:`DaemonStopped`, but :meth:`wait` blocks the thread. A ``def`` daemon cannot
@@ -185,42 +190,12 @@ class BlockingDaemonStopped:
                 stopped.wait(10)
     """
 
-    def __init__(self, stopper: _Stopper) -> None:
-        self._stopper = stopper
-
-    def is_set(self) -> bool:
-        """Whether the daemon was asked to stop."""
-        return self._stopper.is_set()
-
-    def __bool__(self) -> bool:
-        return self._stopper.is_set()
-
-    @property
-    def reason(self) -> str | None:
-        """Why it was asked to stop, or ``None``."""
-        return self._stopper.reason
-
     def wait(self, timeout: float | None = None) -> bool:
         """Block until asked to stop or ``timeout`` seconds of the clock pass; ``is_set()``."""
         return self._stopper.wait_blocking(timeout)
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(reason={self.reason!r})"
 
-
-# --- Calling functions kopf-style (a private stand-in for kubectrl.operator._kwargs) ------------
-
-
-def _accepted(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    params = inspect.signature(fn).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return dict(kwargs)
-    names = {
-        p.name
-        for p in params
-        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    }
-    return {k: v for k, v in kwargs.items() if k in names}
+# --- Calling functions kopf-style (which keywords: kubectrl.operator._kwargs) -------------------
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
