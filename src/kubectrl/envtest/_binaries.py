@@ -53,8 +53,10 @@ from kubectrl.envtest._download import (
     DownloadUnavailableError,
     download_enabled,
     download_envtest,
+    download_kwok,
     download_release_binary,
     envtest_dir,
+    kwok_dir,
     release_dir,
     setup_envtest_dir,
 )
@@ -442,6 +444,8 @@ def _prebuilt_dirs(spec: BinarySpec, release: str) -> list[tuple[Path, str]]:
         ]
     if spec.name in _RELEASE_BINARIES:
         return [(release_dir(release), "download")]
+    if spec.name == KWOK.name:
+        return [(kwok_dir(spec.version()), "download")]
     return []
 
 
@@ -461,28 +465,41 @@ def _download_missing(
     A download that is not possible (no network, no archive for this version or platform) is
     said in one line and left to the build; a wrong digest is an error.
     """
-    still = [
-        spec for spec in missing if spec.name not in ENVTEST_ARCHIVE_BINARIES + _RELEASE_BINARIES
-    ]
-    try:
-        if any(spec.name in ENVTEST_ARCHIVE_BINARIES for spec in missing):
-            directory = download_envtest(release, log=log)
-            for spec in missing:
-                if spec.name in ENVTEST_ARCHIVE_BINARIES:
-                    found[spec.name] = (directory / spec.name, "download")
-        for spec in missing:
-            if spec.name in _RELEASE_BINARIES:
-                found[spec.name] = (
-                    download_release_binary(spec.name, release, log=log),
-                    "download",
-                )
-    except DownloadUnavailableError as exc:
+    failed: dict[str, tuple[list[str], str]] = {}  # reason -> (names with versions, reason)
+
+    def attempt(specs: Sequence[BinarySpec], version: str, get: Callable[[], None]) -> None:
+        if not specs:
+            return
+        try:
+            get()
+        except DownloadUnavailableError as exc:
+            names = ", ".join(spec.name for spec in specs if spec.name not in found)
+            failed.setdefault(str(exc), ([], str(exc)))[0].append(f"{names} {version}")
+
+    archive = [spec for spec in missing if spec.name in ENVTEST_ARCHIVE_BINARIES]
+    bucket = [spec for spec in missing if spec.name in _RELEASE_BINARIES]
+    kwok = [spec for spec in missing if spec.name == KWOK.name]
+
+    def from_archive() -> None:
+        directory = download_envtest(release, log=log)
+        for spec in archive:
+            found[spec.name] = (directory / spec.name, "download")
+
+    def from_bucket() -> None:
+        for spec in bucket:
+            found[spec.name] = (download_release_binary(spec.name, release, log=log), "download")
+
+    def from_kwok_release() -> None:
+        found[KWOK.name] = (download_kwok(KWOK.version(), log=log), "download")
+
+    attempt(archive, release, from_archive)
+    attempt(bucket, release, from_bucket)
+    attempt(kwok, KWOK.version(), from_kwok_release)
+    if failed:
         # One line for all of them: no network fails every download the same way.
-        rest = [spec for spec in missing if spec.name not in found and spec not in still]
-        names = ", ".join(spec.name for spec in rest)
-        log(f"kubectrl.envtest: cannot download {names} {release} ({exc}); building instead")
-        still += rest
-    return [spec for spec in missing if spec in still]  # in the order asked
+        what = "; ".join(f"{' and '.join(names)} ({reason})" for names, reason in failed.values())
+        log(f"kubectrl.envtest: cannot download {what}; building instead")
+    return [spec for spec in missing if spec.name not in found]  # in the order asked
 
 
 def _explicitly_set(spec: BinarySpec) -> bool:

@@ -6,7 +6,11 @@ with its sha512 (controller-runtime ``tools/setup-envtest/remote/http_client.go`
 reads that index, downloads the archive for this platform, verifies the digest and unpacks it
 into its cache, ``bin/envtest-<version>-<os>-<arch>/``. kube-controller-manager and
 kube-scheduler come from the Kubernetes release bucket (``<release URL>/<version>/bin/<os>/<arch>/
-<name>``, each with a ``.sha512`` beside it), into ``bin/kube-<version>-<os>-<arch>/``.
+<name>``, each with a ``.sha512`` beside it), into ``bin/kube-<version>-<os>-<arch>/``. kwok comes
+from its GitHub release (``kwok-<os>-<arch>``, uploaded bare by kwok's ``hack/releases.sh``, which
+publishes no checksum file): the release's API answer names each asset's ``sha256`` digest, which
+GitHub computes on upload, and an asset without one is not downloaded. It goes into
+``bin/kwok-<version>-<os>-<arch>/``.
 
 setup-envtest's own store is reused when it has the version:
 ``$XDG_DATA_HOME/kubebuilder-envtest/k8s/<version>-<os>-<arch>/`` (``~/.local/share/...``;
@@ -17,12 +21,16 @@ Settings (environment variables), for a mirror behind a firewall:
 
 - ``KUBECTRL_ENVTEST_INDEX_URL``: the index (default: controller-tools' on GitHub);
 - ``KUBECTRL_ENVTEST_RELEASE_URL``: the Kubernetes release bucket (default ``https://dl.k8s.io/release``);
+- ``KUBECTRL_ENVTEST_KWOK_URL``: where kwok's releases are described, ``<URL>/<tag>`` answering as
+  GitHub's "get a release by tag name" does (default kwok's on ``api.github.com``);
 - ``KUBECTRL_ENVTEST_DOWNLOAD=0``: never download (build from the pinned Go modules instead);
 - ``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``NO_PROXY`` are honoured.
 
 A download is written to ``<file>.part`` under a lock (two processes downloading at once produce one
 copy), resumed with a ``Range`` request when the connection drops, and removed when its digest is
-wrong.
+wrong. What a server sends is bounded: an index or release description over
+:data:`MAX_INDEX_BYTES`, or a download over :data:`MAX_DOWNLOAD_BYTES`, is refused (and the partial
+file removed), so a broken or hostile mirror cannot fill the memory or the disk.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -52,11 +61,14 @@ __all__ = [
     "DEFAULT_RELEASE_URL",
     "DigestMismatchError",
     "DownloadUnavailableError",
+    "OversizedDownloadError",
     "download_enabled",
     "download_envtest",
+    "download_kwok",
     "download_release_binary",
     "envtest_dir",
     "host_platform",
+    "kwok_dir",
     "release_dir",
     "setup_envtest_dir",
 ]
@@ -67,6 +79,13 @@ DEFAULT_INDEX_URL = (
     "https://raw.githubusercontent.com/kubernetes-sigs/controller-tools/HEAD/envtest-releases.yaml"
 )
 DEFAULT_RELEASE_URL = "https://dl.k8s.io/release"
+DEFAULT_KWOK_URL = "https://api.github.com/repos/kubernetes-sigs/kwok/releases/tags"
+#: The largest index or release description read (controller-tools' index is about 60 KB, a
+#: GitHub release's description about 40 KB).
+MAX_INDEX_BYTES = 8 << 20
+#: The largest download accepted (an envtest archive is about 65 MB, kube-controller-manager
+#: about 120 MB).
+MAX_DOWNLOAD_BYTES = 1 << 30
 #: Seconds to wait for a connection or a read before giving up on a download.
 TIMEOUT = 15.0
 #: Seconds between two progress lines while downloading.
@@ -85,6 +104,10 @@ class DownloadUnavailableError(BinaryNotFoundError):
 
 class DigestMismatchError(BinaryNotFoundError):
     """A downloaded file's digest is not the published one; the file was removed."""
+
+
+class OversizedDownloadError(BinaryNotFoundError):
+    """A server sent more than :data:`MAX_DOWNLOAD_BYTES`; the partial file was removed."""
 
 
 def download_enabled() -> bool:
@@ -125,6 +148,12 @@ def release_dir(version: str) -> Path:
     """Where kube-controller-manager and kube-scheduler of ``version`` are downloaded to."""
     goos, arch = host_platform()
     return _bin_root() / f"kube-{version}-{goos}-{arch}"
+
+
+def kwok_dir(version: str) -> Path:
+    """Where kwok of ``version`` (``"v0.8.0"``) is downloaded to."""
+    goos, arch = host_platform()
+    return _bin_root() / f"kwok-{version}-{goos}-{arch}"
 
 
 def setup_envtest_dir(version: str) -> Path:
@@ -173,10 +202,17 @@ def _open(url: str, headers: dict[str, str] | None = None) -> Any:
         raise DownloadUnavailableError(f"GET {url}: {reason}") from exc
 
 
-def _read_text(url: str) -> str:
-    with _open(url) as response:
-        data: bytes = response.read()
-    return data.decode()
+def _read_text(url: str, headers: dict[str, str] | None = None) -> str:
+    with _open(url, headers) as response:
+        data: bytes = response.read(MAX_INDEX_BYTES + 1)
+    if len(data) > MAX_INDEX_BYTES:
+        raise DownloadUnavailableError(
+            f"GET {url}: the answer is over {MAX_INDEX_BYTES} bytes, too large for an index"
+        )
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        raise DownloadUnavailableError(f"GET {url}: the answer is not UTF-8 text ({exc})") from exc
 
 
 def find_archive(version: str, *, index_url: str | None = None) -> tuple[str, str, str]:
@@ -214,14 +250,26 @@ def _human(size: float) -> str:
     return f"{size:.1f} GB"  # pragma: no cover - the loop returns
 
 
-def fetch(url: str, dest: Path, *, sha512: str, log: Log | None = None) -> Path:
-    """Download ``url`` to ``dest`` and check its sha512; resumes a dropped connection.
+def fetch(
+    url: str,
+    dest: Path,
+    *,
+    sha512: str | None = None,
+    sha256: str | None = None,
+    log: Log | None = None,
+) -> Path:
+    """Download ``url`` to ``dest`` and check its digest; resumes a dropped connection.
 
-    The bytes go to ``dest`` + ``.part`` first; a mismatching digest removes it and raises
-    :class:`DigestMismatchError`. Example::
+    Exactly one of ``sha512`` and ``sha256`` is the published digest. The bytes go to ``dest`` +
+    ``.part`` first; a mismatching digest removes it and raises :class:`DigestMismatchError`, and
+    so does a download over :data:`MAX_DOWNLOAD_BYTES`. Example::
 
         fetch(url, Path("/tmp/envtest.tar.gz"), sha512=digest)
     """
+    if (sha512 is None) == (sha256 is None):
+        raise TypeError("fetch() takes exactly one of sha512= and sha256=")
+    algorithm, published = ("sha512", sha512) if sha512 is not None else ("sha256", sha256)
+    assert published is not None
     log = log or _stderr
     part = dest.with_name(dest.name + ".part")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -239,10 +287,22 @@ def fetch(url: str, dest: Path, *, sha512: str, log: Log | None = None) -> Path:
                     have = 0
                 length = response.headers.get("Content-Length")
                 total = have + int(length) if length is not None else None
+                if total is not None and total > MAX_DOWNLOAD_BYTES:
+                    part.unlink(missing_ok=True)
+                    raise OversizedDownloadError(
+                        f"{url}: {total} bytes announced, over the {MAX_DOWNLOAD_BYTES} accepted"
+                    )
                 with open(part, "ab" if have else "wb") as out:
                     while chunk := response.read(_CHUNK):
                         out.write(chunk)
                         fetched += len(chunk)
+                        if out.tell() > MAX_DOWNLOAD_BYTES:
+                            out.close()
+                            part.unlink(missing_ok=True)
+                            raise OversizedDownloadError(
+                                f"{url}: more than the {MAX_DOWNLOAD_BYTES} bytes accepted; the "
+                                "download was removed"
+                            )
                         now = time.monotonic()
                         if now - last_line >= PROGRESS_EVERY:
                             last_line = now
@@ -255,16 +315,16 @@ def fetch(url: str, dest: Path, *, sha512: str, log: Log | None = None) -> Path:
             if attempt == RESUMES or not part.exists() or part.stat().st_size == 0:
                 raise DownloadUnavailableError(f"GET {url}: {exc}") from exc
             log(f"kubectrl.envtest: {dest.name}: {exc}; resuming at {part.stat().st_size} bytes")
-    digest = hashlib.sha512()
+    digest = hashlib.new(algorithm)
     with open(part, "rb") as stream:
         while block := stream.read(1 << 20):
             digest.update(block)
-    if digest.hexdigest() != sha512.lower():
+    if digest.hexdigest() != published.lower():
         part.unlink()
         raise DigestMismatchError(
-            f"{url}: sha512 {digest.hexdigest()} is not the published {sha512}; the download was "
-            "removed. A mirror (KUBECTRL_ENVTEST_INDEX_URL) out of step with its index, or a "
-            "proxy rewriting downloads?"
+            f"{url}: {algorithm} {digest.hexdigest()} is not the published {published}; the "
+            "download was removed. A mirror out of step with its index, or a proxy rewriting "
+            "downloads?"
         )
     part.replace(dest)
     elapsed = time.monotonic() - started
@@ -353,5 +413,56 @@ def download_release_binary(name: str, version: str, *, log: Log | None = None) 
         if not published or len(published[0]) != 128:
             raise DownloadUnavailableError(f"{url}.sha512 is not a sha512 digest")
         fetch(url, target, sha512=published[0], log=log)
+        target.chmod(0o755)
+        return target
+
+
+def find_kwok_asset(version: str) -> tuple[str, str, str]:
+    """The ``(name, url, sha256)`` of kwok ``version``'s binary for this platform.
+
+    Read from the release's description (GitHub's "get a release by tag name" answer: ``assets``,
+    each with ``name``, ``browser_download_url`` and ``digest`` ``"sha256:<hex>"``). An asset
+    without a digest is refused: nothing would vouch for the bytes.
+    """
+    base = os.environ.get("KUBECTRL_ENVTEST_KWOK_URL") or DEFAULT_KWOK_URL
+    url = f"{base.rstrip('/')}/{urllib.parse.quote(version)}"
+    text = _read_text(url, {"Accept": "application/vnd.github+json"})
+    try:
+        release = json.loads(text)
+    except ValueError as exc:
+        raise DownloadUnavailableError(f"kwok's release {url} is not JSON: {exc}") from exc
+    assets = release.get("assets") if isinstance(release, dict) else None
+    if not isinstance(assets, list):
+        raise DownloadUnavailableError(f"kwok's release {url} has no 'assets' list")
+    goos, arch = host_platform()
+    name = f"kwok-{goos}-{arch}"
+    entry = next((a for a in assets if isinstance(a, dict) and a.get("name") == name), None)
+    if entry is None:
+        raise DownloadUnavailableError(f"kwok's release {url} has no {name}")
+    link, digest = entry.get("browser_download_url"), entry.get("digest")
+    if not isinstance(link, str):
+        raise DownloadUnavailableError(f"kwok's release {url}: {name} has no browser_download_url")
+    algorithm, _, value = digest.partition(":") if isinstance(digest, str) else ("", "", "")
+    if algorithm != "sha256" or len(value) != 64:
+        raise DownloadUnavailableError(
+            f"kwok's release {url}: {name} has no sha256 digest (digest={digest!r}), so its "
+            "bytes cannot be checked"
+        )
+    return name, urllib.parse.urljoin(url, link), value.lower()
+
+
+def download_kwok(version: str, *, log: Log | None = None) -> Path:
+    """Download kwok ``version`` (``"v0.8.0"``) from its release, checked against its sha256.
+
+    Example::
+
+        path = download_kwok("v0.8.0")
+    """
+    target = kwok_dir(version) / "kwok"
+    with _lock(target.with_name(".kwok.lock")):
+        if target.is_file():
+            return target
+        _, url, sha256 = find_kwok_asset(version)
+        fetch(url, target, sha256=sha256, log=log)
         target.chmod(0o755)
         return target

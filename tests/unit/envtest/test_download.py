@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import io
+import json
 import random
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import pytest
 import yaml
 
 from kubectrl.envtest import BinaryNotFoundError, _download
-from kubectrl.envtest._binaries import ALL_SPECS, find_binaries, specs_for
+from kubectrl.envtest._binaries import ALL_SPECS, KWOK, find_binaries, find_binary, specs_for
 from kubectrl.envtest._download import (
     DigestMismatchError,
     envtest_dir,
@@ -61,6 +62,8 @@ class Server:
     #: Close the connection after this many bytes of the first archive response.
     cut_first_at: int | None = None
     ignore_range: bool = False
+    #: Send bodies without a Content-Length (ended by closing), as a stream of unknown size.
+    unsized: bool = False
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -91,6 +94,11 @@ def _handler(state: Server) -> type[http.server.BaseHTTPRequestHandler]:
             else:
                 self.send_response(200)
             body = data[start:]
+            if state.unsized:
+                self.end_headers()
+                self.wfile.write(body)
+                self.close_connection = True
+                return
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if first_archive and state.cut_first_at is not None:
@@ -146,6 +154,8 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: Server) ->
     monkeypatch.setenv("KUBECTRL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("KUBECTRL_SETUP_ENVTEST_STORE", str(tmp_path / "setup-envtest"))
     monkeypatch.setenv("KUBECTRL_ENVTEST_INDEX_URL", f"{server.url}/envtest-releases.yaml")
+    monkeypatch.setenv("KUBECTRL_ENVTEST_RELEASE_URL", f"{server.url}/release")
+    monkeypatch.setenv("KUBECTRL_ENVTEST_KWOK_URL", f"{server.url}/kwok/releases/tags")
     empty = tmp_path / "empty-path"  # no go, no binaries on PATH
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
@@ -335,8 +345,90 @@ def test_cluster_mode_without_network_says_why_in_one_line(
 ) -> None:
     monkeypatch.setenv("KUBECTRL_ENVTEST_INDEX_URL", "http://127.0.0.1:9/envtest-releases.yaml")
     monkeypatch.setenv("KUBECTRL_ENVTEST_RELEASE_URL", "http://127.0.0.1:9/release")
+    monkeypatch.setenv("KUBECTRL_ENVTEST_KWOK_URL", "http://127.0.0.1:9/kwok")
     lines: list[str] = []
     with pytest.raises(BinaryNotFoundError, match="no `go` on PATH"):
         find_binaries(version="1.36", cluster=True, log=lines.append)
     (why,) = [line for line in lines if "cannot download" in line]
-    assert "etcd, kube-apiserver, kube-controller-manager, kube-scheduler v1.36.3" in why
+    # Each source is tried (a firewall may let one through), each failure named in the one line.
+    assert "etcd, kube-apiserver v1.36.3 (GET http://127.0.0.1:9/envtest-releases.yaml" in why
+    assert "kube-controller-manager, kube-scheduler v1.36.3 (GET http://127.0.0.1:9/release" in why
+    assert f"kwok {KWOK.version()} (GET http://127.0.0.1:9/kwok/{KWOK.version()}" in why
+    assert why.endswith("; building instead")
+
+
+def publish_kwok(state: Server, data: bytes, digest: str | None) -> str:
+    """kwok's release as GitHub's "get a release by tag name" describes it (``digest`` is
+    ``"sha256:<hex>"``, computed by GitHub on upload; ``None`` for an asset it has none for)."""
+    name = f"kwok-{GOOS}-{ARCH}"
+    state.files[f"/kwok/download/{KWOK.version()}/{name}"] = data
+    release = {
+        "tag_name": KWOK.version(),
+        "assets": [
+            {"name": f"kwokctl-{GOOS}-{ARCH}", "browser_download_url": "elsewhere"},
+            {
+                "name": name,
+                # Relative to the release's URL, as a mirror may lay it out.
+                "browser_download_url": f"../../download/{KWOK.version()}/{name}",
+                "digest": digest,
+            },
+        ],
+    }
+    state.files[f"/kwok/releases/tags/{KWOK.version()}"] = json.dumps(release).encode()
+    return name
+
+
+def test_kwok_comes_from_its_release_checked_against_githubs_digest(server: Server) -> None:
+    """kwok publishes bare binaries and no checksum file (kwok ``hack/releases.sh`` uploads
+    ``kwok-<os>-<arch>`` with ``gh release upload``); the release API's asset ``digest`` is
+    what vouches for them."""
+    data = b"#!/bin/sh\necho kwok\n"
+    publish_kwok(server, data, "sha256:" + hashlib.sha256(data).hexdigest())
+    lines: list[str] = []
+    path = _download.download_kwok(KWOK.version(), log=lines.append)
+    assert path.read_bytes() == data
+    assert path.stat().st_mode & 0o111
+    assert path == _download.kwok_dir(KWOK.version()) / "kwok"
+    assert any("downloaded kwok" in line for line in lines)
+    # Found without a request the next time.
+    before = len(server.requests)
+    found = find_binary(KWOK, build=False)
+    assert found == (path, "download")
+    assert len(server.requests) == before
+
+
+def test_a_kwok_asset_without_a_digest_is_not_downloaded(server: Server) -> None:
+    publish_kwok(server, b"unverifiable", None)
+    with pytest.raises(_download.DownloadUnavailableError, match="no sha256 digest"):
+        _download.download_kwok(KWOK.version(), log=lambda _: None)
+    assert not server.gets(f"kwok-{GOOS}-{ARCH}")
+
+
+def test_a_kwok_binary_with_a_wrong_digest_is_refused_and_removed(server: Server) -> None:
+    publish_kwok(server, b"evil", "sha256:" + hashlib.sha256(b"good").hexdigest())
+    with pytest.raises(DigestMismatchError, match="sha256"):
+        _download.download_kwok(KWOK.version(), log=lambda _: None)
+    assert not list(_download.kwok_dir(KWOK.version()).glob("kwok*"))
+
+
+def test_an_oversized_index_is_refused(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken or hostile mirror answering with an endless index cannot fill the memory."""
+    monkeypatch.setattr(_download, "MAX_INDEX_BYTES", 1000)
+    server.files["/envtest-releases.yaml"] = b"releases: {}\n" + b"#" * 5000
+    with pytest.raises(_download.DownloadUnavailableError, match="over 1000 bytes"):
+        _download.find_archive(RELEASE)
+
+
+@pytest.mark.parametrize("announced", [True, False], ids=["content-length", "streamed"])
+def test_an_oversized_download_is_refused_and_removed(
+    server: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, announced: bool
+) -> None:
+    """Nor the disk: a download over the bound stops there, announced or not."""
+    monkeypatch.setattr(_download, "MAX_DOWNLOAD_BYTES", 100_000)
+    server.unsized = not announced
+    url = f"{server.url}/archives/{ARCHIVE}"
+    dest = tmp_path / "out.tar.gz"
+    with pytest.raises(_download.OversizedDownloadError, match="100000"):
+        _download.fetch(url, dest, sha512="0" * 128, log=lambda _: None)
+    assert not dest.exists()
+    assert not dest.with_name(dest.name + ".part").exists()
