@@ -4,7 +4,8 @@ One candidate runs :meth:`LeaderElector.run`:
 
 1. **Acquire**: try to take the lease; if another holder's lease is still valid, try again every
    ``retry_period`` stretched by a random jitter of up to 1.2x (client-go's ``JitterUntil``), so
-   candidates started together do not knock in lockstep.
+   candidates started together do not knock in lockstep, and once more at the moment that lease
+   expires on our clock (client-go waits for its next retry: up to 1.2 retry periods more).
 2. **Lead**: call ``on_started_leading``; every ``retry_period`` renew the lease. A renewal that
    keeps failing (conflict, another holder, no answer) is retried every ``retry_period`` until
    ``renew_deadline`` has passed since the cycle began; then leadership is lost.
@@ -32,6 +33,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
+import math
 import random
 import socket
 import threading
@@ -67,6 +69,8 @@ log = logging.getLogger("kubectrl.leaderelection")
 
 T = TypeVar("T")
 
+#: How long after a lease's expiry on our clock the acquire attempt is made.
+_EXPIRY_MARGIN = 0.01
 #: client-go's ``JitterFactor``: acquire retries wait ``retry_period * (1 + random() * 1.2)``.
 JITTER_FACTOR = 1.2
 
@@ -320,9 +324,29 @@ class LeaderElector:
                 )
                 return True
             delay = retry * (1.0 + self._rng.random() * JITTER_FACTOR)
-            if await self._sleep_or_stop(delay):
+            if await self._sleep_or_stop(min(delay, self._until_expiry())):
                 break
         return False
+
+    def _until_expiry(self) -> float:
+        """Seconds until the observed holder's lease expires on our clock (``inf`` if none).
+
+        client-go waits for its next jittered retry, so a takeover can come up to 1.2 retry
+        periods after the lease expired; trying at the expiry itself bounds a takeover by
+        ``lease_duration`` plus the time it took to observe the holder's last renewal (at most a
+        retry period). The rule is unchanged: the record must still be the one seen unchanged
+        for the holder's ``leaseDurationSeconds``.
+        """
+        observation = self._observation
+        if observation is None:
+            return math.inf
+        holder = observation.record.holder_identity
+        if not holder or holder == self.identity:
+            return math.inf
+        expires = observation.observed_at + observation.record.lease_duration_seconds
+        # Just past it: lease_valid() counts the expiry instant itself as expired, and a timer
+        # may fire a hair early.
+        return max(0.0, expires - self._clock.now()) + _EXPIRY_MARGIN
 
     async def _lead(self) -> bool:
         """Lead until stopped (``True``) or until renewal fails past the deadline (``False``)."""

@@ -169,6 +169,29 @@ async def test_acquire_retries_with_jitter_up_to_1_2(clock: FakeClock, store: St
     await tb
 
 
+async def test_a_follower_tries_when_the_lease_expires_not_at_its_next_retry(
+    clock: FakeClock, store: Store
+) -> None:
+    """With the largest jitter, retries fall at 4.4, 8.8, 13.2 and 17.6 s: client-go
+    (``tools/leaderelection/leaderelection.go``, ``acquire`` under ``wait.JitterUntil``) would
+    take a lease that expired at 15 s only at 17.6 s. kubectrl also tries at the expiry itself,
+    so a takeover is bounded by the lease duration plus the time to observe the last renewal."""
+
+    class MaxRandom(random.Random):
+        def random(self) -> float:
+            return 1.0
+
+    store.force(LeaderElectionRecord("ghost", 15, None, None, 0))
+    b = make(store, "b", clock, Recorder(), rng=MaxRandom())
+    tb = asyncio.create_task(b.run())
+    await settle()
+    start = clock.now()
+    await advance_until(clock, b.is_leader, limit=60)
+    assert 15 < clock.now() - start < 15.1
+    b.stop()
+    await tb
+
+
 async def test_leader_loses_when_another_identity_takes_the_lease(
     clock: FakeClock, store: Store
 ) -> None:
