@@ -1,0 +1,346 @@
+"""Replicas sharing a fleet: rendezvous hashing over live peers, one fencing Lease per cluster.
+
+multicluster-runtime's sharded coordinator (``docs/designs/coordination.md``,
+``pkg/manager/coordinator/sharded``):
+
+- **peers**: every replica renews a Lease of its own, ``<name>-peer-<hash of identity>``
+  (labelled ``multicluster.kubectrl.dev/fleet=<name>``), every ``retry_period``, and deletes it
+  on a clean stop. A peer counts as alive until its Lease has not changed for
+  ``lease_duration`` on this replica's clock (leader election's clock-skew-free rule).
+- **assignment**: each cluster goes to the live peer with the highest
+  ``fnv1a64(cluster + "|" + peer)`` (highest-random-weight hashing; ties to the greater
+  identity), computed alike on every replica; a peer joining or leaving moves only the
+  clusters it wins or held.
+- **fencing**: the chosen replica campaigns for the cluster's Lease,
+  ``<name>-cluster-<hash of cluster>``, with a :class:`~kubectrl.leaderelection.LeaderElector`;
+  only while it holds the Lease is the cluster engaged there (its sources, its reconciles, and
+  every write of its client go through the elector's fence). A replica that stops being the
+  choice disengages the cluster (waiting for its in-flight reconciles) and only then releases
+  the Lease; a killed replica's Leases expire after ``lease_duration``.
+
+So no cluster is reconciled by two replicas at once (the Lease), and a killed replica's
+clusters are taken over after about ``lease_duration`` plus a ``retry_period``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from kubectrl._internal.clock import Clock, RealClock
+from kubectrl.client import AsyncClient, ClientConfig
+from kubectrl.errors import AlreadyExistsError, ConflictError, KubectrlError, NotFoundError
+from kubectrl.leaderelection import (
+    LeaderElectionConfig,
+    LeaderElectionLostError,
+    LeaderElector,
+    LeaseLock,
+    default_identity,
+)
+
+
+
+class _Engager(Protocol):
+    """What the fleet drives: the manager's engagement of one cluster, under a fence."""
+
+    async def _engage(
+        self, name: str, config: ClientConfig, fence: Callable[[], bool] | None
+    ) -> None: ...
+
+    async def _disengage(self, name: str) -> None: ...
+
+__all__ = ["FLEET_LABEL", "FleetOptions", "rendezvous_owner"]
+
+log = logging.getLogger("kubectrl.multicluster.fleet")
+
+#: The label on every peer Lease: the fleet's name.
+FLEET_LABEL = "multicluster.kubectrl.dev/fleet"
+_LEASE = ("coordination.k8s.io/v1", "Lease")
+
+
+def _fnv1a_64(text: str) -> int:
+    value = 0xCBF29CE484222325
+    for byte in text.encode():
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def rendezvous_owner(cluster: str, peers: Iterable[str]) -> str | None:
+    """The peer that owns ``cluster`` among ``peers`` by highest-random-weight hashing.
+
+    The score of a peer is FNV-1a 64 of ``cluster + "|" + peer`` (as multicluster-runtime's
+    ``sharder/hrw.go``); the highest wins, ties going to the greater identity. ``None`` when
+    there is no peer.
+
+    Example::
+
+        >>> owner = rendezvous_owner("east", ["replica-a", "replica-b"])
+        >>> owner in ("replica-a", "replica-b")
+        True
+        >>> rendezvous_owner("east", ["replica-b", "replica-a"]) == owner
+        True
+    """
+    best: tuple[int, str] | None = None
+    for peer in peers:
+        score = (_fnv1a_64(f"{cluster}|{peer}"), peer)
+        if best is None or score > best:
+            best = score
+    return None if best is None else best[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class FleetOptions:
+    """How replicas share the fleet.
+
+    ``name`` prefixes the Leases (``<name>-peer-*``, ``<name>-cluster-*``) in ``namespace``
+    of the manager's local cluster; timings are leader election's (``lease_duration`` >
+    ``renew_deadline`` > 1.2 x ``retry_period``); ``identity`` defaults to
+    :func:`~kubectrl.leaderelection.default_identity`.
+
+    Example::
+
+        >>> FleetOptions(name="cm-copier", namespace="kube-system").lease_duration
+        15.0
+    """
+
+    name: str
+    namespace: str
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    identity: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("FleetOptions: name (the Leases' prefix) must not be empty")
+        if not self.namespace:
+            raise ValueError("FleetOptions: namespace (where the Leases live) is required")
+        self.election_config("check")  # validates the timings
+
+    def election_config(self, name: str) -> LeaderElectionConfig:
+        """The per-cluster Lease's timings (released on a clean hand-over)."""
+        return LeaderElectionConfig(
+            lease_duration=self.lease_duration,
+            renew_deadline=self.renew_deadline,
+            retry_period=self.retry_period,
+            release_on_cancel=True,
+            name=name,
+        )
+
+    def cluster_lease(self, cluster: str) -> str:
+        """The name of ``cluster``'s fencing Lease."""
+        return f"{self.name}-cluster-{_fnv1a_64(cluster):016x}"
+
+    def peer_lease(self, identity: str) -> str:
+        """The name of a replica's peer Lease."""
+        return f"{self.name}-peer-{_fnv1a_64(identity):016x}"
+
+
+@dataclasses.dataclass
+class _Owned:
+    elector: LeaderElector
+    task: asyncio.Task[None]
+
+
+class _Fleet:
+    def __init__(
+        self,
+        manager: _Engager,
+        api: AsyncClient,
+        options: FleetOptions,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        self._manager = manager
+        self._api = api
+        self.options = options
+        self.identity = options.identity or default_identity()
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._known: dict[str, ClientConfig] = {}
+        self._owned: dict[str, _Owned] = {}
+        # peer lease name -> (holder, resourceVersion, when this replica saw it change)
+        self._seen: dict[str, tuple[str, str, float]] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ provider side
+
+    def add(self, name: str, config: ClientConfig) -> None:
+        changed = name in self._known and self._known[name] is not config
+        self._known[name] = config
+        if changed and name in self._owned:
+            # Re-engage with the new config under the same Lease.
+            asyncio.ensure_future(self._manager._engage(name, config, self._owned[name].elector.fence))
+        self._wake.set()
+
+    async def remove(self, name: str) -> None:
+        self._known.pop(name, None)
+        await self._release(name)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        await self._renew_peer()
+        self._task = asyncio.create_task(self._loop(), name="multicluster-fleet")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait({self._task})
+        for name in list(self._owned):
+            await self._release(name)
+        try:
+            await self._api.delete(
+                _LEASE, self.options.peer_lease(self.identity), namespace=self.options.namespace
+            )
+        except NotFoundError:
+            pass
+        except KubectrlError as err:
+            log.warning("fleet %s: could not delete peer Lease: %s", self.options.name, err)
+
+    @property
+    def owned(self) -> frozenset[str]:
+        return frozenset(self._owned)
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self._renew_peer()
+                peers = await self._live_peers()
+                await self._balance(peers)
+            except asyncio.CancelledError:
+                raise
+            except KubectrlError as err:
+                log.warning("fleet %s: balancing failed, retrying: %s", self.options.name, err)
+            self._wake.clear()
+            sleep = asyncio.ensure_future(self._clock.sleep(self.options.retry_period))
+            wake = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({sleep, wake}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleep.cancel()
+                wake.cancel()
+
+    async def _balance(self, peers: list[str]) -> None:
+        for name in sorted(self._known):
+            mine = rendezvous_owner(name, peers) == self.identity
+            if mine and name not in self._owned:
+                self._campaign(name)
+            elif not mine and name in self._owned:
+                log.info(
+                    "fleet %s: cluster %s now belongs to %s: handing it over",
+                    self.options.name,
+                    name,
+                    rendezvous_owner(name, peers),
+                    extra={"cluster": name},
+                )
+                await self._release(name)
+        for name in list(self._owned):
+            if self._owned[name].task.done():
+                del self._owned[name]  # lost its Lease: campaign again on the next pass
+                self._wake.set()
+
+    def _campaign(self, name: str) -> None:
+        lock = LeaseLock(
+            self._api,
+            namespace=self.options.namespace,
+            name=self.options.cluster_lease(name),
+            identity=self.identity,
+        )
+        elector: LeaderElector
+
+        async def lead() -> None:
+            config = self._known.get(name)
+            if config is None:
+                return
+            await self._manager._engage(name, config, elector.fence)
+            try:
+                await asyncio.Event().wait()
+            finally:
+                await self._manager._disengage(name)
+
+        elector = LeaderElector(
+            lock,
+            self.options.election_config(f"{self.options.name}-{name}"),
+            on_started_leading=lead,
+            clock=self._clock,
+        )
+
+        async def run() -> None:
+            try:
+                await elector.run()
+            except LeaderElectionLostError as err:
+                log.warning("fleet %s: cluster %s: %s", self.options.name, name, err)
+
+        task = asyncio.create_task(run(), name=f"multicluster-fleet-{name}")
+        self._owned[name] = _Owned(elector, task)
+
+    async def _release(self, name: str) -> None:
+        owned = self._owned.pop(name, None)
+        if owned is None:
+            return
+        owned.elector.stop()
+        await asyncio.wait({owned.task})
+
+    # ------------------------------------------------------------------ peers
+
+    async def _renew_peer(self) -> None:
+        name = self.options.peer_lease(self.identity)
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        spec = {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, int(self.options.lease_duration)),
+            "renewTime": now,
+        }
+        namespace = self.options.namespace
+        try:
+            current: Any = await self._api.get(_LEASE, name, namespace=namespace)
+        except NotFoundError:
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": {FLEET_LABEL: self.options.name},
+                },
+                "spec": spec,
+            }
+            try:
+                await self._api.create(body)
+            except AlreadyExistsError:
+                pass
+            return
+        current = dict(current)
+        current["spec"] = {**(current.get("spec") or {}), **spec}
+        try:
+            await self._api.update(current)
+        except ConflictError:
+            pass  # renewed next pass
+
+    async def _live_peers(self) -> list[str]:
+        listed: Any = await self._api.list(
+            _LEASE, namespace=self.options.namespace, label_selector=f"{FLEET_LABEL}={self.options.name}"
+        )
+        now = self._clock.now()
+        alive = {self.identity}
+        present: set[str] = set()
+        for lease in listed.get("items") or []:
+            meta = lease.get("metadata") or {}
+            name = str(meta.get("name", ""))
+            holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
+            version = str(meta.get("resourceVersion", ""))
+            present.add(name)
+            seen = self._seen.get(name)
+            if seen is None or seen[1] != version:
+                self._seen[name] = (holder, version, now)
+                seen = self._seen[name]
+            if holder and now - seen[2] < self.options.lease_duration:
+                alive.add(holder)
+        for name in set(self._seen) - present:
+            del self._seen[name]
+        return sorted(alive)
