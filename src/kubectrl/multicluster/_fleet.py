@@ -11,9 +11,10 @@ multicluster-runtime's sharded coordinator (``docs/designs/coordination.md``,
   ``fnv1a64(cluster + "|" + peer)`` (highest-random-weight hashing; ties to the greater
   identity), computed alike on every replica; a peer joining or leaving moves only the
   clusters it wins or held.
-- **fencing**: the chosen replica campaigns for the cluster's Lease,
-  ``<name>-cluster-<hash of cluster>``, with a :class:`~kubectrl.leaderelection.LeaderElector`;
-  only while it holds the Lease is the cluster engaged there (its sources, its reconciles, and
+- **fencing**: every replica runs a :class:`~kubectrl.leaderelection.LeaderElector` on each
+  cluster's Lease, ``<name>-cluster-<hash of cluster>``, but only the chosen replica may take
+  it (the others just observe it, so that when the choice moves to them they already know how
+  long it has been unchanged); only while a replica holds the Lease is the cluster engaged there (its sources, its reconciles, and
   every write of its client go through the elector's fence). A replica that stops being the
   choice disengages the cluster (waiting for its in-flight reconciles) and only then releases
   the Lease; a killed replica's Leases expire after ``lease_duration``.
@@ -37,6 +38,7 @@ from kubectrl.errors import AlreadyExistsError, ConflictError, KubectrlError, No
 from kubectrl.leaderelection import (
     LeaderElectionConfig,
     LeaderElectionLostError,
+    LeaderElectionRecord,
     LeaderElector,
     LeaseLock,
     default_identity,
@@ -140,10 +142,59 @@ class FleetOptions:
         return f"{self.name}-peer-{_fnv1a_64(identity):016x}"
 
 
+class NotChosenError(KubectrlError):
+    """This replica may not take the cluster's Lease: rendezvous hashing picks another."""
+
+
+class _GatedLock:
+    """A LeaseLock that takes the Lease only while ``gate()`` says this replica is the choice.
+
+    Reads always go through, so the elector keeps observing the Lease (and judging its
+    expiry) while another replica holds it: when the choice moves here, a Lease that stopped
+    changing ``lease_duration`` ago is taken at once rather than observed afresh. Renewing and
+    releasing a Lease this replica holds always go through.
+    """
+
+    def __init__(self, inner: LeaseLock, gate: Callable[[], bool]) -> None:
+        self._inner = inner
+        self._gate = gate
+        self._holder = ""
+
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    def describe(self) -> str:
+        return self._inner.describe()
+
+    async def get(self) -> LeaderElectionRecord:
+        record = await self._inner.get()
+        self._holder = record.holder_identity
+        return record
+
+    def _check(self) -> None:
+        if self._holder != self.identity and not self._gate():
+            raise NotChosenError(f"{self.describe()}: another replica is the rendezvous choice")
+
+    async def create(self, record: LeaderElectionRecord) -> None:
+        self._check()
+        await self._inner.create(record)
+
+    async def update(self, record: LeaderElectionRecord) -> None:
+        self._check()
+        await self._inner.update(record)
+        self._holder = record.holder_identity
+
+
 @dataclasses.dataclass
 class _Owned:
     elector: LeaderElector
     task: asyncio.Task[None]
+    leading: bool = False
 
 
 class _Fleet:
@@ -162,6 +213,8 @@ class _Fleet:
         self._clock: Clock = clock if clock is not None else RealClock()
         self._known: dict[str, ClientConfig] = {}
         self._owned: dict[str, _Owned] = {}
+        self._peers: list[str] = [self.identity]
+        self._restart: set[str] = set()
         # peer lease name -> (holder, resourceVersion, when this replica saw it change)
         self._seen: dict[str, tuple[str, str, float]] = {}
         self._wake = asyncio.Event()
@@ -172,9 +225,8 @@ class _Fleet:
     def add(self, name: str, config: ClientConfig) -> None:
         changed = name in self._known and self._known[name] is not config
         self._known[name] = config
-        if changed and name in self._owned:
-            # Re-engage with the new config under the same Lease.
-            asyncio.ensure_future(self._manager._engage(name, config, self._owned[name].elector.fence))
+        if changed:
+            self._restart.add(name)  # re-engaged with the new config on the next pass
         self._wake.set()
 
     async def remove(self, name: str) -> None:
@@ -204,7 +256,7 @@ class _Fleet:
 
     @property
     def owned(self) -> frozenset[str]:
-        return frozenset(self._owned)
+        return frozenset(n for n, o in self._owned.items() if o.leading)
 
     async def _loop(self) -> None:
         while True:
@@ -226,11 +278,19 @@ class _Fleet:
                 wake.cancel()
 
     async def _balance(self, peers: list[str]) -> None:
+        self._peers = peers
+        for name in sorted(self._restart & set(self._owned)):
+            await self._release(name)
+        self._restart.clear()
         for name in sorted(self._known):
             mine = rendezvous_owner(name, peers) == self.identity
-            if mine and name not in self._owned:
+            owned = self._owned.get(name)
+            if owned is not None and owned.task.done():
+                del self._owned[name]  # lost its Lease (or stopped): campaign afresh
+                owned = None
+            if owned is None:
                 self._campaign(name)
-            elif not mine and name in self._owned:
+            elif not mine and owned.leading:
                 log.info(
                     "fleet %s: cluster %s now belongs to %s: handing it over",
                     self.options.name,
@@ -239,28 +299,31 @@ class _Fleet:
                     extra={"cluster": name},
                 )
                 await self._release(name)
-        for name in list(self._owned):
-            if self._owned[name].task.done():
-                del self._owned[name]  # lost its Lease: campaign again on the next pass
-                self._wake.set()
+                self._campaign(name)  # keep observing the Lease for when it comes back
 
     def _campaign(self, name: str) -> None:
-        lock = LeaseLock(
-            self._api,
-            namespace=self.options.namespace,
-            name=self.options.cluster_lease(name),
-            identity=self.identity,
+        lock = _GatedLock(
+            LeaseLock(
+                self._api,
+                namespace=self.options.namespace,
+                name=self.options.cluster_lease(name),
+                identity=self.identity,
+            ),
+            lambda: rendezvous_owner(name, self._peers) == self.identity,
         )
         elector: LeaderElector
+        owned: _Owned
 
         async def lead() -> None:
             config = self._known.get(name)
             if config is None:
                 return
+            owned.leading = True
             await self._manager._engage(name, config, elector.fence)
             try:
                 await asyncio.Event().wait()
             finally:
+                owned.leading = False
                 await self._manager._disengage(name)
 
         elector = LeaderElector(
@@ -277,7 +340,8 @@ class _Fleet:
                 log.warning("fleet %s: cluster %s: %s", self.options.name, name, err)
 
         task = asyncio.create_task(run(), name=f"multicluster-fleet-{name}")
-        self._owned[name] = _Owned(elector, task)
+        owned = _Owned(elector, task)
+        self._owned[name] = owned
 
     async def _release(self, name: str) -> None:
         owned = self._owned.pop(name, None)
