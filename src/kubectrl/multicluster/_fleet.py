@@ -354,7 +354,7 @@ class _Fleet:
 
     async def _renew_peer(self) -> None:
         name = self.options.peer_lease(self.identity)
-        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         spec = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": max(1, int(self.options.lease_duration)),
