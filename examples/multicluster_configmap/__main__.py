@@ -6,6 +6,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from configmap_copier import main  # noqa: E402
+from configmap_copier import main
 
 asyncio.run(main())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import re
 from typing import Any
 
@@ -95,10 +96,8 @@ class CopyConfigMap(ClusterReconciler):
         except NotFoundError:
             return
         if COPIED_FROM in (current["metadata"].get("labels") or {}):
-            try:
+            with contextlib.suppress(NotFoundError):  # deleted meanwhile: done
                 await target.delete(CONFIGMAP, request.name, namespace=request.namespace)
-            except NotFoundError:
-                pass
 
     async def _report(self, request: ClusterRequest, text: str) -> None:
         if self.manager is None:
@@ -108,9 +107,7 @@ class CopyConfigMap(ClusterReconciler):
         patch = {"data": {status_key(request.cluster): text}}
         for _ in range(3):
             try:
-                await api.patch(
-                    CONFIGMAP, name, patch, namespace=request.namespace
-                )
+                await api.patch(CONFIGMAP, name, patch, namespace=request.namespace)
                 return
             except NotFoundError:
                 body = {

@@ -51,6 +51,9 @@ them, since their attributes are that code's types, and are importable from the 
     ├── FieldIndexError                kubectrl.runtime: an index function failed on cached
     │                                  objects, so a list by that index would miss them
     │                                  (also a ValueError)
+    ├── ClusterNotEngagedError         kubectrl.multicluster: the named cluster is not engaged here
+    ├── MultiClusterError              kubectrl.multicluster: its provider or fleet failed, the
+    │                                  manager stopped
     ├── ConversionError                kubectrl.webhook: a CRD version conversion failed
     ├── UnsupportedModelError          kubectrl.crd: a model cannot be a CRD (also a ValueError)
     ├── ModelGenerationError           kubectrl.models: no models from this input (not a CRD,

@@ -35,6 +35,7 @@ PACKAGES = [
     "kubectrl.labels",
     "kubectrl.leaderelection",
     "kubectrl.models",
+    "kubectrl.multicluster",
     "kubectrl.objects",
     "kubectrl.operator",
     "kubectrl.rbac",

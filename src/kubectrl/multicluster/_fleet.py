@@ -14,8 +14,9 @@ multicluster-runtime's sharded coordinator (``docs/designs/coordination.md``,
 - **fencing**: every replica runs a :class:`~kubectrl.leaderelection.LeaderElector` on each
   cluster's Lease, ``<name>-cluster-<hash of cluster>``, but only the chosen replica may take
   it (the others just observe it, so that when the choice moves to them they already know how
-  long it has been unchanged); only while a replica holds the Lease is the cluster engaged there (its sources, its reconciles, and
-  every write of its client go through the elector's fence). A replica that stops being the
+  long it has been unchanged); only while a replica holds the Lease is the cluster engaged
+  there (its sources, its reconciles, and every write of its client go through the elector's
+  fence). A replica that stops being the
   choice disengages the cluster (waiting for its in-flight reconciles) and only then releases
   the Lease; a killed replica's Leases expire after ``lease_duration``.
 
@@ -26,6 +27,7 @@ clusters are taken over after about ``lease_duration`` plus a ``retry_period``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import logging
@@ -45,7 +47,6 @@ from kubectrl.leaderelection import (
 )
 
 
-
 class _Engager(Protocol):
     """What the fleet drives: the manager's engagement of one cluster, under a fence."""
 
@@ -54,6 +55,7 @@ class _Engager(Protocol):
     ) -> None: ...
 
     async def _disengage(self, name: str) -> None: ...
+
 
 __all__ = ["FLEET_LABEL", "FleetOptions", "rendezvous_owner"]
 
@@ -374,21 +376,19 @@ class _Fleet:
                 },
                 "spec": spec,
             }
-            try:
+            with contextlib.suppress(AlreadyExistsError):  # another pass made it
                 await self._api.create(body)
-            except AlreadyExistsError:
-                pass
             return
         current = dict(current)
         current["spec"] = {**(current.get("spec") or {}), **spec}
-        try:
+        with contextlib.suppress(ConflictError):  # renewed on the next pass
             await self._api.update(current)
-        except ConflictError:
-            pass  # renewed next pass
 
     async def _live_peers(self) -> list[str]:
         listed: Any = await self._api.list(
-            _LEASE, namespace=self.options.namespace, label_selector=f"{FLEET_LABEL}={self.options.name}"
+            _LEASE,
+            namespace=self.options.namespace,
+            label_selector=f"{FLEET_LABEL}={self.options.name}",
         )
         now = self._clock.now()
         alive = {self.identity}

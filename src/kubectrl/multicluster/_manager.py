@@ -27,6 +27,10 @@ from kubectrl._internal.clock import Clock, RealClock
 from kubectrl.client import ClientConfig, KindRef, load_kubeconfig
 from kubectrl.errors import KubectrlError
 from kubectrl.kinds import is_model_class, kind_info
+from kubectrl.multicluster._cluster import Cluster, ClusterNotEngagedError, _current
+from kubectrl.multicluster._metrics import ClusterMetrics
+from kubectrl.multicluster._provider import Provider
+from kubectrl.multicluster._request import ClusterRequest
 from kubectrl.objects import GroupVersionKind
 from kubectrl.runtime import (
     Controller,
@@ -38,11 +42,6 @@ from kubectrl.runtime import (
 from kubectrl.runtime.handler import enqueue_request_for_object, enqueue_request_for_owner
 from kubectrl.runtime.source import KindSource
 from kubectrl.workqueue import LOW_PRIORITY
-
-from kubectrl.multicluster._cluster import Cluster, ClusterNotEngagedError, _current
-from kubectrl.multicluster._metrics import ClusterMetrics
-from kubectrl.multicluster._provider import Provider
-from kubectrl.multicluster._request import ClusterRequest
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -468,9 +467,7 @@ class MultiClusterManager:
             log.info("cluster %s engaged: caches synced", name, extra={"cluster": name})
             for spec in self._specs:
                 for key in list(spec.local_keys):
-                    spec.controller.enqueue(
-                        ClusterRequest(key.namespace, key.name, cluster=name)
-                    )
+                    spec.controller.enqueue(ClusterRequest(key.namespace, key.name, cluster=name))
             try:
                 await asyncio.Event().wait()  # until cancelled by _disengage
             finally:
@@ -736,7 +733,11 @@ class MultiClusterBuilder:
         watches = [self._for, *self._watches]
         for watch in watches:
             watch.predicates = [*self._filters, *watch.predicates]
-        wrapped = self._manager._wrap(name, func)
+        # The controller's keys are ClusterRequests (a Request subclass): only the sources this
+        # manager starts feed its queue, and the wrapper refuses anything else.
+        wrapped = cast(
+            "Callable[[Request], Awaitable[Result | None]]", self._manager._wrap(name, func)
+        )
         controller = Controller(
             name,
             wrapped,

@@ -19,6 +19,7 @@ The controllers' own ``controller_runtime_*`` series are there too, summed over 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -113,7 +114,5 @@ class ClusterMetrics:
     def disengaged(self, cluster: str) -> None:
         if self._f is None:
             return
-        try:
+        with contextlib.suppress(KeyError):  # never engaged long enough to have a series
             self._f["engaged"].remove(cluster)
-        except KeyError:
-            pass

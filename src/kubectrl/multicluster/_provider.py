@@ -19,6 +19,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import logging
 import os
@@ -79,6 +80,10 @@ class DesiredCluster:
 
     fingerprint: str
     load: Callable[[], ClientConfig]
+
+
+def _same(config: ClientConfig) -> ClientConfig:
+    return config
 
 
 def fingerprint(data: bytes) -> str:
@@ -203,7 +208,7 @@ class StaticProvider(DesiredStateProvider):
     async def desired(self) -> Mapping[str, DesiredCluster]:
         self._changed.clear()
         return {
-            name: DesiredCluster(str(self._versions[name]), lambda c=config: c)
+            name: DesiredCluster(str(self._versions[name]), functools.partial(_same, config))
             for name, config in self._configs.items()
         }
 
@@ -255,21 +260,22 @@ class KubeconfigProvider(_PollingProvider):
         try:
             raw = self.path.read_bytes()
         except OSError as err:
-            raise ConfigError(f"cannot read kubeconfig: {err.strerror}", path=str(self.path)) from None
+            raise ConfigError(
+                f"cannot read kubeconfig: {err.strerror}", path=str(self.path)
+            ) from None
         try:
             parsed = yaml.safe_load(raw) or {}
         except yaml.YAMLError:
             raise ConfigError("malformed YAML", path=str(self.path)) from None
-        names = [
-            c.get("name")
-            for c in (parsed.get("contexts") or [] if isinstance(parsed, dict) else [])
-            if isinstance(c, dict) and isinstance(c.get("name"), str)
-        ]
+        names: list[str] = []
+        for context in (parsed.get("contexts") or []) if isinstance(parsed, dict) else []:
+            if isinstance(context, dict) and isinstance(context.get("name"), str):
+                names.append(context["name"])
         wanted = self.contexts if self.contexts is not None else names
         digest = fingerprint(raw)
         path = self.path
         return {
-            name: DesiredCluster(digest, lambda n=name: load_kubeconfig(path, context=n))
+            name: DesiredCluster(digest, functools.partial(load_kubeconfig, path, context=name))
             for name in wanted
         }
 

@@ -200,7 +200,9 @@ class SecretProvider(_InformerProvider):
         policy = self.policy
         return DesiredCluster(
             fingerprint(raw),
-            lambda: load_untrusted_kubeconfig(raw, source=f"{source} data.{self.key}", policy=policy),
+            lambda: load_untrusted_kubeconfig(
+                raw, source=f"{source} data.{self.key}", policy=policy
+            ),
         )
 
 
@@ -232,7 +234,9 @@ class ClusterProfileProvider(_InformerProvider):
     ) -> None:
         super().__init__(client, namespace, sync_timeout)
         if not consumer:
-            raise ValueError("ClusterProfileProvider: consumer (the Secrets' consumer label) is required")
+            raise ValueError(
+                "ClusterProfileProvider: consumer (the Secrets' consumer label) is required"
+            )
         self.consumer = consumer
         self.policy = policy if policy is not None else KubeconfigPolicy()
         self._profiles: Informer | None = None
@@ -261,9 +265,7 @@ class ClusterProfileProvider(_InformerProvider):
             name = str(meta.get("name", ""))
             cluster = f"{meta.get('namespace', '')}/{name}"
             matching = [
-                s
-                for s in secrets
-                if (_meta(s).get("labels") or {}).get(_PROFILE_LABEL) == name
+                s for s in secrets if (_meta(s).get("labels") or {}).get(_PROFILE_LABEL) == name
             ]
             out[cluster] = self._desired_from(profile, cluster, matching)
         return out
@@ -293,7 +295,8 @@ class ClusterProfileProvider(_InformerProvider):
         elif len(secrets) > 1:
             names = ", ".join(sorted(str(_meta(s).get("name")) for s in secrets))
             problem = ConfigError(
-                f"has {len(secrets)} kubeconfig Secrets ({names}); expected exactly one", path=source
+                f"has {len(secrets)} kubeconfig Secrets ({names}); expected exactly one",
+                path=source,
             )
         else:
             try:

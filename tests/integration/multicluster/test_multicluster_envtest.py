@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import importlib.util
 import os
 import signal
@@ -29,7 +30,7 @@ import pytest
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
-from kubectrl.errors import NotFoundError
+from kubectrl.errors import AlreadyExistsError, NotFoundError
 from kubectrl.multicluster import MultiClusterManager, MultiClusterOptions, SecretProvider
 from kubectrl.testing import eventually
 
@@ -41,8 +42,11 @@ NAMES = ("east", "west", "north")
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("configmap_copier", EXAMPLE / "configmap_copier.py")
-    assert spec is not None and spec.loader is not None
+    spec = importlib.util.spec_from_file_location(
+        "configmap_copier", EXAMPLE / "configmap_copier.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["configmap_copier"] = module
     spec.loader.exec_module(module)
@@ -75,10 +79,10 @@ async def data_of(client: AsyncClient, name: str, namespace: str) -> dict[str, s
 
 
 async def ensure_namespace(client: AsyncClient, namespace: str) -> None:
-    try:
-        await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    except Exception:  # noqa: BLE001 - already there
-        pass
+    with contextlib.suppress(AlreadyExistsError):
+        await client.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
 
 
 @pytest.mark.asyncio
@@ -86,25 +90,40 @@ async def test_copier_on_three_planes_survives_one_apiserver_killed(
     control_plane: ControlPlane, fleet_planes: dict[str, ControlPlane], namespace: str
 ) -> None:
     management = AsyncClient(load_kubeconfig(control_plane.kubeconfig.path))
-    targets = {n: AsyncClient(load_kubeconfig(cp.kubeconfig.path)) for n, cp in fleet_planes.items()}
+    targets = {
+        n: AsyncClient(load_kubeconfig(cp.kubeconfig.path)) for n, cp in fleet_planes.items()
+    }
     for client in targets.values():
         await ensure_namespace(client, namespace)
     for name, cp in fleet_planes.items():
         text = cp.kubeconfig.path.read_bytes()
-        await management.create({
+        await management.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": {"sigs.k8s.io/multicluster-runtime-kubeconfig": "true"},
+                },
+                "data": {"kubeconfig": base64.b64encode(text).decode()},
+            }
+        )
+    await management.create(
+        {
             "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": name, "namespace": namespace,
-                         "labels": {"sigs.k8s.io/multicluster-runtime-kubeconfig": "true"}},
-            "data": {"kubeconfig": base64.b64encode(text).decode()},
-        })
-    await management.create({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "settings", "namespace": namespace,
-                     "labels": {copier.COPY_LABEL: "true"}},
-        "data": {"rev": "0"},
-    })
-    provider = SecretProvider(AsyncClient(load_kubeconfig(control_plane.kubeconfig.path)), namespace)
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "settings",
+                "namespace": namespace,
+                "labels": {copier.COPY_LABEL: "true"},
+            },
+            "data": {"rev": "0"},
+        }
+    )
+    provider = SecretProvider(
+        AsyncClient(load_kubeconfig(control_plane.kubeconfig.path)), namespace
+    )
     manager = MultiClusterManager(
         provider,
         local=load_kubeconfig(control_plane.kubeconfig.path),
@@ -129,9 +148,13 @@ async def test_copier_on_three_planes_survives_one_apiserver_killed(
         async with manager:
             for name in NAMES:
                 assert await eventually(lambda n=name: _equals(rev(n), "0"), timeout=180)
-            status = await eventually(lambda: data_of(management, "settings-copy-status", namespace))
+            status = await eventually(
+                lambda: data_of(management, "settings-copy-status", namespace)
+            )
             assert status is not None
-            assert await eventually(lambda: _has_keys(management, namespace, set(NAMES)), timeout=60)
+            assert await eventually(
+                lambda: _has_keys(management, namespace, set(NAMES)), timeout=60
+            )
             healthy = [t for i in range(1, 6) for t in await bump(str(i), NAMES)]
 
             # Kill west's kube-apiserver: east and north go on.

@@ -26,8 +26,11 @@ CM = ("v1", "ConfigMap")
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("configmap_copier", EXAMPLE / "configmap_copier.py")
-    assert spec is not None and spec.loader is not None
+    spec = importlib.util.spec_from_file_location(
+        "configmap_copier", EXAMPLE / "configmap_copier.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["configmap_copier"] = module
     spec.loader.exec_module(module)
@@ -77,14 +80,16 @@ async def test_copies_into_clusters_that_appear_and_stops_for_those_that_go() ->
         # Per-cluster status in the management cluster.
         status = await eventually(lambda: data_of(management, "settings-copy-status"))
         assert await eventually(
-            lambda: (s := management.objects("ConfigMap", "default"))
-            and {
-                k
-                for o in s
-                if o["metadata"]["name"] == "settings-copy-status"
-                for k in o.get("data", {})
-            }
-            == {"east", "west", "north"}
+            lambda: (
+                (s := management.objects("ConfigMap", "default"))
+                and {
+                    k
+                    for o in s
+                    if o["metadata"]["name"] == "settings-copy-status"
+                    for k in o.get("data", {})
+                }
+                == {"east", "west", "north"}
+            )
         )
         assert status is not None
         # A change of the source reaches every engaged cluster.
@@ -108,9 +113,7 @@ async def test_copies_into_clusters_that_appear_and_stops_for_those_that_go() ->
         assert await data_of(clusters["east"], "private") is None
         async with AsyncClient(clusters["east"].config()) as client:
             await client.delete(CM, "settings", namespace="default")
-        assert await eventually(lambda: data_of(clusters["east"], "settings")) == {
-            "color": "green"
-        }
+        assert await eventually(lambda: data_of(clusters["east"], "settings")) == {"color": "green"}
         # Deleting the source deletes the copies.
         async with AsyncClient(management.config()) as client:
             await client.delete(CM, "settings", namespace="default")

@@ -90,8 +90,13 @@ async def test_two_replicas_split_six_clusters_and_take_over_a_dead_ones() -> No
     management = FakeAPI()
     clusters = {f"c{i}": FakeAPI() for i in range(6)}
     for api in clusters.values():
-        api.seed({"apiVersion": "v1", "kind": "ConfigMap",
-                  "metadata": {"name": "x", "namespace": "default"}})
+        api.seed(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "x", "namespace": "default"},
+            }
+        )
     log: list[tuple[str, str, float, float]] = []
     a = replica("replica-a", management, clusters, log)
     b = replica("replica-b", management, clusters, log)
@@ -101,9 +106,11 @@ async def test_two_replicas_split_six_clusters_and_take_over_a_dead_ones() -> No
     async with a.manager, b.manager:
         # Each cluster is engaged on exactly the replica rendezvous hashing picks.
         await eventually(
-            lambda: {n: "replica-a" for n in a.manager.ready_clusters}
-            | {n: "replica-b" for n in b.manager.ready_clusters}
-            == expected,
+            lambda: (
+                {n: "replica-a" for n in a.manager.ready_clusters}
+                | {n: "replica-b" for n in b.manager.ready_clusters}
+                == expected
+            ),
             timeout=60,
         )
         assert not a.manager.clusters & b.manager.clusters
@@ -112,8 +119,13 @@ async def test_two_replicas_split_six_clusters_and_take_over_a_dead_ones() -> No
         # in a cluster is reconciled by its owner only.
         settled = time.monotonic()
         for api in clusters.values():
-            api.seed({"apiVersion": "v1", "kind": "ConfigMap",
-                      "metadata": {"name": "settled", "namespace": "default"}})
+            api.seed(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "settled", "namespace": "default"},
+                }
+            )
         await eventually(
             lambda: {c for c, _, s, _ in log if s > settled} == set(clusters), timeout=60
         )
@@ -127,14 +139,23 @@ async def test_two_replicas_split_six_clusters_and_take_over_a_dead_ones() -> No
         takeover = time.monotonic() - killed_at
         await eventually(lambda: not b.manager.clusters, timeout=30)
         for api in clusters.values():  # a new event in every cluster: a reconciles all
-            api.seed({"apiVersion": "v1", "kind": "ConfigMap",
-                      "metadata": {"name": "y", "namespace": "default"}})
+            api.seed(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "y", "namespace": "default"},
+                }
+            )
         await eventually(
-            lambda: {c for c, r, s, _ in log if r == "replica-a" and s > killed_at + takeover}
-            == set(clusters),
+            lambda: (
+                {c for c, r, s, _ in log if r == "replica-a" and s > killed_at + takeover}
+                == set(clusters)
+            ),
             timeout=60,
         )
         assert overlaps(log) == []
-        print(f"\ntakeover after cutting replica-b: {takeover:.2f} s "
-              f"(lease_duration {FLEET.lease_duration} s, retry_period {FLEET.retry_period} s)")
+        print(
+            f"\ntakeover after cutting replica-b: {takeover:.2f} s "
+            f"(lease_duration {FLEET.lease_duration} s, retry_period {FLEET.retry_period} s)"
+        )
         b.management.restore()

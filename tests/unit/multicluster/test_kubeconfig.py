@@ -33,15 +33,27 @@ def test_a_token_kubeconfig_loads_and_is_named_after_its_source() -> None:
 @pytest.mark.parametrize(
     ("user", "cluster", "field"),
     [
-        ("exec: {command: /bin/sh, apiVersion: client.authentication.k8s.io/v1}", None,
-         "users[name=u].user.exec"),
-        ("auth-provider: {name: gcp, config: {cmd-path: /bin/sh}}", None,
-         "users[name=u].user.auth-provider"),
-        ("tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token", None,
-         "users[name=u].user.tokenFile"),
+        (
+            "exec: {command: /bin/sh, apiVersion: client.authentication.k8s.io/v1}",
+            None,
+            "users[name=u].user.exec",
+        ),
+        (
+            "auth-provider: {name: gcp, config: {cmd-path: /bin/sh}}",
+            None,
+            "users[name=u].user.auth-provider",
+        ),
+        (
+            "tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token",
+            None,
+            "users[name=u].user.tokenFile",
+        ),
         ("client-key: /etc/ssh/ssh_host_rsa_key", None, "users[name=u].user.client-key"),
-        ("token: abc", 'server: "https://x", certificate-authority: /etc/passwd',
-         "clusters[name=c].cluster.certificate-authority"),
+        (
+            "token: abc",
+            'server: "https://x", certificate-authority: /etc/passwd',
+            "clusters[name=c].cluster.certificate-authority",
+        ),
     ],
 )
 def test_code_and_file_references_are_refused(user: str, cluster: str | None, field: str) -> None:
@@ -54,7 +66,9 @@ def test_code_and_file_references_are_refused(user: str, cluster: str | None, fi
 
 def test_size_bound_malformed_yaml_and_bad_data_name_the_source() -> None:
     with pytest.raises(ConfigError, match="over the limit of 100"):
-        load_untrusted_kubeconfig("x" * 101, source="file big", policy=KubeconfigPolicy(max_bytes=100))
+        load_untrusted_kubeconfig(
+            "x" * 101, source="file big", policy=KubeconfigPolicy(max_bytes=100)
+        )
     with pytest.raises(ConfigError, match=r"^file bad: malformed YAML"):
         load_untrusted_kubeconfig("a: [b", source="file bad")
     with pytest.raises(ConfigError, match="top level is a list"):
@@ -77,6 +91,8 @@ def test_allow_files_lets_a_trusted_reference_through(tmp_path) -> None:  # type
     token = tmp_path / "token"
     token.write_text("abc")
     config = load_untrusted_kubeconfig(
-        kubeconfig(f"tokenFile: {token}"), source="file ok", policy=KubeconfigPolicy(allow_files=True)
+        kubeconfig(f"tokenFile: {token}"),
+        source="file ok",
+        policy=KubeconfigPolicy(allow_files=True),
     )
     assert config.server == "https://127.0.0.1:6443"

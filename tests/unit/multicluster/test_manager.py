@@ -20,6 +20,7 @@ from kubectrl.multicluster import (
     ClusterNotEngagedError,
     ClusterReconciler,
     ClusterRequest,
+    FleetOptions,
     MultiClusterBuilder,
     MultiClusterError,
     MultiClusterManager,
@@ -37,8 +38,11 @@ SECRET = ("v1", "Secret")
 
 
 def cm(name: str, **extra: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": "default", **extra}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", **extra},
+    }
 
 
 def test_cluster_request_carries_the_cluster() -> None:
@@ -63,10 +67,9 @@ def test_builder_refuses_what_it_cannot_run() -> None:
         MultiClusterBuilder(manager).complete(ClusterReconciler())
     with pytest.raises(ValueError, match="no local cluster"):
         MultiClusterBuilder(manager).for_(CM).watches_local(CM)
+    fleet = FleetOptions(name="f", namespace="ns")
     with pytest.raises(ValueError, match="a fleet needs local="):
-        from kubectrl.multicluster import FleetOptions
-
-        MultiClusterManager(StaticProvider(), fleet=FleetOptions(name="f", namespace="ns"))
+        MultiClusterManager(StaticProvider(), fleet=fleet)
 
 
 @pytest.mark.asyncio
@@ -81,7 +84,8 @@ async def test_requests_carry_their_cluster_and_owns_maps_within_it() -> None:
     class Record(ClusterReconciler):
         async def reconcile(self, request: ClusterRequest) -> Result | None:
             cluster = current_cluster()
-            assert cluster is not None and cluster is self.cluster(request)
+            assert cluster is not None
+            assert cluster is self.cluster(request)
             obj = await self.client(request).get(CM, request.name, namespace=request.namespace)
             seen.append((request.cluster, request.name, obj["metadata"]["uid"]))
             return None
@@ -98,12 +102,25 @@ async def test_requests_carry_their_cluster_and_owns_maps_within_it() -> None:
         # An owned Secret in east enqueues its owner in east only.
         before = len(seen)
         async with AsyncClient(east.config()) as client:
-            await client.create({
-                "apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": "s", "namespace": "default", "ownerReferences": [{
-                    "apiVersion": "v1", "kind": "ConfigMap", "name": "a",
-                    "uid": owner["metadata"]["uid"], "controller": True}]},
-            })
+            await client.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {
+                        "name": "s",
+                        "namespace": "default",
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "ConfigMap",
+                                "name": "a",
+                                "uid": owner["metadata"]["uid"],
+                                "controller": True,
+                            }
+                        ],
+                    },
+                }
+            )
         await eventually(lambda: len(seen) > before)
         assert {(c, n) for c, n, _ in seen[before:]} == {("east", "a")}
         with pytest.raises(ClusterNotEngagedError, match="'south' is not engaged"):
@@ -171,8 +188,15 @@ async def test_an_unreachable_cluster_is_retried_without_stopping_the_others() -
     async with manager:
         await eventually(lambda: "east" in seen)
         await eventually(
-            lambda: (registry.get_sample_value(
-                "multicluster_cluster_engage_failures_total", {"cluster": "west"}) or 0) >= 2
+            lambda: (
+                (
+                    registry.get_sample_value(
+                        "multicluster_cluster_engage_failures_total", {"cluster": "west"}
+                    )
+                    or 0
+                )
+                >= 2
+            )
         )
         assert manager.ready_clusters == {"east"}
         assert registry.get_sample_value("multicluster_cluster_engaged", {"cluster": "west"}) == 0
@@ -204,9 +228,13 @@ async def test_a_request_of_a_disengaged_cluster_is_dropped_and_counted() -> Non
         gate.set()
         await eventually(lambda: manager.clusters == frozenset())
         await eventually(
-            lambda: registry.get_sample_value(
-                "multicluster_dropped_requests_total", {"controller": "configmap", "cluster": "east"}
-            ) == 1.0
+            lambda: (
+                registry.get_sample_value(
+                    "multicluster_dropped_requests_total",
+                    {"controller": "configmap", "cluster": "east"},
+                )
+                == 1.0
+            )
         )
     assert [r.name for r in seen] == ["a"]
 

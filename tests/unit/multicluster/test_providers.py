@@ -112,9 +112,13 @@ async def test_directory_provider_follows_files_and_keeps_a_cluster_over_a_bad_e
 async def test_kubeconfig_provider_engages_each_context(tmp_path: Path) -> None:
     path = tmp_path / "fleet.yaml"
     path.write_text("""
-clusters: [{name: c1, cluster: {server: "https://one:6443"}}, {name: c2, cluster: {server: "https://two:6443"}}]
+clusters:
+- {name: c1, cluster: {server: "https://one:6443"}}
+- {name: c2, cluster: {server: "https://two:6443"}}
 users: [{name: u, user: {token: abc}}]
-contexts: [{name: one, context: {cluster: c1, user: u}}, {name: two, context: {cluster: c2, user: u}}]
+contexts:
+- {name: one, context: {cluster: c1, user: u}}
+- {name: two, context: {cluster: c2, user: u}}
 """)
     aware = Recorder()
     await KubeconfigProvider(path).sync_once(aware)
@@ -158,19 +162,34 @@ async def test_secret_provider_follows_labelled_secrets() -> None:
         task = await run_provider(provider, aware)
         try:
             await eventually(lambda: set(aware.engaged) == {"east"})
-            assert "secret fleet/nokey: data.kubeconfig: has no kubeconfig (keys: other)" in (
-                provider.errors["nokey"]
+            assert (
+                "secret fleet/nokey: data.kubeconfig: has no kubeconfig (keys: other)"
+                in (provider.errors["nokey"])
             )
             await client.patch(
                 ("v1", "Secret"),
                 "east",
-                {"data": {"kubeconfig": base64.b64encode(text("https://east2:6443").encode()).decode()}},
+                {
+                    "data": {
+                        "kubeconfig": base64.b64encode(text("https://east2:6443").encode()).decode()
+                    }
+                },
                 namespace="fleet",
             )
-            await eventually(lambda: aware.engaged.get("east") and aware.engaged["east"].server == "https://east2:6443")
-            await client.create(secret("evil", {"kubeconfig": text("https://e:1", "exec: {command: sh}")}, label))
+            await eventually(
+                lambda: (
+                    aware.engaged.get("east")
+                    and aware.engaged["east"].server == "https://east2:6443"
+                )
+            )
+            await client.create(
+                secret("evil", {"kubeconfig": text("https://e:1", "exec: {command: sh}")}, label)
+            )
             await eventually(lambda: "evil" in provider.errors)
-            assert "secret fleet/evil data.kubeconfig: users[name=u].user.exec" in provider.errors["evil"]
+            assert (
+                "secret fleet/evil data.kubeconfig: users[name=u].user.exec"
+                in provider.errors["evil"]
+            )
             await client.delete(("v1", "Secret"), "east", namespace="fleet")
             await eventually(lambda: aware.engaged == {})
         finally:
@@ -205,10 +224,15 @@ def profile(name: str, healthy: bool, **status: Any) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": "fleet"},
         "spec": {"displayName": name},
         "status": {
-            "conditions": [{
-                "type": "ControlPlaneHealthy", "status": "True" if healthy else "False",
-                "reason": "R", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z",
-            }],
+            "conditions": [
+                {
+                    "type": "ControlPlaneHealthy",
+                    "status": "True" if healthy else "False",
+                    "reason": "R",
+                    "message": "",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
             **status,
         },
     }
@@ -224,10 +248,16 @@ async def test_cluster_profiles_engage_when_healthy_with_one_secret() -> None:
         profile("good", True),
         profile("sick", False),
         profile("plugins", True, accessProviders=[{"name": "token-exchange"}]),
-        secret("good-kc", {"Config": text("https://good:6443")},
-               {**consumer, "x-k8s.io/cluster-profile": "good"}),
-        secret("sick-kc", {"Config": text("https://sick:6443")},
-               {**consumer, "x-k8s.io/cluster-profile": "sick"}),
+        secret(
+            "good-kc",
+            {"Config": text("https://good:6443")},
+            {**consumer, "x-k8s.io/cluster-profile": "good"},
+        ),
+        secret(
+            "sick-kc",
+            {"Config": text("https://sick:6443")},
+            {**consumer, "x-k8s.io/cluster-profile": "sick"},
+        ),
     )
     aware = Recorder()
     async with AsyncClient(api.config()) as client:
@@ -236,8 +266,13 @@ async def test_cluster_profiles_engage_when_healthy_with_one_secret() -> None:
         try:
             await eventually(lambda: set(aware.engaged) == {"fleet/good"})
             assert "access providers" in provider.errors["fleet/plugins"]
-            await client.create(secret("good-kc2", {"Config": text("https://x:6443")},
-                                       {**consumer, "x-k8s.io/cluster-profile": "good"}))
+            await client.create(
+                secret(
+                    "good-kc2",
+                    {"Config": text("https://x:6443")},
+                    {**consumer, "x-k8s.io/cluster-profile": "good"},
+                )
+            )
             await eventually(lambda: "fleet/good" in provider.errors)
             assert "2 kubeconfig Secrets (good-kc, good-kc2)" in provider.errors["fleet/good"]
         finally:
