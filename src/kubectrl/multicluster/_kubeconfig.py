@@ -30,6 +30,10 @@ _FILE_KEYS = {
     "users": ("user", ("client-certificate", "client-key", "tokenFile")),
 }
 
+_INLINE = {"tokenFile": "token"} | {
+    key: f"{key}-data" for key in ("certificate-authority", "client-certificate", "client-key")
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class KubeconfigPolicy:
@@ -83,7 +87,7 @@ def _check(parsed: dict[str, Any], source: str, policy: KubeconfigPolicy) -> Non
                     if body.get(key):
                         raise ConfigError(
                             "file references are refused in an untrusted kubeconfig (inline "
-                            f"the data as {key}-data, or allow_files=True)",
+                            f"it as {_INLINE[key]}, or allow_files=True)",
                             path=source,
                             field=f"{section}[name={name}].{inner}.{key}",
                         )
@@ -115,6 +119,7 @@ def load_untrusted_kubeconfig(
 
     Example::
 
+        >>> from kubectrl.errors import ConfigError
         >>> text = '''
         ... clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
         ... users: [{name: u, user: {tokenFile: /var/run/secrets/token}}]
