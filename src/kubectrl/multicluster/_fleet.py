@@ -185,6 +185,7 @@ class _GatedLock:
     async def create(self, record: LeaderElectionRecord) -> None:
         self._check()
         await self._inner.create(record)
+        self._holder = record.holder_identity
 
     async def update(self, record: LeaderElectionRecord) -> None:
         self._check()

@@ -159,3 +159,24 @@ async def test_two_replicas_split_six_clusters_and_take_over_a_dead_ones() -> No
             f"(lease_duration {FLEET.lease_duration} s, retry_period {FLEET.retry_period} s)"
         )
         b.management.restore()
+
+
+@pytest.mark.asyncio
+async def test_a_hand_over_releases_the_lease_it_created(caplog: pytest.LogCaptureFixture) -> None:
+    """A replica alone creates every cluster's Lease; when a peer joins it hands the peer's
+    clusters over by releasing their Leases (client-go's ``ReleaseOnCancel``), which must not be
+    refused by the rendezvous gate: the Lease is its own."""
+    management = FakeAPI()
+    clusters = {f"c{i}": FakeAPI() for i in range(6)}
+    log: list[tuple[str, str, float, float]] = []
+    a = replica("replica-a", management, clusters, log)
+    b = replica("replica-b", management, clusters, log)
+    expected_b = {
+        n for n in clusters if rendezvous_owner(n, ["replica-a", "replica-b"]) == "replica-b"
+    }
+    async with a.manager:
+        await eventually(lambda: a.manager.ready_clusters == set(clusters), timeout=60)
+        async with b.manager:
+            await eventually(lambda: b.manager.ready_clusters == expected_b, timeout=60)
+    refused = [r.getMessage() for r in caplog.records if "failed to release" in r.getMessage()]
+    assert refused == []
