@@ -26,7 +26,7 @@ import pytest
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
 from kubectrl.errors import AlreadyExistsError
-from kubectrl.multicluster import rendezvous_owner
+from kubectrl.multicluster import FleetOptions, rendezvous_owner
 from kubectrl.testing import eventually
 
 from .test_multicluster_envtest import NAMES, fleet_planes  # noqa: F401 - the module fixture
@@ -36,6 +36,7 @@ pytestmark = pytest.mark.integration
 SCRIPT = Path(__file__).with_name("fleet_replica.py")
 SRC = Path(__file__).resolve().parents[3] / "src"
 LEASE_DURATION, RETRY_PERIOD = 4.0, 1.0
+LEASE = ("coordination.k8s.io/v1", "Lease")
 
 
 def read(log: Path) -> list[tuple[str, str, float, float]]:
@@ -84,6 +85,7 @@ async def test_two_replicas_share_six_clusters_and_one_takes_over_after_a_kill(
     namespace: str,
     tmp_path: Path,
 ) -> None:
+    management = AsyncClient(load_kubeconfig(control_plane.kubeconfig.path))
     clients = {
         p: AsyncClient(load_kubeconfig(cp.kubeconfig.path)) for p, cp in fleet_planes.items()
     }
@@ -124,6 +126,17 @@ async def test_two_replicas_share_six_clusters_and_one_takes_over_after_a_kill(
         b_clusters = {c for c, o in expected.items() if o == "replica-b"}
         for client in clients.values():
             await seed(client, namespace, "after-kill")
+        fleet = FleetOptions(name="fleet-test", namespace=namespace)
+        acquired: dict[str, float] = {}
+
+        async def leases_taken() -> bool:
+            for c in b_clusters - set(acquired):
+                lease = await management.get(LEASE, fleet.cluster_lease(c), namespace=namespace)
+                if lease["spec"].get("holderIdentity") == "replica-a":
+                    acquired[c] = time.time()
+            return set(acquired) == b_clusters
+
+        await eventually(leases_taken, timeout=120, interval=0.1)
         await eventually(
             lambda: (
                 {c for c, r, s, _ in read(log) if r == "replica-a" and s > killed_at} >= b_clusters
@@ -138,12 +151,14 @@ async def test_two_replicas_share_six_clusters_and_one_takes_over_after_a_kill(
             )
             - killed_at
         )
+        leases = max(acquired.values()) - killed_at
         assert overlaps(rows) == []
         assert takeover < 60
         print(
-            f"\nload {os.getloadavg()[0]:.1f}; takeover of {len(b_clusters)} clusters after "
-            f"SIGKILL: {takeover:.2f} s (lease_duration {LEASE_DURATION} s, retry_period "
-            f"{RETRY_PERIOD} s; first reconcile on the survivor)"
+            f"\nload {os.getloadavg()[0]:.1f}; after SIGKILL of replica-b, its "
+            f"{len(b_clusters)} clusters' Leases held by replica-a after {leases:.2f} s, first "
+            f"reconcile of each on replica-a after {takeover:.2f} s (lease_duration "
+            f"{LEASE_DURATION} s, retry_period {RETRY_PERIOD} s)"
         )
     finally:
         for proc in procs.values():
@@ -153,5 +168,5 @@ async def test_two_replicas_share_six_clusters_and_one_takes_over_after_a_kill(
                     proc.wait(30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-        for client in clients.values():
+        for client in (management, *clients.values()):
             await client.aclose()
