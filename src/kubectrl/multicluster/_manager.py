@@ -33,6 +33,7 @@ from kubectrl.multicluster._provider import Provider
 from kubectrl.multicluster._request import ClusterRequest
 from kubectrl.objects import GroupVersionKind
 from kubectrl.runtime import (
+    CachedClient,
     Controller,
     ControllerOptions,
     Request,
@@ -619,7 +620,7 @@ class ClusterReconciler:
             raise RuntimeError(f"{type(self).__name__} is not bound: pass it to complete()")
         return self.manager.get_cluster(request.cluster)
 
-    def client(self, request: ClusterRequest) -> Any:
+    def client(self, request: ClusterRequest) -> CachedClient:
         """The request's cluster's :class:`~kubectrl.runtime.CachedClient`."""
         return self.cluster(request).client
 

@@ -102,11 +102,18 @@ class DesiredStateProvider(abc.ABC):
         self._errors: dict[str, str] = {}
         self._engaged: dict[str, str] = {}
         self._failed: dict[str, str] = {}
+        self._synced = False
+        self._last_error = ""
 
     @property
     def errors(self) -> dict[str, str]:
         """The clusters whose current kubeconfig did not load, with the error."""
         return dict(self._errors)
+
+    @property
+    def last_error(self) -> str:
+        """Why the last pass could not list the clusters at all (``""`` when it could)."""
+        return self._last_error
 
     @property
     def engaged(self) -> frozenset[str]:
@@ -128,8 +135,24 @@ class DesiredStateProvider(abc.ABC):
             await self.wait_for_change()
 
     async def sync_once(self, aware: Aware) -> None:
-        """One pass: make the engaged clusters match :meth:`desired`."""
-        want = dict(await self.desired())
+        """One pass: make the engaged clusters match :meth:`desired`.
+
+        When :meth:`desired` raises :class:`~kubectrl.errors.ConfigError` (an unreadable
+        kubeconfig file or directory) on the first pass, the error propagates (the manager
+        stops with it); on a later pass it is logged, kept in :attr:`last_error`, and the
+        engaged clusters stay as they are (a file being rewritten does not empty the fleet).
+        """
+        try:
+            want = dict(await self.desired())
+        except ConfigError as err:
+            if not self._synced:
+                raise
+            if str(err) != self._last_error:
+                log.error("%r: cannot list the clusters, keeping them as they are: %s", self, err)
+            self._last_error = str(err)
+            return
+        self._synced = True
+        self._last_error = ""
         for name in sorted(set(self._engaged) - set(want)):
             log.info("cluster %s is gone: disengaging", name, extra={"cluster": name})
             await aware.disengage(name)

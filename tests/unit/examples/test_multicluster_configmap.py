@@ -78,20 +78,14 @@ async def test_copies_into_clusters_that_appear_and_stops_for_those_that_go() ->
                 "color": "blue"
             }
         # Per-cluster status in the management cluster.
-        status = await eventually(lambda: data_of(management, "settings-copy-status"))
-        assert await eventually(
-            lambda: (
-                (s := management.objects("ConfigMap", "default"))
-                and {
-                    k
-                    for o in s
-                    if o["metadata"]["name"] == "settings-copy-status"
-                    for k in o.get("data", {})
-                }
-                == {"east", "west", "north"}
-            )
+        status = await eventually(
+            lambda: _status_for(management, {"east", "west", "north"}), timeout=30
         )
-        assert status is not None
+        version = management.objects("ConfigMap", "default")
+        source_rv = next(o for o in version if o["metadata"]["name"] == "settings")["metadata"][
+            "resourceVersion"
+        ]
+        assert set(status.values()) == {f"copied {source_rv}"}
         # A change of the source reaches every engaged cluster.
         async with AsyncClient(management.config()) as client:
             await client.patch(CM, "settings", {"data": {"color": "red"}}, namespace="default")
@@ -126,3 +120,8 @@ async def test_copies_into_clusters_that_appear_and_stops_for_those_that_go() ->
 
 async def _gone(api: FakeAPI, name: str) -> bool:
     return await data_of(api, name) is None
+
+
+async def _status_for(api: FakeAPI, clusters: set[str]) -> dict[str, str] | None:
+    data = await data_of(api, "settings-copy-status")
+    return data if data is not None and set(data) == clusters else None

@@ -286,3 +286,22 @@ async def test_cluster_profile_provider_without_the_crd_says_so() -> None:
         provider = ClusterProfileProvider(client, "fleet", consumer="copier")
         with pytest.raises(ConfigError, match="ClusterProfile CRD"):
             await provider.run(Recorder())
+
+
+@pytest.mark.asyncio
+async def test_an_unreadable_source_fails_at_first_and_is_survived_later(tmp_path: Path) -> None:
+    path = tmp_path / "fleet.yaml"
+    provider = KubeconfigProvider(path)
+    with pytest.raises(ConfigError, match="fleet.yaml: cannot read kubeconfig"):
+        await provider.sync_once(Recorder())
+    path.write_text(text("https://one:6443"))
+    aware = Recorder()
+    await provider.sync_once(aware)
+    assert set(aware.engaged) == {"x"}
+    path.unlink()  # being rewritten: the cluster stays, the error is reported
+    await provider.sync_once(aware)
+    assert set(aware.engaged) == {"x"}
+    assert "cannot read kubeconfig" in provider.last_error
+    path.write_text(text("https://one:6443"))
+    await provider.sync_once(aware)
+    assert provider.last_error == ""
