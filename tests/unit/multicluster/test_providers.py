@@ -292,7 +292,7 @@ async def test_cluster_profile_provider_without_the_crd_says_so() -> None:
 async def test_an_unreadable_source_fails_at_first_and_is_survived_later(tmp_path: Path) -> None:
     path = tmp_path / "fleet.yaml"
     provider = KubeconfigProvider(path)
-    with pytest.raises(ConfigError, match="fleet.yaml: cannot read kubeconfig"):
+    with pytest.raises(ConfigError, match=r"fleet\.yaml: cannot read kubeconfig"):
         await provider.sync_once(Recorder())
     path.write_text(text("https://one:6443"))
     aware = Recorder()
