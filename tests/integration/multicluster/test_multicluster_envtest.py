@@ -168,6 +168,23 @@ async def test_copier_on_three_planes_survives_one_apiserver_killed(
             targets["west"] = AsyncClient(load_kubeconfig(west.kubeconfig.path))
             assert await eventually(lambda: _equals(rev("west"), "10"), timeout=180)
             assert manager.ready_clusters == set(NAMES)
+
+            # West's apiserver frozen (SIGSTOP: connections open, no answers), the worst case
+            # for shared workers: east and north go on; west catches up once thawed.
+            apiserver = west.pids["kube-apiserver"]
+            os.kill(apiserver, signal.SIGSTOP)
+            try:
+                frozen = [t for i in range(11, 16) for t in await bump(str(i), ("east", "north"))]
+            finally:
+                os.kill(apiserver, signal.SIGCONT)
+            thawed_at = time.monotonic()
+            assert await eventually(lambda: _equals(rev("west"), "15"), timeout=180)
+            caught_up = time.monotonic() - thawed_at
+            print(
+                f"\nload {os.getloadavg()[0]:.1f}; west's apiserver frozen, east+north: median "
+                f"{statistics.median(frozen):.2f} s max {max(frozen):.2f} s; west caught up "
+                f"{caught_up:.2f} s after it was thawed"
+            )
             print(
                 f"\nload {os.getloadavg()[0]:.1f}; reconcile latency (patch to copy), healthy: "
                 f"median {statistics.median(healthy):.2f} s max {max(healthy):.2f} s; "
