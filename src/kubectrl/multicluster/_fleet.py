@@ -216,7 +216,6 @@ class _Fleet:
         self._clock: Clock = clock if clock is not None else RealClock()
         self._known: dict[str, ClientConfig] = {}
         self._owned: dict[str, _Owned] = {}
-        self._peers: list[str] = [self.identity]
         self._restart: set[str] = set()
         # peer lease name -> (holder, resourceVersion, when this replica saw it change)
         self._seen: dict[str, tuple[str, str, float]] = {}
@@ -281,7 +280,6 @@ class _Fleet:
                 wake.cancel()
 
     async def _balance(self, peers: list[str]) -> None:
-        self._peers = peers
         for name in sorted(self._restart & set(self._owned)):
             await self._release(name)
         self._restart.clear()
@@ -312,7 +310,7 @@ class _Fleet:
                 name=self.options.cluster_lease(name),
                 identity=self.identity,
             ),
-            lambda: rendezvous_owner(name, self._peers) == self.identity,
+            lambda: rendezvous_owner(name, self._alive()) == self.identity,
         )
         elector: LeaderElector
         owned: _Owned
@@ -392,7 +390,6 @@ class _Fleet:
             label_selector=f"{FLEET_LABEL}={self.options.name}",
         )
         now = self._clock.now()
-        alive = {self.identity}
         present: set[str] = set()
         for lease in listed.get("items") or []:
             meta = lease.get("metadata") or {}
@@ -403,9 +400,16 @@ class _Fleet:
             seen = self._seen.get(name)
             if seen is None or seen[1] != version:
                 self._seen[name] = (holder, version, now)
-                seen = self._seen[name]
-            if holder and now - seen[2] < self.options.lease_duration:
-                alive.add(holder)
         for name in set(self._seen) - present:
             del self._seen[name]
+        return self._alive()
+
+    def _alive(self) -> list[str]:
+        """The live peers as of now (not as of the last listing: a peer's Lease that has just
+        gone ``lease_duration`` without a change is dead for the rendezvous gate at once)."""
+        now = self._clock.now()
+        alive = {self.identity}
+        for holder, _, changed_at in self._seen.values():
+            if holder and now - changed_at < self.options.lease_duration:
+                alive.add(holder)
         return sorted(alive)
