@@ -224,9 +224,8 @@ async def test_a_request_of_a_disengaged_cluster_is_dropped_and_counted() -> Non
         await eventually(lambda: len(seen) == 1)
         controller.enqueue(ClusterRequest("default", "b", cluster="east"))
         provider.remove("east")  # disengaging waits for the running reconcile
-        await asyncio.sleep(0)
-        gate.set()
         await eventually(lambda: manager.clusters == frozenset())
+        gate.set()
         await eventually(
             lambda: (
                 registry.get_sample_value(
