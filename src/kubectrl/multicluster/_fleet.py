@@ -21,7 +21,9 @@ multicluster-runtime's sharded coordinator (``docs/designs/coordination.md``,
   the Lease; a killed replica's Leases expire after ``lease_duration``.
 
 So no cluster is reconciled by two replicas at once (the Lease), and a killed replica's
-clusters are taken over after about ``lease_duration`` plus a ``retry_period``.
+clusters are taken over after at most ``lease_duration`` plus a ``retry_period``: the time to
+observe its last renewal of each cluster's Lease, then that Lease's expiry (the elector tries at
+the expiry itself, and the gate leaves a holder whose Lease expired out of the rendezvous).
 """
 
 from __future__ import annotations
@@ -149,15 +151,21 @@ class NotChosenError(KubectrlError):
 
 
 class _GatedLock:
-    """A LeaseLock that takes the Lease only while ``gate()`` says this replica is the choice.
+    """A LeaseLock that takes the Lease only while ``gate(holder)`` says this replica is the
+    choice.
 
     Reads always go through, so the elector keeps observing the Lease (and judging its
     expiry) while another replica holds it: when the choice moves here, a Lease that stopped
     changing ``lease_duration`` ago is taken at once rather than observed afresh. Renewing and
     releasing a Lease this replica holds always go through.
+
+    ``holder`` is the replica named in the Lease. The elector writes over another holder only
+    once that holder's Lease has expired on this replica's clock, so the gate leaves it out of
+    the rendezvous: a replica killed while holding clusters is judged dead for those clusters at
+    their Leases' expiry, not one more peer-Lease expiry and retry later.
     """
 
-    def __init__(self, inner: LeaseLock, gate: Callable[[], bool]) -> None:
+    def __init__(self, inner: LeaseLock, gate: Callable[[str], bool]) -> None:
         self._inner = inner
         self._gate = gate
         self._holder = ""
@@ -179,7 +187,7 @@ class _GatedLock:
         return record
 
     def _check(self) -> None:
-        if self._holder != self.identity and not self._gate():
+        if self._holder != self.identity and not self._gate(self._holder):
             raise NotChosenError(f"{self.describe()}: another replica is the rendezvous choice")
 
     async def create(self, record: LeaderElectionRecord) -> None:
@@ -310,7 +318,9 @@ class _Fleet:
                 name=self.options.cluster_lease(name),
                 identity=self.identity,
             ),
-            lambda: rendezvous_owner(name, self._alive()) == self.identity,
+            lambda holder: (
+                rendezvous_owner(name, [p for p in self._alive() if p != holder]) == self.identity
+            ),
         )
         elector: LeaderElector
         owned: _Owned
