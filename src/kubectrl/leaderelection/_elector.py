@@ -328,6 +328,21 @@ class LeaderElector:
                 break
         return False
 
+    def _seen_since(self, lock: ResourceLock) -> float:
+        """When this process first saw the record ``lock.get()`` just returned, on our clock.
+
+        Now, unless the lock knows better: a lock fed by a watch (``first_seen()``, on the
+        elector's clock) saw a renewal when the server sent it, up to a jittered retry period
+        before this poll. Never later than now.
+        """
+        now = self._clock.now()
+        first_seen = getattr(lock, "first_seen", None)
+        if callable(first_seen):
+            seen = first_seen()
+            if isinstance(seen, (int, float)) and seen <= now:
+                return float(seen)
+        return now
+
     def _until_expiry(self) -> float:
         """Seconds until the observed holder's lease expires on our clock (``inf`` if none).
 
@@ -423,7 +438,7 @@ class LeaderElector:
                 self._observation = Observation(record, self._clock.now())
                 self._renewed_at = sent_at
                 return True
-            self._observation = observe(self._observation, current, self._clock.now())
+            self._observation = observe(self._observation, current, self._seen_since(lock))
             desired = plan_acquire_or_renew(
                 self._observation,
                 identity=self.identity,

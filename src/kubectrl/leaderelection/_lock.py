@@ -27,6 +27,11 @@ class ResourceLock(Protocol):
     ``get`` raises :class:`~kubectrl.errors.NotFoundError` when there is no record yet;
     ``update`` must fail (e.g. :class:`~kubectrl.errors.ConflictError`) when the stored record
     changed since the last ``get``/``create``/``update``.
+
+    A lock may also offer ``first_seen() -> float | None``: when this process first saw the
+    record ``get`` returned last, on the elector's clock (a lock fed by a watch knows it before
+    the elector's next poll). The elector then counts the holder's lease from that moment rather
+    than from its poll; ``None`` means "now".
     """
 
     @property

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from kubectrl._internal.clock import Clock, RealClock
-from kubectrl.client import AsyncClient, ClientConfig
+from kubectrl.client import AsyncClient, ClientConfig, EventType
 from kubectrl.errors import AlreadyExistsError, ConflictError, KubectrlError, NotFoundError
 from kubectrl.leaderelection import (
     LeaderElectionConfig,
@@ -165,10 +165,17 @@ class _GatedLock:
     their Leases' expiry, not one more peer-Lease expiry and retry later.
     """
 
-    def __init__(self, inner: LeaseLock, gate: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        inner: LeaseLock,
+        gate: Callable[[str], bool],
+        seen: Callable[[LeaderElectionRecord], float | None],
+    ) -> None:
         self._inner = inner
         self._gate = gate
+        self._seen = seen
         self._holder = ""
+        self._record: LeaderElectionRecord | None = None
 
     @property
     def identity(self) -> str:
@@ -184,7 +191,12 @@ class _GatedLock:
     async def get(self) -> LeaderElectionRecord:
         record = await self._inner.get()
         self._holder = record.holder_identity
+        self._record = record
         return record
+
+    def first_seen(self) -> float | None:
+        """When the fleet's Lease watch delivered the record read last (``None``: unknown)."""
+        return self._seen(self._record) if self._record is not None else None
 
     def _check(self) -> None:
         if self._holder != self.identity and not self._gate(self._holder):
@@ -229,6 +241,9 @@ class _Fleet:
         self._seen: dict[str, tuple[str, str, float]] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # cluster Lease name -> (its record, when this replica's watch first delivered it)
+        self._lease_seen: dict[str, tuple[LeaderElectionRecord, float]] = {}
+        self._watch_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ provider side
 
@@ -247,12 +262,14 @@ class _Fleet:
 
     async def start(self) -> None:
         await self._renew_peer()
+        self._watch_task = asyncio.create_task(self._watch_leases(), name="multicluster-leases")
         self._task = asyncio.create_task(self._loop(), name="multicluster-fleet")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait({self._task})
+        for task in (self._task, self._watch_task):
+            if task is not None:
+                task.cancel()
+                await asyncio.wait({task})
         for name in list(self._owned):
             await self._release(name)
         try:
@@ -321,6 +338,7 @@ class _Fleet:
             lambda holder: (
                 rendezvous_owner(name, [p for p in self._alive() if p != holder]) == self.identity
             ),
+            lambda record: self._first_seen(self.options.cluster_lease(name), record),
         )
         elector: LeaderElector
         owned: _Owned
@@ -360,6 +378,52 @@ class _Fleet:
             return
         owned.elector.stop()
         await asyncio.wait({owned.task})
+
+    # ------------------------------------------------------------------ cluster Leases
+
+    def _first_seen(self, name: str, record: LeaderElectionRecord) -> float | None:
+        seen = self._lease_seen.get(name)
+        return seen[1] if seen is not None and seen[0] == record else None
+
+    def _saw(self, lease: dict[str, Any], now: float) -> None:
+        name = str((lease.get("metadata") or {}).get("name", ""))
+        if not name.startswith(f"{self.options.name}-cluster-"):
+            return
+        record = LeaderElectionRecord.from_lease_spec(lease.get("spec") or {})
+        previous = self._lease_seen.get(name)
+        if previous is None or previous[0] != record:
+            self._lease_seen[name] = (record, now)
+
+    async def _watch_leases(self) -> None:
+        """Watch the namespace's Leases, noting when each cluster Lease's record changed.
+
+        The electors poll each Lease every (jittered) retry period; a renewal seen here when
+        the server sends it dates the holder's lease from then (``first_seen``), so a killed
+        replica's Lease expires on this replica's clock ``lease_duration`` after its last
+        renewal rather than up to 2.2 retry periods later. Errors relist after a retry period.
+        """
+        namespace = self.options.namespace
+        while True:
+            try:
+                listed: Any = await self._api.list(_LEASE, namespace=namespace)
+                now = self._clock.now()
+                for lease in listed.get("items") or []:
+                    self._saw(lease, now)
+                version = str((listed.get("metadata") or {}).get("resourceVersion", ""))
+                async with self._api.watch(
+                    _LEASE, namespace=namespace, resource_version=version
+                ) as events:
+                    async for event in events:
+                        if event.type is EventType.DELETED:
+                            name = str(event.object.get("metadata", {}).get("name", ""))
+                            self._lease_seen.pop(name, None)
+                        elif event.type in (EventType.ADDED, EventType.MODIFIED):
+                            self._saw(event.object, self._clock.now())
+            except asyncio.CancelledError:
+                raise
+            except KubectrlError as err:
+                log.info("fleet %s: Lease watch: %s; relisting", self.options.name, err)
+            await self._clock.sleep(self.options.retry_period)
 
     # ------------------------------------------------------------------ peers
 

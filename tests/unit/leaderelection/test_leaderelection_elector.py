@@ -192,6 +192,47 @@ async def test_a_follower_tries_when_the_lease_expires_not_at_its_next_retry(
     await tb
 
 
+@pytest.mark.parametrize("watched", [False, True], ids=["polled", "watched"])
+async def test_a_lock_that_saw_the_renewal_first_dates_the_lease_from_then(
+    clock: FakeClock, store: Store, watched: bool
+) -> None:
+    """The ghost renews at 3 s; b, polling at 0 and 4.4 s (largest jitter), sees it at 4.4 s and
+    takes the lease at 19.4 s. A lock fed by a watch saw the renewal at 3 s (``first_seen()``),
+    so b takes it at 18 s: the lease counted from when this process first saw the record, the
+    same clock-skew-free rule, without the poll's lag."""
+
+    class MaxRandom(random.Random):
+        def random(self) -> float:
+            return 1.0
+
+    class WatchedLock(FakeLock):
+        seen_at: float | None = None
+
+        def first_seen(self) -> float | None:
+            return self.seen_at if watched else None
+
+    store.force(LeaderElectionRecord("ghost", 15, None, None, 0))
+    lock = WatchedLock(store, "b")
+    b = LeaderElector(
+        lock, CONFIG, on_started_leading=Recorder().started, clock=clock, rng=MaxRandom()
+    )
+    tb = asyncio.create_task(b.run())
+    await settle()
+    clock.set(3.0 + clock.now())
+    start = clock.now() - 3.0
+    store.force(LeaderElectionRecord("ghost", 15, clock.wall(), clock.wall(), 0))  # a renewal
+    lock.seen_at = clock.now()
+    await settle()
+    await advance_until(clock, b.is_leader, limit=60)
+    took = clock.now() - start
+    if watched:
+        assert 18 < took < 18.1
+    else:
+        assert 19.4 < took < 19.5
+    b.stop()
+    await tb
+
+
 async def test_leader_loses_when_another_identity_takes_the_lease(
     clock: FakeClock, store: Store
 ) -> None:
