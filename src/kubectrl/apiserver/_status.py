@@ -86,6 +86,8 @@ class StatusError(Exception):
         super().__init__(body.get("message", ""))
         self.code = code
         self.body = body
+        #: The ``Warning`` texts of the answer (admission's, given before the refusal).
+        self.warnings: tuple[str, ...] = ()
 
     @classmethod
     def make(

@@ -349,7 +349,7 @@ class FakeAPI:
                     return _response(Reply(fault.code, fault.body))
             answer = self._core.serve(found, core_request)
         except StatusError as err:
-            return _response(Reply(err.code, err.body))
+            return _response(Reply(err.code, err.body, warnings=err.warnings))
         if isinstance(answer, Reply):
             return _response(answer)
         return httpx.Response(

@@ -25,7 +25,7 @@ class Attributes:
     """A write as admission sees it (``admission.Attributes``): the operation (``CREATE``,
     ``UPDATE``, ``DELETE``), the resource and the version the request names, the namespace and
     name, the object as it will be stored (``None`` for a delete) and as it is stored (``None``
-    for a create), and whether it is a dry run. The objects are the store's: a plugin hands on
+    for a create), whether it is a dry run, and the subresource written (``status``). The objects are the store's: a plugin hands on
     copies."""
 
     operation: str
@@ -36,6 +36,7 @@ class Attributes:
     object: Mapping[str, Any] | None
     old_object: Mapping[str, Any] | None
     dry_run: bool
+    subresource: str = ""
 
 
 #: A validating plugin: refuses the write by raising a
@@ -53,6 +54,9 @@ class Admission:
     def __init__(self, namespaces: NamespaceCheck, validating: Sequence[Validating] = ()) -> None:
         self.namespaces = namespaces
         self.validating = list(validating)
+        #: The ``Warning`` texts of the request being served (the core sets a list of its own
+        #: for each request).
+        self.warnings: list[str] = []
 
     def __repr__(self) -> str:
         return f"Admission(validating={len(self.validating)})"
@@ -60,6 +64,10 @@ class Admission:
     def check_namespace(self, info: ResourceInfo, namespace: str, name: str) -> None:
         """Refuse a create of ``name`` into ``namespace`` the lifecycle does not allow."""
         self.namespaces(info, namespace, name)
+
+    def warn(self, text: str) -> None:
+        """Add a ``Warning`` header to the answer of the request being served."""
+        self.warnings.append(text)
 
     def validate(self, attributes: Attributes) -> None:
         """Run the validating plugins; the first that refuses ends the write."""

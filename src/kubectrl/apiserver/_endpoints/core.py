@@ -118,7 +118,7 @@ class APICore:
                 return found
             return self.serve(found, request)
         except StatusError as err:
-            return Reply(err.code, err.body)
+            return Reply(err.code, err.body, warnings=err.warnings)
 
     def serve(self, found: Route, request: Request) -> Reply | WatchStream:
         """Serve a routed request (raises :class:`~kubectrl.apiserver._status.StatusError`)."""
@@ -140,7 +140,13 @@ class APICore:
             )
         with self.lock:
             self._warnings: list[str] = []
-            code, out = self._serve(found, request)
+            self.store.admission.warnings = self._warnings
+            try:
+                code, out = self._serve(found, request)
+            except StatusError as err:
+                # a refused write keeps the warnings admission gave before (policies' Warn)
+                err.warnings = tuple(_header_safe(text) for text in self._warnings)
+                raise
             warnings = tuple(_header_safe(text) for text in self._warnings)
         return Reply(code, out, warnings=warnings)
 

@@ -64,6 +64,7 @@ from typing import Any, Protocol
 from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._admission.admission import Admission, Attributes
 from kubectrl.apiserver._admission.lifecycle import stored_namespaces
+from kubectrl.apiserver._admission.policy import ValidatingPolicies
 from kubectrl.apiserver._patch import apply as _apply
 from kubectrl.apiserver._registry.gc import GarbageCollector
 from kubectrl.apiserver._resources.info import ResourceInfo
@@ -137,8 +138,12 @@ class ObjectStore:
         self.registry = registry
         self.hub = hub
         self.clock = clock
-        #: The admission plugins (the namespaces in ``storage``, nothing validating by default).
-        self.admission = admission or Admission(stored_namespaces(storage))
+        #: The admission plugins (the namespaces in ``storage``; the ValidatingAdmissionPolicies
+        #: in it by default).
+        self.admission = admission or Admission(
+            stored_namespaces(storage),
+            [ValidatingPolicies(storage, registry, lambda text: self.admission.warn(text))],
+        )
         self.gc = GarbageCollector(storage, registry, self, clock, enabled=garbage_collection)
 
     def __repr__(self) -> str:
@@ -163,10 +168,13 @@ class ObjectStore:
         obj: Mapping[str, Any] | None,
         old: Mapping[str, Any] | None,
         dry_run: bool,
+        sub: str = "",
     ) -> None:
         """Validating admission of a write, with the object as it will be stored (``None``
         for a delete) and as it is stored (``None`` for a create)."""
-        self.admission.validate(Attributes(operation, info, version, ns, name, obj, old, dry_run))
+        self.admission.validate(
+            Attributes(operation, info, version, ns, name, obj, old, dry_run, sub)
+        )
 
     # ------------------------------------------------------------------ create
 
@@ -346,7 +354,7 @@ class ObjectStore:
                 has_status=info.status,
                 unstructured=info.crd,
             )
-        self._admit("UPDATE", info, version, ns, name, new, old, dry_run)
+        self._admit("UPDATE", info, version, ns, name, new, old, dry_run, sub)
         if comparable(new) == comparable(old):
             return old
         served = strategy.accept(new, self.clock) if sub != "status" else None

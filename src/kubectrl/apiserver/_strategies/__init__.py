@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from kubectrl._builtin_kinds import BUILTIN_KINDS
 from kubectrl.apiserver._resources.info import ResourceInfo
-from kubectrl.apiserver._strategies import apps, batch, core, networking, rbac
+from kubectrl.apiserver._strategies import admissionregistration, apps, batch, core, networking, rbac
 from kubectrl.apiserver._strategies.apiextensions import CustomResourceDefinitions
 from kubectrl.apiserver._strategies.base import Cause, Key, ReadOnly, Strategy
 from kubectrl.apiserver._strategies.custom import CustomResources
@@ -58,6 +58,8 @@ _WRITTEN: tuple[Strategy, ...] = (
     rbac.RoleBindings(),
     rbac.ClusterRoleBindings(),
     CustomResourceDefinitions(),
+    admissionregistration.ValidatingAdmissionPolicies(),
+    admissionregistration.ValidatingAdmissionPolicyBindings(),
 )
 
 # Built-in resources served but not written, with what is served of them as kube-apiserver

@@ -1,0 +1,431 @@
+"""The ValidatingAdmissionPolicy admission plugin, as kube-apiserver runs it.
+
+As ``k8s.io/apiserver`` ``pkg/admission/plugin/policy/validating`` (``dispatcher.go``,
+``validator.go``) with ``.../policy/generic`` (matching, ``CollectParams``) and
+``.../plugin/cel`` (``variables``, the activation): for a write, every stored policy whose
+``matchConstraints`` match it, with every binding of the policy whose ``matchResources`` match
+it, is evaluated once per param (``paramKind`` with the binding's ``paramRef``):
+``matchConditions`` first (all true, or the policy does not apply), then ``validations``
+(``messageExpression``, ``message`` or the expression as the message; ``reason``, Invalid by
+default, gives the code) and ``auditAnnotations`` (their errors only: FakeAPI keeps no audit
+log). A failed validation is enforced by the binding's ``validationActions``: ``Deny`` refuses
+the write (the first denial, ``<resource> "<name>" is forbidden: ValidatingAdmissionPolicy
+'<policy>' with binding '<binding>' denied request: <message>``), ``Warn`` adds a ``Warning``
+header, ``Audit`` goes to the audit log FakeAPI does not keep. An error (an expression that
+fails, params not found with ``parameterNotFoundAction: Deny``) denies under ``failurePolicy:
+Fail`` and is ignored under ``Ignore``.
+
+The expressions see ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject``
+and ``variables``. Not done, refused by
+:class:`~kubectrl.apiserver._status.FeatureNotImplementedError` naming it when the expression
+runs: ``authorizer``, ``request.userInfo`` and ``request.options`` (FakeAPI has no
+authentication or authorizer to answer them), and the CEL functions
+:mod:`kubectrl.apiserver._schema.cel` lacks. Policies run on each write as the informer of the
+real apiserver would see them once synced: at once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from kubectrl.apiserver._admission.admission import Attributes
+from kubectrl.apiserver._resources.info import ResourceInfo
+from kubectrl.apiserver._resources.registry import Registry
+from kubectrl.apiserver._schema import cel
+from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, qualified
+from kubectrl.apiserver._storage.memory import Storage
+from kubectrl.apiserver._validation.objects import selector_matches
+
+__all__ = ["ValidatingPolicies", "compile_expression"]
+
+_GROUP = "admissionregistration.k8s.io"
+_POLICIES = (_GROUP, "validatingadmissionpolicies")
+_BINDINGS = (_GROUP, "validatingadmissionpolicybindings")
+#: What policies and webhooks never judge (``IsExemptAdmissionConfigurationResource``).
+_EXEMPT = frozenset(
+    (_GROUP, plural)
+    for plural in (
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicybindings",
+        "mutatingadmissionpolicies",
+        "mutatingadmissionpolicybindings",
+        "validatingwebhookconfigurations",
+        "mutatingwebhookconfigurations",
+    )
+)
+#: HTTP codes of the ``reason`` a validation may give (``reasonToCode``).
+_CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
+_UNSUPPORTED = (
+    (re.compile(r"\bauthorizer\b"), "the authorizer variable"),
+    (re.compile(r"\brequest\s*\.\s*userInfo\b"), "request.userInfo"),
+    (re.compile(r"\brequest\s*\.\s*options\b"), "request.options"),
+)
+_NO_KEY = re.compile(r"no such member in mapping: '([^']*)'")
+
+Warn = Callable[[str], None]
+
+
+def compile_expression(text: str) -> str | None:
+    """Why the apiserver refuses to compile a policy's expression (``compilation failed: ...``),
+    or ``None``."""
+    try:
+        cel.compile_rule(text)
+    except cel.CompileError as err:
+        return str(err)
+    return None
+
+
+class _Failure(Exception):
+    """An error of a policy's evaluation: enforced as its ``failurePolicy`` says."""
+
+
+def _run(text: str, activation: Mapping[str, Any]) -> Any:
+    """Evaluate ``text``; :class:`_Failure` with the apiserver's message when it errs."""
+    celpy = cel._celpy()
+    for pattern, feature in _UNSUPPORTED:
+        if pattern.search(text):
+            raise FeatureNotImplementedError(
+                f"{feature} in an admission policy's expression ({text!r}): FakeAPI has no "
+                "authentication or authorizer to answer it"
+            )
+    compiled = cel.compile_rule(text)
+    if compiled.lacking:
+        raise FeatureNotImplementedError(
+            f"the CEL function {compiled.lacking[0]}() in an admission policy's expression"
+        )
+    try:
+        result = compiled.program.evaluate(dict(activation))
+    except celpy.CELEvalError as err:
+        raise _Failure(f"expression '{text}' resulted in error: {_go_error(err)}") from None
+    if isinstance(result, celpy.CELEvalError):
+        raise _Failure(f"expression '{text}' resulted in error: {_go_error(result)}")
+    return result
+
+
+def _go_error(err: Exception) -> str:
+    detail = str(err.args[0]) if err.args else str(err)
+    found = _NO_KEY.search(detail)
+    return f"no such key: {found.group(1)}" if found else detail
+
+
+def _rule_matches(rule: Mapping[str, Any], attrs: Attributes, version: str) -> bool:
+    operations = rule.get("operations") or []
+    if "*" not in operations and attrs.operation not in operations:
+        return False
+    groups = rule.get("apiGroups") or []
+    if "*" not in groups and attrs.info.group not in groups:
+        return False
+    versions = rule.get("apiVersions") or []
+    if "*" not in versions and version not in versions:
+        return False
+    scope = rule.get("scope") or "*"
+    if scope == "Cluster" and attrs.info.namespaced:
+        return False
+    if scope == "Namespaced" and not attrs.info.namespaced:
+        return False
+    names = rule.get("resourceNames") or []
+    if names and attrs.name not in names:
+        return False
+    plural, sub = attrs.info.plural, attrs.subresource
+    for entry in rule.get("resources") or ():
+        res, _, res_sub = str(entry).partition("/")
+        if res not in ("*", plural):
+            continue
+        if (res_sub == "" and sub == "") or res_sub == "*" or (res_sub and res_sub == sub):
+            return True
+    return False
+
+
+def _rules_match(match: Mapping[str, Any], attrs: Attributes, binding: bool) -> bool:
+    """Whether the resource rules of ``match`` take the write, and none excludes it; under
+    ``matchPolicy: Equivalent`` another version of the resource matches too."""
+    versions = [attrs.version] + [v for v in attrs.info.versions if v != attrs.version]
+    if match.get("matchPolicy") == "Exact":
+        versions = versions[:1]
+    for rule in match.get("excludeResourceRules") or ():
+        if any(_rule_matches(rule, attrs, v) for v in versions):
+            return False
+    rules = match.get("resourceRules") or ()
+    if not rules and binding:
+        return True  # a binding without rules narrows nothing of its policy's match
+    return any(_rule_matches(rule, attrs, v) for rule in rules for v in versions)
+
+
+class ValidatingPolicies:
+    """The ValidatingAdmissionPolicy plugin over the policies, bindings, params and namespaces
+    in ``storage``; ``warn`` gets each ``Warn`` action's text."""
+
+    def __init__(self, storage: Storage, registry: Registry, warn: Warn) -> None:
+        self.storage = storage
+        self.registry = registry
+        self.warn = warn
+
+    def __repr__(self) -> str:
+        return "ValidatingPolicies()"
+
+    def __call__(self, attrs: Attributes) -> None:
+        if (attrs.info.group, attrs.info.plural) in _EXEMPT:
+            return
+        policies = self.storage.range(_POLICIES)
+        if not policies:
+            return
+        bindings: dict[str, list[dict[str, Any]]] = {}
+        for _, binding in sorted(self.storage.range(_BINDINGS).items()):
+            name = str((binding.get("spec") or {}).get("policyName") or "")
+            bindings.setdefault(name, []).append(binding)
+        namespace = self._namespace(attrs)
+        denied: list[tuple[str, str, str, str]] = []  # policy, binding, message, reason
+        for (_, policy_name), policy in sorted(policies.items()):
+            spec = policy.get("spec") or {}
+            if not self._matches(spec.get("matchConstraints") or {}, attrs, namespace):
+                continue
+            fail = spec.get("failurePolicy", "Fail") != "Ignore"
+            for binding in bindings.get(policy_name, ()):
+                bspec = binding.get("spec") or {}
+                binding_name = binding["metadata"]["name"]
+                match = bspec.get("matchResources")
+                if match and not self._matches(match, attrs, namespace, binding=True):
+                    continue
+                actions = list(bspec.get("validationActions") or ())
+                try:
+                    params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs)
+                except _Failure as err:
+                    if fail:
+                        message = f"failed to configure binding: {err}"
+                        denied.append((policy_name, binding_name, message, "Invalid"))
+                    continue
+                for param in params:
+                    for message, reason in self._evaluate(spec, attrs, param, namespace, fail):
+                        if reason == "":  # an error under Fail: denied whatever the actions
+                            denied.append((policy_name, binding_name, message, "Invalid"))
+                            continue
+                        if "Deny" in actions:
+                            denied.append((policy_name, binding_name, message, reason))
+                        if "Warn" in actions:
+                            self.warn(
+                                f"Validation failed for ValidatingAdmissionPolicy "
+                                f"'{policy_name}' with binding '{binding_name}': {message}"
+                            )
+        if denied:
+            policy_name, binding_name, message, reason = denied[0]
+            text = (
+                f"ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}' "
+                f"denied request: {message}"
+            )
+            raise StatusError.make(
+                _CODES.get(reason, 500),
+                f'{qualified(attrs.info.plural, attrs.info.group)} "{attrs.name}" is '
+                f"forbidden: {text}",
+                reason=reason,
+                details={
+                    "name": attrs.name,
+                    "group": attrs.info.group,
+                    "kind": attrs.info.plural,
+                    "causes": [{"message": text}],
+                },
+            )
+
+    # ------------------------------------------------------------------ matching
+
+    def _namespace(self, attrs: Attributes) -> dict[str, Any] | None:
+        if not attrs.info.namespaced or not attrs.namespace:
+            return None
+        return self.storage.get(("", "namespaces"), ("", attrs.namespace))
+
+    def _matches(
+        self,
+        match: Mapping[str, Any],
+        attrs: Attributes,
+        namespace: Mapping[str, Any] | None,
+        binding: bool = False,
+    ) -> bool:
+        if not _rules_match(match, attrs, binding):
+            return False
+        selector = match.get("namespaceSelector")
+        if selector:
+            if (attrs.info.group, attrs.info.plural) == ("", "namespaces"):
+                labels = _labels(attrs.object or attrs.old_object)
+            elif attrs.info.namespaced:
+                labels = _labels(namespace)
+            else:
+                labels = None  # a cluster-scoped kind: the selector does not apply
+            if labels is not None and not selector_matches(selector, labels):
+                return False
+        selector = match.get("objectSelector")
+        if selector:
+            candidates = [o for o in (attrs.object, attrs.old_object) if o is not None]
+            if not any(selector_matches(selector, _labels(o)) for o in candidates):
+                return False
+        return True
+
+    def _params(
+        self, kind: Any, ref: Any, attrs: Attributes
+    ) -> list[Mapping[str, Any] | None]:
+        """The params a binding evaluates its policy with (``CollectParams``)."""
+        if not isinstance(kind, Mapping) or not isinstance(ref, Mapping):
+            return [None]
+        group, _, version = str(kind.get("apiVersion") or "").rpartition("/")
+        info = self.registry.by_kind(group, version, str(kind.get("kind") or ""))
+        if info is None:
+            raise _Failure(f"paramKind kind `{kind.get('apiVersion')}, Kind={kind.get('kind')}` not known")
+        ns = ""
+        if info.namespaced:
+            ns = str(ref.get("namespace") or attrs.namespace or "")
+            if not ns:
+                raise _Failure(
+                    "cannot use namespaced paramRef in policy binding that matches "
+                    "cluster-scoped resources"
+                )
+        elif ref.get("namespace"):
+            raise _Failure("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
+        found: list[Mapping[str, Any] | None]
+        if ref.get("name"):
+            obj = self.storage.get(info.key, (ns, str(ref["name"])))
+            found = [obj] if obj is not None else []
+        else:
+            selector = ref.get("selector") or {}
+            found = [
+                obj
+                for key, obj in sorted(self.storage.range(info.key).items())
+                if key[0] == ns and selector_matches(selector, _labels(obj))
+            ]
+        if not found and ref.get("parameterNotFoundAction") == "Deny":
+            raise _Failure("no params found for policy binding with `Deny` parameterNotFoundAction")
+        return found
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _evaluate(
+        self,
+        spec: Mapping[str, Any],
+        attrs: Attributes,
+        param: Mapping[str, Any] | None,
+        namespace: Mapping[str, Any] | None,
+        fail: bool,
+    ) -> Iterator[tuple[str, str]]:
+        """The failed validations of one evaluation, ``(message, reason)``; an error under
+        ``failurePolicy: Fail`` as ``(message, "")``."""
+        celpy = cel._celpy()
+        activation = _activation(attrs, param, namespace)
+        try:
+            activation["variables"] = _variables(spec.get("variables") or (), activation)
+            for condition in spec.get("matchConditions") or ():
+                result = _run(str(condition.get("expression")), activation)
+                if not isinstance(result, celpy.celtypes.BoolType):
+                    raise _Failure(
+                        f"matchCondition '{condition.get('name')}' resulted in non-boolean type"
+                    )
+                if not bool(result):
+                    return
+        except _Failure as err:
+            if fail:
+                yield str(err), ""
+            return
+        for validation in spec.get("validations") or ():
+            expression = str(validation.get("expression"))
+            try:
+                result = _run(expression, activation)
+            except _Failure as err:
+                if fail:
+                    yield str(err), ""
+                continue
+            if isinstance(result, celpy.celtypes.BoolType) and bool(result):
+                continue
+            message = ""
+            if validation.get("messageExpression"):
+                try:
+                    produced = _run(str(validation["messageExpression"]), activation)
+                except _Failure:
+                    produced = None
+                if isinstance(produced, str):
+                    message = str(produced).strip()
+                    if "\n" in message or len(message) > 5 * 1024:
+                        message = ""
+            if not message and validation.get("message"):
+                message = str(validation["message"]).strip()
+            if not message:
+                message = f"failed expression: {expression.strip()}"
+            yield message, str(validation.get("reason") or "Invalid")
+        for audit in spec.get("auditAnnotations") or ():
+            text = str(audit.get("valueExpression"))
+            try:
+                value = _run(text, activation)
+            except _Failure as err:
+                if fail:
+                    yield str(err), ""
+                continue
+            if not isinstance(value, (str, type(None), celpy.celtypes.NullType)) and fail:
+                yield (
+                    f"valueExpression '{text}' resulted in unsupported return type: "
+                    f"{_type_name(value)}. Return type must be either string or null."
+                ), ""
+
+
+def _type_name(value: Any) -> str:
+    names = {"BoolType": "bool", "IntType": "int", "UintType": "uint", "DoubleType": "double"}
+    name = type(value).__name__
+    return names.get(name, name.removesuffix("Type").lower())
+
+
+def _labels(obj: Mapping[str, Any] | None) -> dict[str, Any]:
+    return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+
+
+def _activation(
+    attrs: Attributes, param: Mapping[str, Any] | None, namespace: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    to_cel = cel._celpy().json_to_cel
+    info = attrs.info
+    resource = {"group": info.group, "version": attrs.version, "resource": info.plural}
+    kind = {"group": info.group, "version": attrs.version, "kind": info.kind}
+    request: dict[str, Any] = {
+        "kind": kind,
+        "resource": resource,
+        "requestKind": kind,
+        "requestResource": resource,
+        "name": attrs.name,
+        "namespace": attrs.namespace or "",
+        "operation": attrs.operation,
+        "dryRun": attrs.dry_run,
+    }
+    if attrs.subresource:
+        request["subResource"] = request["requestSubResource"] = attrs.subresource
+    ns_object = None
+    if namespace is not None:
+        meta = namespace.get("metadata") or {}
+        kept = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+                "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                "labels", "annotations")  # fmt: skip
+        ns_object = {
+            "metadata": {k: meta[k] for k in kept if k in meta},
+            **{k: namespace[k] for k in ("spec", "status") if k in namespace},
+        }
+    return {
+        "object": to_cel(_plain(attrs.object)),
+        "oldObject": to_cel(_plain(attrs.old_object)),
+        "request": to_cel(request),
+        "params": to_cel(_plain(param)),
+        "namespaceObject": to_cel(ns_object),
+    }
+
+
+def _plain(obj: Mapping[str, Any] | None) -> Any:
+    return None if obj is None else json.loads(json.dumps(obj))
+
+
+def _variables(variables: Any, activation: dict[str, Any]) -> Any:
+    """``variables``, each evaluated in order with the ones before it (an error is the
+    error of the expression that uses it)."""
+    celpy = cel._celpy()
+    values: dict[Any, Any] = {}
+    for variable in variables:
+        activation["variables"] = celpy.celtypes.MapType(values)
+        name = celpy.celtypes.StringType(str(variable.get("name")))
+        try:
+            values[name] = _run(str(variable.get("expression")), activation)
+        except _Failure as err:
+            values[name] = celpy.CELEvalError(str(err).split("resulted in error: ", 1)[-1])
+    return celpy.celtypes.MapType(values)
