@@ -5,8 +5,8 @@ validatingadmissionpolicy``, ``...binding``): defaulted as ``pkg/apis/admissionr
 defaults.go`` (``failurePolicy`` Fail, ``matchPolicy`` Equivalent, empty selectors, a rule's
 ``scope`` ``*``) and validated as ``pkg/apis/admissionregistration/validation/validation.go``
 checks what a test's policy most often gets wrong: the required fields, the enumerations, and
-every CEL expression compiled (one that does not parse or calls an unknown function is 422, as
-the apiserver's compilation refuses it). The policies run as an admission plugin
+every CEL expression compiled (one that does not parse, calls an unknown function, or whose type
+is known and wrong is 422, as the apiserver's compilation refuses it). The policies run as an admission plugin
 (:mod:`kubectrl.apiserver._admission.policy`).
 
 Not checked: type checking against the matched kinds (the apiserver reports it in the
@@ -39,14 +39,14 @@ def _default_match(match: Any) -> None:
                 rule.setdefault("scope", "*")
 
 
-def _compile(expression: Any, path: str, causes: list[Cause]) -> None:
+def _compile(expression: Any, path: str, causes: list[Cause], *returns: str) -> None:
     # imported here: the CEL engine is an extra, needed once a policy is written
     from kubectrl.apiserver._admission.policy import compile_expression
 
     if not isinstance(expression, str) or not expression.strip():
         causes.append(("FieldValueRequired", path, "Required value: expression is not specified"))
         return
-    problem = compile_expression(expression)
+    problem = compile_expression(expression, returns)
     if problem:
         causes.append(("FieldValueInvalid", path, f"Invalid value: {json.dumps(expression)}: {problem}"))
 
@@ -125,17 +125,28 @@ class ValidatingAdmissionPolicies(Strategy):
         for i, variable in enumerate(spec.get("variables") or ()):
             _compile(variable.get("expression"), f"spec.variables[{i}].expression", causes)
         for i, condition in enumerate(spec.get("matchConditions") or ()):
-            _compile(condition.get("expression"), f"spec.matchConditions[{i}].expression", causes)
+            _compile(
+                condition.get("expression"), f"spec.matchConditions[{i}].expression", causes, "bool"
+            )
         for i, validation in enumerate(validations):
-            _compile(validation.get("expression"), f"spec.validations[{i}].expression", causes)
+            _compile(
+                validation.get("expression"), f"spec.validations[{i}].expression", causes, "bool"
+            )
             if validation.get("messageExpression"):
                 _compile(
                     validation["messageExpression"],
                     f"spec.validations[{i}].messageExpression",
                     causes,
+                    "string",
                 )
         for i, audit in enumerate(audits):
-            _compile(audit.get("valueExpression"), f"spec.auditAnnotations[{i}].valueExpression", causes)
+            _compile(
+                audit.get("valueExpression"),
+                f"spec.auditAnnotations[{i}].valueExpression",
+                causes,
+                "string",
+                "null_type",
+            )
         return causes
 
 
