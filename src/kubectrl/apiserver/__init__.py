@@ -49,7 +49,9 @@ import-linter contract keeps it so):
 
   - ``_admission.admission``: a write's ``Attributes``; ``Admission``: the namespace
     lifecycle, then the validating plugins, on the object as it will be stored;
-  - ``_admission.lifecycle``: the NamespaceLifecycle plugin (stored namespaces, or a server's).
+  - ``_admission.lifecycle``: the NamespaceLifecycle plugin (stored namespaces, or a server's);
+  - ``_admission.policy``: the ValidatingAdmissionPolicy plugin (the stored policies, bindings
+    and params), and ``check_policy_expression``.
 
 - ``_strategies``: what each resource does on writes, one object per resource, registered in
   the package (``for_resource``, ``builtin_resources``).
@@ -58,6 +60,7 @@ import-linter contract keeps it so):
   - ``_strategies.core``: Namespaces, Pods, Services, ConfigMaps, Secrets, ServiceAccounts,
     Events, Nodes, PersistentVolumeClaims;
   - ``_strategies.apps``: Deployments, ReplicaSets, StatefulSets, DaemonSets;
+  - ``_strategies.admissionregistration``: ValidatingAdmissionPolicies and their bindings;
   - ``_strategies.batch``: Jobs, CronJobs;
   - ``_strategies.rbac``: Roles, ClusterRoles and their bindings;
   - ``_strategies.networking``: Ingresses and Leases;
@@ -151,6 +154,7 @@ __all__ = [
     "StorageError",
     "SubresourceRequest",
     "UserInfo",
+    "check_policy_expression",
 ]
 
 _lazy_getattr, __dir__ = _module_getattr(
@@ -171,6 +175,7 @@ _lazy_getattr, __dir__ = _module_getattr(
         "StorageError": "kubectrl.apiserver._storage.memory",
         "SubresourceRequest": "kubectrl.apiserver._server.declare",
         "UserInfo": "kubectrl.apiserver._server.auth",
+        "check_policy_expression": "kubectrl.apiserver._admission.policy",
     },
     # The webhook's AdmissionRequest is an AdmissionReview's request; an admission rule here
     # receives k8s.io/apiserver's admission.Attributes, so it is named after those.

@@ -39,7 +39,7 @@ from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, 
 from kubectrl.apiserver._storage.memory import Storage
 from kubectrl.apiserver._validation.objects import selector_matches
 
-__all__ = ["ValidatingPolicies", "compile_expression"]
+__all__ = ["ValidatingPolicies", "check_policy_expression", "compile_expression"]
 
 _GROUP = "admissionregistration.k8s.io"
 _POLICIES = (_GROUP, "validatingadmissionpolicies")
@@ -86,6 +86,23 @@ def compile_expression(text: str, returns: tuple[str, ...] = ()) -> str | None:
         wanted = returns[0] if len(returns) == 1 else "[" + " ".join(returns) + "]"
         return f"must evaluate to {'' if len(returns) == 1 else 'one of '}{wanted} but got {found}"
     return None
+
+
+def check_policy_expression(expression: str, *returns: str) -> str | None:
+    """Why kube-apiserver would refuse an admission policy's CEL ``expression`` (its syntax, an
+    unknown function, or a result type known without the objects that is not one of
+    ``returns``: ``bool``, ``string``, ``null_type``, ...), or ``None``.
+
+    Needs the CEL engine of the ``kubectrl[testing]`` extra (else
+    :class:`~kubectrl.apiserver._status.FeatureNotImplementedError`, a ``NotImplementedError``).
+
+    Example::
+
+        >>> check_policy_expression("object.spec.replicas <= 10", "bool")
+        >>> check_policy_expression("size(object.data)", "bool")
+        'must evaluate to bool but got int'
+    """
+    return compile_expression(expression, returns)
 
 
 _LITERALS = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
