@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from kubectrl import _builtin_kinds
+from kubectrl.errors import KubectrlError
 from kubectrl.kinds import is_model_class, kind_info
 
 __all__ = [
@@ -46,8 +47,8 @@ __all__ = [
     "ParamRef",
     "PolicyBinding",
     "PolicyError",
-    "Validation",
     "ValidatingPolicy",
+    "Validation",
     "Variable",
     "manifests",
 ]
@@ -58,7 +59,7 @@ Action = Literal["Deny", "Warn", "Audit"]
 KindRef = type[Any] | tuple[str, str]
 
 
-class PolicyError(ValueError):
+class PolicyError(KubectrlError, ValueError):
     """A policy or binding the apiserver would refuse (or whose expression reads a field its
     kind does not have); the message names the policy, the field and the expression."""
 
@@ -150,7 +151,7 @@ def _schema_of(model: type[Any]) -> Mapping[str, Any] | None:
 
     try:
         manifest = crd.generate(model)
-    except Exception:  # noqa: BLE001 (a built-in model: no CRD, no check)
+    except Exception:
         return None
     for version in manifest["spec"]["versions"]:
         if version["name"] == kind_info(model).version:
@@ -186,7 +187,8 @@ def _undefined_field(expression: str, schema: Mapping[str, Any]) -> str | None:
 def _problem(expression: str, returns: tuple[str, ...]) -> str | None:
     from kubectrl.apiserver import check_policy_expression
 
-    return check_policy_expression(expression, *returns)
+    problem: str | None = check_policy_expression(expression, *returns)
+    return problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -321,7 +323,9 @@ class ValidatingPolicy:
     def _check_fields(self, path: str, expression: str) -> None:
         for ref in self.kinds:
             model = _kind(ref)[4]
-            schema = _schema_of(model) if model is not None else None
+            if model is None:
+                continue
+            schema = _schema_of(model)
             if schema is None:
                 continue
             field = _undefined_field(expression, schema)
@@ -381,7 +385,9 @@ class ValidatingPolicy:
                 {"name": c.name, "expression": c.expression} for c in self.match_conditions
             ]
         if self.variables:
-            spec["variables"] = [{"name": v.name, "expression": v.expression} for v in self.variables]
+            spec["variables"] = [
+                {"name": v.name, "expression": v.expression} for v in self.variables
+            ]
         if self.validations:
             spec["validations"] = [_validation(v) for v in self.validations]
         if self.audit_annotations:

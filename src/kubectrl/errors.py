@@ -58,6 +58,8 @@ them, since their attributes are that code's types, and are importable from the 
     ├── UnsupportedModelError          kubectrl.crd: a model cannot be a CRD (also a ValueError)
     ├── ModelGenerationError           kubectrl.models: no models from this input (not a CRD,
     │                                  no schema, no such version; also a ValueError)
+    ├── PolicyError                    kubectrl.admission: a policy the apiserver would refuse
+    │                                  (also a ValueError)
     ├── ControlPlaneError              kubectrl.envtest: the local control plane failed to start,
     │   │                              answer or stop (also a RuntimeError)
     │   └── BinaryNotFoundError        kubectrl.envtest: etcd / kube-apiserver not found or built

@@ -218,11 +218,9 @@ async def policies(target: Target, request: pytest.FixtureRequest) -> Target:
 
 
 async def _refusal(client: AsyncClient, obj: Mapping[str, Any], update: bool = False) -> Any:
+    write = client.update if update else client.create
     with pytest.raises(APIError) as caught:
-        if update:
-            await client.update(dict(obj))
-        else:
-            await client.create(dict(obj))
+        await write(dict(obj))
     body = caught.value.status or {}
     return (
         caught.value.code,
@@ -263,7 +261,9 @@ async def test_validation_without_message_names_the_expression(policies: Target)
 
 
 async def test_message_expression(policies: Target) -> None:
-    await _check_denial(policies, "message-expression", {"a": "1", "b": "2", "c": "3"}, "has 3 keys")
+    await _check_denial(
+        policies, "message-expression", {"a": "1", "b": "2", "c": "3"}, "has 3 keys"
+    )
 
 
 async def test_reason_gives_the_code(policies: Target) -> None:

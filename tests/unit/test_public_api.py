@@ -17,6 +17,7 @@ from .api_surface import public_modules
 
 PACKAGES = [
     "kubectrl",
+    "kubectrl.admission",
     "kubectrl.apiserver",
     "kubectrl.apiserver.inprocess",
     "kubectrl.cache",

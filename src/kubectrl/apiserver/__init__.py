@@ -86,6 +86,8 @@ import-linter contract keeps it so):
   - ``_schema.cel``, ``_schema.re2``, ``_schema.formats``, ``_schema.values``: its CEL rules,
     RE2 patterns, formats and the values its causes show;
   - ``_schema.gotypes``: built-in objects decoded and encoded as their Go types;
+  - ``_schema.cel_policy``: admission policies' CEL expressions compiled as the apiserver
+    refuses them (syntax, result types);
   - ``_schema.quantity``: resource quantities;
   - ``_schema.field_validation``: ``fieldValidation``: the fields a kind does not declare.
 

@@ -157,7 +157,9 @@ def test_fields_the_schema_has_and_the_envelope_pass() -> None:
         (lambda: ValidatingPolicy("p", kinds=[Bar]), "validations or audit_annotations"),
         (lambda: ValidatingPolicy("p", kinds=[], validations=[Validation("true")]), "kinds"),
         (
-            lambda: ValidatingPolicy("p", kinds=[("v9", "Nothing")], validations=[Validation("true")]),
+            lambda: ValidatingPolicy(
+                "p", kinds=[("v9", "Nothing")], validations=[Validation("true")]
+            ),
             "not a built-in kind",
         ),
         (

@@ -22,9 +22,7 @@ GROUP = "admissionregistration.k8s.io"
 
 
 def policy(name: str, *validations: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    rules = [
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": ["*"]}
-    ]
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": ["*"]}]
     return {
         "apiVersion": f"{GROUP}/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -83,7 +81,8 @@ async def test_defaults(client: AsyncClient) -> None:
     assert created["spec"]["failurePolicy"] == "Fail"
     match = created["spec"]["matchConstraints"]
     assert match["matchPolicy"] == "Equivalent"
-    assert match["namespaceSelector"] == {} and match["objectSelector"] == {}
+    assert match["namespaceSelector"] == {}
+    assert match["objectSelector"] == {}
     assert match["resourceRules"][0]["scope"] == "*"
 
 

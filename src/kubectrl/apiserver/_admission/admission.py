@@ -25,8 +25,8 @@ class Attributes:
     """A write as admission sees it (``admission.Attributes``): the operation (``CREATE``,
     ``UPDATE``, ``DELETE``), the resource and the version the request names, the namespace and
     name, the object as it will be stored (``None`` for a delete) and as it is stored (``None``
-    for a create), whether it is a dry run, and the subresource written (``status``). The objects are the store's: a plugin hands on
-    copies."""
+    for a create), whether it is a dry run, and the subresource written (``status``). The
+    objects are the store's: a plugin hands on copies."""
 
     operation: str
     info: ResourceInfo

@@ -32,11 +32,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubectrl.apiserver._admission.admission import Attributes
-from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._schema import cel
+from kubectrl.apiserver._schema.cel_policy import compile_expression
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError, qualified
 from kubectrl.apiserver._storage.memory import Storage
+from kubectrl.apiserver._strategies import NAMESPACES
 from kubectrl.apiserver._validation.objects import selector_matches
 
 __all__ = ["ValidatingPolicies", "check_policy_expression", "compile_expression"]
@@ -68,26 +69,6 @@ _NO_KEY = re.compile(r"no such member in mapping: '([^']*)'")
 Warn = Callable[[str], None]
 
 
-def compile_expression(text: str, returns: tuple[str, ...] = ()) -> str | None:
-    """Why the apiserver refuses to compile a policy's expression (``compilation failed: ...``,
-    or one whose type is not one of ``returns``: ``must evaluate to ... but got ...``), or
-    ``None``.
-
-    The type is known only where it does not depend on the objects (literals, operators, the
-    functions whose result type is fixed); everything else is ``dyn``, as for the apiserver
-    when it compiles a policy (the kinds it matches are not known then).
-    """
-    try:
-        compiled = cel.compile_rule(text)
-    except cel.CompileError as err:
-        return str(err)
-    found = _type_of(compiled.tree)
-    if returns and found is not None and found not in returns:
-        wanted = returns[0] if len(returns) == 1 else "[" + " ".join(returns) + "]"
-        return f"must evaluate to {'' if len(returns) == 1 else 'one of '}{wanted} but got {found}"
-    return None
-
-
 def check_policy_expression(expression: str, *returns: str) -> str | None:
     """Why kube-apiserver would refuse an admission policy's CEL ``expression`` (its syntax, an
     unknown function, or a result type known without the objects that is not one of
@@ -105,52 +86,12 @@ def check_policy_expression(expression: str, *returns: str) -> str | None:
     return compile_expression(expression, returns)
 
 
-_LITERALS = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
-             "STRING_LIT": "string", "MLSTRING_LIT": "string", "BYTES_LIT": "bytes",
-             "BOOL_LIT": "bool", "NULL_LIT": "null_type"}  # fmt: skip
-_RESULTS = {"size": "int", "int": "int", "uint": "uint", "double": "double", "string": "string",
-            "bool": "bool", "has": "bool", "startsWith": "bool", "endsWith": "bool",
-            "contains": "bool", "matches": "bool", "all": "bool", "exists": "bool",
-            "exists_one": "bool", "isSorted": "bool", "lowerAscii": "string",
-            "upperAscii": "string", "trim": "string", "indexOf": "int",
-            "lastIndexOf": "int"}  # fmt: skip
-
-
-def _type_of(node: Any) -> str | None:
-    """The CEL type of a parse tree node, where it does not depend on the input; else
-    ``None`` (dyn)."""
-    while True:
-        data = getattr(node, "data", None)
-        kids = [k for k in getattr(node, "children", ()) if k is not None]
-        if data is None or data in ("list_lit", "map_lit", "member_object", "member_index"):
-            return None
-        if data in ("conditionalor", "conditionaland") and len(kids) > 1:
-            return "bool"
-        operator = str(getattr(kids[0], "data", "")) if kids else ""
-        if operator.startswith("relation_") or operator == "unary_not":
-            return "bool"
-        if operator.startswith(("addition_", "multiplication_")) and len(kids) == 2:
-            left = _type_of(kids[0].children[0]) if kids[0].children else None
-            right = _type_of(kids[1])
-            return left if left is not None and left == right else None
-        if operator == "unary_neg" and len(kids) == 2:
-            return _type_of(kids[1])
-        if data == "literal":
-            return _LITERALS.get(str(getattr(kids[0], "type", "")))
-        if data in ("ident_arg", "member_dot_arg"):
-            token = kids[1] if data == "member_dot_arg" else kids[0]
-            return _RESULTS.get(str(getattr(token, "value", token)))
-        if len(kids) != 1 or not hasattr(kids[0], "data"):
-            return None  # the conditional operator, an identifier, a field
-        node = kids[0]
-
-
-class _Failure(Exception):
+class _FailureError(Exception):
     """An error of a policy's evaluation: enforced as its ``failurePolicy`` says."""
 
 
 def _run(text: str, activation: Mapping[str, Any]) -> Any:
-    """Evaluate ``text``; :class:`_Failure` with the apiserver's message when it errs."""
+    """Evaluate ``text``; :class:`_FailureError` with the apiserver's message when it errs."""
     celpy = cel._celpy()
     for pattern, feature in _UNSUPPORTED:
         if pattern.search(text):
@@ -166,9 +107,9 @@ def _run(text: str, activation: Mapping[str, Any]) -> Any:
     try:
         result = compiled.program.evaluate(dict(activation))
     except celpy.CELEvalError as err:
-        raise _Failure(f"expression '{text}' resulted in error: {_go_error(err)}") from None
+        raise _FailureError(f"expression '{text}' resulted in error: {_go_error(err)}") from None
     if isinstance(result, celpy.CELEvalError):
-        raise _Failure(f"expression '{text}' resulted in error: {_go_error(result)}")
+        raise _FailureError(f"expression '{text}' resulted in error: {_go_error(result)}")
     return result
 
 
@@ -259,7 +200,7 @@ class ValidatingPolicies:
                 actions = list(bspec.get("validationActions") or ())
                 try:
                     params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs)
-                except _Failure as err:
+                except _FailureError as err:
                     if fail:
                         message = f"failed to configure binding: {err}"
                         denied.append((policy_name, binding_name, message, "Invalid"))
@@ -300,7 +241,7 @@ class ValidatingPolicies:
     def _namespace(self, attrs: Attributes) -> dict[str, Any] | None:
         if not attrs.info.namespaced or not attrs.namespace:
             return None
-        return self.storage.get(("", "namespaces"), ("", attrs.namespace))
+        return self.storage.get(NAMESPACES.resource, ("", attrs.namespace))
 
     def _matches(
         self,
@@ -313,7 +254,7 @@ class ValidatingPolicies:
             return False
         selector = match.get("namespaceSelector")
         if selector:
-            if (attrs.info.group, attrs.info.plural) == ("", "namespaces"):
+            if attrs.info.key == NAMESPACES.resource:  # a Namespace: its own labels
                 labels = _labels(attrs.object or attrs.old_object)
             elif attrs.info.namespaced:
                 labels = _labels(namespace)
@@ -328,26 +269,28 @@ class ValidatingPolicies:
                 return False
         return True
 
-    def _params(
-        self, kind: Any, ref: Any, attrs: Attributes
-    ) -> list[Mapping[str, Any] | None]:
+    def _params(self, kind: Any, ref: Any, attrs: Attributes) -> list[Mapping[str, Any] | None]:
         """The params a binding evaluates its policy with (``CollectParams``)."""
         if not isinstance(kind, Mapping) or not isinstance(ref, Mapping):
             return [None]
         group, _, version = str(kind.get("apiVersion") or "").rpartition("/")
         info = self.registry.by_kind(group, version, str(kind.get("kind") or ""))
         if info is None:
-            raise _Failure(f"paramKind kind `{kind.get('apiVersion')}, Kind={kind.get('kind')}` not known")
+            raise _FailureError(
+                f"paramKind kind `{kind.get('apiVersion')}, Kind={kind.get('kind')}` not known"
+            )
         ns = ""
         if info.namespaced:
             ns = str(ref.get("namespace") or attrs.namespace or "")
             if not ns:
-                raise _Failure(
+                raise _FailureError(
                     "cannot use namespaced paramRef in policy binding that matches "
                     "cluster-scoped resources"
                 )
         elif ref.get("namespace"):
-            raise _Failure("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
+            raise _FailureError(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
+            )
         found: list[Mapping[str, Any] | None]
         if ref.get("name"):
             obj = self.storage.get(info.key, (ns, str(ref["name"])))
@@ -360,7 +303,9 @@ class ValidatingPolicies:
                 if key[0] == ns and selector_matches(selector, _labels(obj))
             ]
         if not found and ref.get("parameterNotFoundAction") == "Deny":
-            raise _Failure("no params found for policy binding with `Deny` parameterNotFoundAction")
+            raise _FailureError(
+                "no params found for policy binding with `Deny` parameterNotFoundAction"
+            )
         return found
 
     # ------------------------------------------------------------------ evaluation
@@ -382,12 +327,12 @@ class ValidatingPolicies:
             for condition in spec.get("matchConditions") or ():
                 result = _run(str(condition.get("expression")), activation)
                 if not isinstance(result, celpy.celtypes.BoolType):
-                    raise _Failure(
+                    raise _FailureError(
                         f"matchCondition '{condition.get('name')}' resulted in non-boolean type"
                     )
                 if not bool(result):
                     return
-        except _Failure as err:
+        except _FailureError as err:
             if fail:
                 yield str(err), ""
             return
@@ -395,7 +340,7 @@ class ValidatingPolicies:
             expression = str(validation.get("expression"))
             try:
                 result = _run(expression, activation)
-            except _Failure as err:
+            except _FailureError as err:
                 if fail:
                     yield str(err), ""
                 continue
@@ -405,7 +350,7 @@ class ValidatingPolicies:
             if validation.get("messageExpression"):
                 try:
                     produced = _run(str(validation["messageExpression"]), activation)
-                except _Failure:
+                except _FailureError:
                     produced = None
                 if isinstance(produced, str):
                     message = str(produced).strip()
@@ -420,15 +365,18 @@ class ValidatingPolicies:
             text = str(audit.get("valueExpression"))
             try:
                 value = _run(text, activation)
-            except _Failure as err:
+            except _FailureError as err:
                 if fail:
                     yield str(err), ""
                 continue
             if not isinstance(value, (str, type(None), celpy.celtypes.NullType)) and fail:
                 yield (
-                    f"valueExpression '{text}' resulted in unsupported return type: "
-                    f"{_type_name(value)}. Return type must be either string or null."
-                ), ""
+                    (
+                        f"valueExpression '{text}' resulted in unsupported return type: "
+                        f"{_type_name(value)}. Return type must be either string or null."
+                    ),
+                    "",
+                )
 
 
 def _type_name(value: Any) -> str:
@@ -493,6 +441,6 @@ def _variables(variables: Any, activation: dict[str, Any]) -> Any:
         name = celpy.celtypes.StringType(str(variable.get("name")))
         try:
             values[name] = _run(str(variable.get("expression")), activation)
-        except _Failure as err:
+        except _FailureError as err:
             values[name] = celpy.CELEvalError(str(err).split("resulted in error: ", 1)[-1])
     return celpy.celtypes.MapType(values)

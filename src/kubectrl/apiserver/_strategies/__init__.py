@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from kubectrl._builtin_kinds import BUILTIN_KINDS
 from kubectrl.apiserver._resources.info import ResourceInfo
-from kubectrl.apiserver._strategies import admissionregistration, apps, batch, core, networking, rbac
+from kubectrl.apiserver._strategies import (
+    admissionregistration,
+    apps,
+    batch,
+    core,
+    networking,
+    rbac,
+)
 from kubectrl.apiserver._strategies.apiextensions import CustomResourceDefinitions
 from kubectrl.apiserver._strategies.base import Cause, Key, ReadOnly, Strategy
 from kubectrl.apiserver._strategies.custom import CustomResources

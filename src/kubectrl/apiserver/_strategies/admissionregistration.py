@@ -6,8 +6,8 @@ defaults.go`` (``failurePolicy`` Fail, ``matchPolicy`` Equivalent, empty selecto
 ``scope`` ``*``) and validated as ``pkg/apis/admissionregistration/validation/validation.go``
 checks what a test's policy most often gets wrong: the required fields, the enumerations, and
 every CEL expression compiled (one that does not parse, calls an unknown function, or whose type
-is known and wrong is 422, as the apiserver's compilation refuses it). The policies run as an admission plugin
-(:mod:`kubectrl.apiserver._admission.policy`).
+is known and wrong is 422, as the apiserver's compilation refuses it). The policies run as an
+admission plugin (:mod:`kubectrl.apiserver._admission.policy`).
 
 Not checked: type checking against the matched kinds (the apiserver reports it in the
 policy's ``status.typeChecking``, asynchronously, and admits the policy).
@@ -15,10 +15,11 @@ policy's ``status.typeChecking``, asynchronously, and admits the policy).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from kubectrl.apiserver._schema.cel_policy import compile_expression
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 
 __all__ = ["ValidatingAdmissionPolicies", "ValidatingAdmissionPolicyBindings"]
@@ -40,15 +41,14 @@ def _default_match(match: Any) -> None:
 
 
 def _compile(expression: Any, path: str, causes: list[Cause], *returns: str) -> None:
-    # imported here: the CEL engine is an extra, needed once a policy is written
-    from kubectrl.apiserver._admission.policy import compile_expression
-
     if not isinstance(expression, str) or not expression.strip():
         causes.append(("FieldValueRequired", path, "Required value: expression is not specified"))
         return
     problem = compile_expression(expression, returns)
     if problem:
-        causes.append(("FieldValueInvalid", path, f"Invalid value: {json.dumps(expression)}: {problem}"))
+        causes.append(
+            ("FieldValueInvalid", path, f"Invalid value: {json.dumps(expression)}: {problem}")
+        )
 
 
 def _match_causes(match: Any, path: str, required: bool) -> list[Cause]:
@@ -175,13 +175,16 @@ class ValidatingAdmissionPolicyBindings(Strategy):
                     (
                         "FieldValueNotSupported",
                         f"spec.validationActions[{i}]",
-                        f'Unsupported value: "{action}": supported values: "Audit", "Deny", '
-                        '"Warn"',
+                        f'Unsupported value: "{action}": supported values: "Audit", "Deny", "Warn"',
                     )
                 )
             elif action in actions[:i]:
                 causes.append(
-                    ("FieldValueDuplicate", f"spec.validationActions[{i}]", f'Duplicate value: "{action}"')
+                    (
+                        "FieldValueDuplicate",
+                        f"spec.validationActions[{i}]",
+                        f'Duplicate value: "{action}"',
+                    )
                 )
         if "Deny" in actions and "Warn" in actions:
             causes.append(
