@@ -100,6 +100,12 @@ def _policies(namespace: str) -> list[dict[str, Any]]:
             "matchConditions": [{"name": "checked", "expression": "'check' in object.data"}],
             "validations": [{"expression": "object.data.check == 'yes'", "message": "check!"}]}),
         _binding("match-conditions", ["Deny"]),
+        _policy("condition-errors", {
+            "matchConditions": [
+                {"name": "errs", "expression": "object.data.missing == 'x'"},
+                {"name": "skip", "expression": "'skip' in object.data"}],
+            "validations": [{"expression": "false", "message": "applied"}]}),
+        _binding("condition-errors", ["Deny"]),
         _policy("warn", {"validations": [{"expression": "!('bad' in object.data)",
                                           "message": "bad is deprecated"}]}),
         _binding("warn", ["Warn", "Audit"]),
@@ -279,6 +285,16 @@ async def test_match_conditions(policies: Target) -> None:
     await _check_denial(policies, "match-conditions", {"check": "no"}, "check!")
     # no 'check' key: the condition is false, the policy does not apply
     await policies.client.create(_cm(policies, "match-conditions", {"other": "no"}))
+
+
+async def test_match_condition_errors_yield_to_a_false_one(policies: Target) -> None:
+    await _check_denial(
+        policies,
+        "condition-errors",
+        {"skip": "1"},
+        "expression 'object.data.missing == 'x'' resulted in error: no such key: missing",
+    )
+    await policies.client.create(_cm(policies, "condition-errors", {"other": "1"}))
 
 
 async def test_warn_and_audit_admit_with_a_warning(policies: Target) -> None:

@@ -152,3 +152,17 @@ async def test_a_status_write_is_not_matched_by_the_resource_alone() -> None:
         created = await client.status().update(created)
         with pytest.raises(InvalidError):
             await client.update(created)
+
+
+async def test_a_false_match_condition_wins_over_one_that_errs(client: AsyncClient) -> None:
+    """matchconditions/matcher.go: any condition false and the policy does not apply, though
+    another failed; with none false, the errors go to the failure policy."""
+    conditions = [
+        {"name": "errs", "expression": "object.data.missing == 'x'"},
+        {"name": "false", "expression": "'skip' in object.data"},
+    ]
+    await client.create(policy("p", {"expression": "false"}, matchConditions=conditions))
+    await client.create(binding("p", ["Deny"]))
+    with pytest.raises(InvalidError, match="resulted in error: no such key: missing"):
+        await client.create(cm("c", skip="1"))
+    await client.create(cm("d", other="1"))

@@ -322,19 +322,21 @@ class ValidatingPolicies:
         ``failurePolicy: Fail`` as ``(message, "")``."""
         celpy = cel._celpy()
         activation = _activation(attrs, param, namespace)
-        try:
-            activation["variables"] = _variables(spec.get("variables") or (), activation)
-            for condition in spec.get("matchConditions") or ():
+        activation["variables"] = _variables(spec.get("variables") or (), activation)
+        # matchconditions/matcher.go: one false condition and the policy does not apply, even
+        # when another erred; else the errors (aggregated) go to the failure policy
+        errors: list[str] = []
+        for condition in spec.get("matchConditions") or ():
+            try:
                 result = _run(str(condition.get("expression")), activation)
-                if not isinstance(result, celpy.celtypes.BoolType):
-                    raise _FailureError(
-                        f"matchCondition '{condition.get('name')}' resulted in non-boolean type"
-                    )
-                if not bool(result):
-                    return
-        except _FailureError as err:
+            except _FailureError as err:
+                errors.append(str(err))
+                continue
+            if isinstance(result, celpy.celtypes.BoolType) and not bool(result):
+                return
+        if errors:
             if fail:
-                yield str(err), ""
+                yield (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"), ""
             return
         for validation in spec.get("validations") or ():
             expression = str(validation.get("expression"))
