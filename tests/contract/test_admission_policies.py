@@ -417,3 +417,56 @@ async def test_an_expression_the_apiserver_cannot_compile_is_refused(
         )
     else:
         assert causes[0]["message"] == f"Invalid value: {json.dumps(expression)}: {message}"
+
+
+@pytest.mark.known_difference("MutatingAdmissionPolicy (ApplyConfiguration, JSONPatch)")
+async def test_mutating_admission_policy(target: Target, request: pytest.FixtureRequest) -> None:
+    """k8s.io/apiserver pkg/admission/plugin/policy/mutating (dispatcher.go, patch/smd.go):
+    an ApplyConfiguration mutation merged into the object before it is validated and stored."""
+    name = f"{SUITE}-{unique('mutating')}"
+    rules = [dict(CONFIGMAPS[0], operations=["CREATE"])]
+    selector = {"matchLabels": {SUITE_LABEL: SUITE, LABEL: "mutating"}}
+    policy = {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "matchConstraints": {"resourceRules": rules},
+            "failurePolicy": "Fail",
+            "reinvocationPolicy": "Never",
+            "mutations": [
+                {
+                    "patchType": "ApplyConfiguration",
+                    "applyConfiguration": {
+                        "expression": 'Object{data: {"mutated": "yes"}}',
+                    },
+                }
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "matchResources": {"objectSelector": selector}},
+    }
+    await target.client.create(policy)
+    if target.is_real:
+        control_plane = target.control_plane
+        assert control_plane is not None
+
+        def remove() -> None:
+            with control_plane.http_client() as http:
+                for plural in ("mutatingadmissionpolicies", "mutatingadmissionpolicybindings"):
+                    http.delete(f"/apis/{GROUP}/v1/{plural}/{name}")
+
+        request.addfinalizer(remove)
+    await target.client.create(binding)
+
+    async def mutated() -> bool:
+        probe = await target.client.create(_cm(target, "mutating", {"a": "1"}), dry_run=True)
+        return bool(probe["data"].get("mutated") == "yes")
+
+    await eventually(mutated, 60, describe="the mutating policy is in force")
+    created = await target.client.create(_cm(target, "mutating", {"a": "1"}))
+    assert created["data"] == {"a": "1", "mutated": "yes"}
