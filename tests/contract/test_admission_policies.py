@@ -419,29 +419,27 @@ async def test_an_expression_the_apiserver_cannot_compile_is_refused(
         assert causes[0]["message"] == f"Invalid value: {json.dumps(expression)}: {message}"
 
 
-@pytest.mark.known_difference("MutatingAdmissionPolicy (ApplyConfiguration, JSONPatch)")
-async def test_mutating_admission_policy(target: Target, request: pytest.FixtureRequest) -> None:
-    """k8s.io/apiserver pkg/admission/plugin/policy/mutating (dispatcher.go, patch/smd.go):
-    an ApplyConfiguration mutation merged into the object before it is validated and stored."""
-    name = f"{SUITE}-{unique('mutating')}"
-    rules = [dict(CONFIGMAPS[0], operations=["CREATE"])]
-    selector = {"matchLabels": {SUITE_LABEL: SUITE, LABEL: "mutating"}}
+async def _mutating(
+    target: Target,
+    request: pytest.FixtureRequest,
+    case: str,
+    mutations: list[dict[str, Any]],
+    **spec: Any,
+) -> None:
+    """A MutatingAdmissionPolicy of this case's ConfigMaps and its binding (removed after the
+    case on the real server)."""
+    name = f"{SUITE}-{case}"
+    selector = {"matchLabels": {SUITE_LABEL: SUITE, LABEL: case.split(".")[0]}}
     policy = {
         "apiVersion": f"{GROUP}/v1",
         "kind": "MutatingAdmissionPolicy",
         "metadata": {"name": name},
         "spec": {
-            "matchConstraints": {"resourceRules": rules},
+            "matchConstraints": {"resourceRules": CONFIGMAPS},
             "failurePolicy": "Fail",
             "reinvocationPolicy": "Never",
-            "mutations": [
-                {
-                    "patchType": "ApplyConfiguration",
-                    "applyConfiguration": {
-                        "expression": 'Object{data: {"mutated": "yes"}}',
-                    },
-                }
-            ],
+            "mutations": mutations,
+            **spec,
         },
     }
     binding = {
@@ -450,7 +448,6 @@ async def test_mutating_admission_policy(target: Target, request: pytest.Fixture
         "metadata": {"name": name},
         "spec": {"policyName": name, "matchResources": {"objectSelector": selector}},
     }
-    await target.client.create(policy)
     if target.is_real:
         control_plane = target.control_plane
         assert control_plane is not None
@@ -461,12 +458,103 @@ async def test_mutating_admission_policy(target: Target, request: pytest.Fixture
                     http.delete(f"/apis/{GROUP}/v1/{plural}/{name}")
 
         request.addfinalizer(remove)
+    await target.client.create(policy)
     await target.client.create(binding)
 
-    async def mutated() -> bool:
-        probe = await target.client.create(_cm(target, "mutating", {"a": "1"}), dry_run=True)
-        return bool(probe["data"].get("mutated") == "yes")
 
-    await eventually(mutated, 60, describe="the mutating policy is in force")
-    created = await target.client.create(_cm(target, "mutating", {"a": "1"}))
-    assert created["data"] == {"a": "1", "mutated": "yes"}
+def _apply(expression: str) -> dict[str, Any]:
+    return {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}}
+
+
+def _json_patch(expression: str) -> dict[str, Any]:
+    return {"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}
+
+
+async def _mutated_when_enforced(
+    target: Target, case: str, data: Mapping[str, str], ready: Callable[[Any], bool]
+) -> Any:
+    """Create the case's ConfigMap once the real server applies the policy to a dry run."""
+
+    async def applied() -> bool:
+        probe = await target.client.create(_cm(target, case, data), dry_run=True)
+        return ready(probe)
+
+    if target.is_real:
+        await eventually(applied, 60, describe=f"mutating policy {case} in force")
+    return await target.client.create(_cm(target, case, data))
+
+
+async def test_mutating_apply_configuration(target: Target, request: pytest.FixtureRequest) -> None:
+    """pkg/admission/plugin/policy/mutating/patch/smd.go: the Object merged into the object."""
+    await _mutating(
+        target,
+        request,
+        "apply",
+        [_apply('Object{metadata: Object.metadata{labels: {"mutated": "yes"}}, '
+                'data: {"size": string(size(object.data))}}')],
+    )  # fmt: skip
+    created = await _mutated_when_enforced(
+        target, "apply", {"a": "1"}, lambda o: "size" in o["data"]
+    )
+    assert created["data"] == {"a": "1", "size": "1"}
+    assert created["metadata"]["labels"] == {**_labels("apply"), "mutated": "yes"}
+
+
+async def test_mutating_json_patch(target: Target, request: pytest.FixtureRequest) -> None:
+    """pkg/admission/plugin/policy/mutating/patch/json_patch.go: the operations in order."""
+    await _mutating(
+        target,
+        request,
+        "jsonpatch",
+        [_json_patch('[JSONPatch{op: "add", path: "/data/b", value: "2"}, '
+                     'JSONPatch{op: "replace", path: "/data/a", value: object.data.a + "!"}, '
+                     'JSONPatch{op: "remove", path: "/data/gone"}]')],
+    )  # fmt: skip
+    created = await _mutated_when_enforced(
+        target, "jsonpatch", {"a": "1", "gone": "x"}, lambda o: "b" in o["data"]
+    )
+    assert created["data"] == {"a": "1!", "b": "2"}
+
+
+async def test_mutating_reinvocation_if_needed(
+    target: Target, request: pytest.FixtureRequest
+) -> None:
+    """pkg/admission/plugin/policy/mutating/dispatcher.go: an IfNeeded policy runs again when
+    another changed the object after it (whatever order the two run in, ``copy`` ends ``set``)."""
+    await _mutating(
+        target,
+        request,
+        "reinvoke.copy",
+        [_apply('Object{data: {"copy": has(object.data.b) ? object.data.b : "none"}}')],
+        reinvocationPolicy="IfNeeded",
+    )
+    await _mutating(target, request, "reinvoke.set", [_apply('Object{data: {"b": "set"}}')])
+    created = await _mutated_when_enforced(
+        target, "reinvoke", {"a": "1"}, lambda o: {"b", "copy"} <= set(o["data"])
+    )
+    assert created["data"] == {"a": "1", "b": "set", "copy": "set"}
+
+
+async def test_mutating_failure_policy_fail(target: Target, request: pytest.FixtureRequest) -> None:
+    await _mutating(
+        target, request, "mutating-fail", [_apply('Object{data: {"x": object.data.missing}}')]
+    )
+    obj = _cm(target, "mutating-fail", {"a": "1"})
+
+    async def refused() -> bool:
+        try:
+            await target.client.create(obj, dry_run=True)
+        except APIError:
+            return True
+        return False
+
+    if target.is_real:
+        await eventually(refused, 60, describe="mutating policy mutating-fail in force")
+    name = obj["metadata"]["name"]
+    text = (
+        f"policy '{SUITE}-mutating-fail' with binding '{SUITE}-mutating-fail' denied request: "
+        """expression 'Object{data: {"x": object.data.missing}}' resulted in error: """
+        "no such key: missing"
+    )
+    details = {"name": name, "kind": "configmaps", "causes": [{"message": text}]}
+    assert await _refusal(target.client, obj) == (403, "Invalid", text, details)

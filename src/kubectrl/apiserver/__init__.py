@@ -51,7 +51,9 @@ import-linter contract keeps it so):
     lifecycle, then the validating plugins, on the object as it will be stored;
   - ``_admission.lifecycle``: the NamespaceLifecycle plugin (stored namespaces, or a server's);
   - ``_admission.policy``: the ValidatingAdmissionPolicy plugin (the stored policies, bindings
-    and params), and ``check_policy_expression``.
+    and params), and ``check_policy_expression``;
+  - ``_admission.policy_mutating``: the MutatingAdmissionPolicy plugin (ApplyConfiguration,
+    JSONPatch, reinvocation).
 
 - ``_strategies``: what each resource does on writes, one object per resource, registered in
   the package (``for_resource``, ``builtin_resources``).
@@ -60,7 +62,8 @@ import-linter contract keeps it so):
   - ``_strategies.core``: Namespaces, Pods, Services, ConfigMaps, Secrets, ServiceAccounts,
     Events, Nodes, PersistentVolumeClaims;
   - ``_strategies.apps``: Deployments, ReplicaSets, StatefulSets, DaemonSets;
-  - ``_strategies.admissionregistration``: ValidatingAdmissionPolicies and their bindings;
+  - ``_strategies.admissionregistration``: Validating and MutatingAdmissionPolicies and their
+    bindings;
   - ``_strategies.batch``: Jobs, CronJobs;
   - ``_strategies.rbac``: Roles, ClusterRoles and their bindings;
   - ``_strategies.networking``: Ingresses and Leases;

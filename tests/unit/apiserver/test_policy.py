@@ -166,3 +166,78 @@ async def test_a_false_match_condition_wins_over_one_that_errs(client: AsyncClie
     with pytest.raises(InvalidError, match="resulted in error: no such key: missing"):
         await client.create(cm("c", skip="1"))
     await client.create(cm("d", other="1"))
+
+
+async def test_a_mutation_building_an_unknown_type_is_refused_naming_it(
+    client: AsyncClient,
+) -> None:
+    """mutating/patch/smd.go builds ``Object`` (and ``Object.<field>...``) values; JSONPatch
+    builds ``JSONPatch``: any other construction is one FakeAPI cannot type."""
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+              "resources": ["configmaps"]}]  # fmt: skip
+    await client.create(
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": "m"},
+            "spec": {
+                "matchConstraints": {"resourceRules": rules},
+                "reinvocationPolicy": "Never",
+                "mutations": [
+                    {
+                        "patchType": "ApplyConfiguration",
+                        "applyConfiguration": {"expression": "Other{data: {}}"},
+                    }
+                ],
+            },
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": "m"},
+            "spec": {"policyName": "m"},
+        }
+    )
+    with pytest.raises(UnsupportedFeatureError, match=r"Other\{\.\.\.\}"):
+        await client.create(cm("c", a="1"))
+
+
+async def test_mutations_run_before_validation(client: AsyncClient) -> None:
+    """The apiserver's order: mutating admission, then the kind's validation and validating
+    admission, which see the mutated object."""
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+              "resources": ["configmaps"]}]  # fmt: skip
+    await client.create(
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": "m"},
+            "spec": {
+                "matchConstraints": {"resourceRules": rules},
+                "reinvocationPolicy": "Never",
+                "mutations": [
+                    {
+                        "patchType": "JSONPatch",
+                        "jsonPatch": {
+                            "expression": '[JSONPatch{op: "add", path: "/data/added", '
+                            'value: "yes"}]'
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": "m"},
+            "spec": {"policyName": "m"},
+        }
+    )
+    await client.create(policy("v", {"expression": "'added' in object.data", "message": "no"}))
+    await client.create(binding("v", ["Deny"]))
+    created = await client.create(cm("c", a="1"))
+    assert created["data"] == {"a": "1", "added": "yes"}

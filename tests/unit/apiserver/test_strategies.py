@@ -163,7 +163,7 @@ def test_every_builtin_resource_has_one_strategy_and_is_described_by_it() -> Non
         assert info.short_names == list(strategy.short_names)
         assert info.field_labels == strategy.field_labels
     writable = sorted(s.resource for s in registered if s.writable)
-    assert len(writable) == 25
+    assert len(writable) == 27
     assert not any(isinstance(s, ReadOnly) and s.writable for s in registered)
 
 

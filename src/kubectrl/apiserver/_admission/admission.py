@@ -17,7 +17,7 @@ from typing import Any
 
 from kubectrl.apiserver._resources.info import ResourceInfo
 
-__all__ = ["Admission", "Attributes", "NamespaceCheck", "Validating"]
+__all__ = ["Admission", "Attributes", "Mutating", "NamespaceCheck", "Validating"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,18 +42,28 @@ class Attributes:
 #: A validating plugin: refuses the write by raising a
 #: :class:`~kubectrl.apiserver._status.StatusError`.
 Validating = Callable[[Attributes], None]
+#: A mutating plugin: the object as it leaves it (``None``: unchanged), given the write and the
+#: kind's defaulting (run after each change); refuses by raising a ``StatusError``.
+Mutating = Callable[[Attributes, Callable[[dict[str, Any]], None]], "dict[str, Any] | None"]
 #: The namespace lifecycle: ``(resource, namespace, name)``; refuses a create into a
 #: namespace that does not exist (or is terminating).
 NamespaceCheck = Callable[[ResourceInfo, str, str], None]
 
 
 class Admission:
-    """The admission plugins of a store: ``namespaces`` (the NamespaceLifecycle plugin) and
-    ``validating``, run in order after the strategy."""
+    """The admission plugins of a store: ``namespaces`` (the NamespaceLifecycle plugin),
+    ``mutating`` (run after the kind's defaults, before its validation) and ``validating``
+    (run in order after the strategy)."""
 
-    def __init__(self, namespaces: NamespaceCheck, validating: Sequence[Validating] = ()) -> None:
+    def __init__(
+        self,
+        namespaces: NamespaceCheck,
+        validating: Sequence[Validating] = (),
+        mutating: Sequence[Mutating] = (),
+    ) -> None:
         self.namespaces = namespaces
         self.validating = list(validating)
+        self.mutating = list(mutating)
         #: The ``Warning`` texts of the request being served (the core sets a list of its own
         #: for each request).
         self.warnings: list[str] = []
@@ -68,6 +78,20 @@ class Admission:
     def warn(self, text: str) -> None:
         """Add a ``Warning`` header to the answer of the request being served."""
         self.warnings.append(text)
+
+    def mutate(
+        self, attributes: Attributes, default: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any] | None:
+        """Run the mutating plugins in order, each on the object the one before left; the
+        object they leave, or ``None`` when none changed it."""
+        changed = None
+        for plugin in self.mutating:
+            if changed is not None:
+                attributes = dataclasses.replace(attributes, object=changed)
+            out = plugin(attributes, default)
+            if out is not None:
+                changed = out
+        return changed
 
     def validate(self, attributes: Attributes) -> None:
         """Run the validating plugins; the first that refuses ends the write."""

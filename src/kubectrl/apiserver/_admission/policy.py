@@ -40,13 +40,24 @@ from kubectrl.apiserver._storage.memory import Storage
 from kubectrl.apiserver._strategies import NAMESPACES
 from kubectrl.apiserver._validation.objects import selector_matches
 
-__all__ = ["ValidatingPolicies", "check_policy_expression", "compile_expression"]
+__all__ = [
+    "EXEMPT",
+    "FailureError",
+    "PolicyPlugin",
+    "ValidatingPolicies",
+    "check_policy_expression",
+    "check_supported",
+    "compile_expression",
+    "evaluate_variables",
+    "make_activation",
+    "run",
+]
 
 _GROUP = "admissionregistration.k8s.io"
 _POLICIES = (_GROUP, "validatingadmissionpolicies")
 _BINDINGS = (_GROUP, "validatingadmissionpolicybindings")
 #: What policies and webhooks never judge (``IsExemptAdmissionConfigurationResource``).
-_EXEMPT = frozenset(
+EXEMPT = frozenset(
     (_GROUP, plural)
     for plural in (
         "validatingadmissionpolicies",
@@ -86,13 +97,13 @@ def check_policy_expression(expression: str, *returns: str) -> str | None:
     return compile_expression(expression, returns)
 
 
-class _FailureError(Exception):
+class FailureError(Exception):
     """An error of a policy's evaluation: enforced as its ``failurePolicy`` says."""
 
 
-def _run(text: str, activation: Mapping[str, Any]) -> Any:
-    """Evaluate ``text``; :class:`_FailureError` with the apiserver's message when it errs."""
-    celpy = cel._celpy()
+def check_supported(text: str) -> None:
+    """Refuse (:class:`FeatureNotImplementedError`) an expression reading what FakeAPI cannot
+    answer."""
     for pattern, feature in _UNSUPPORTED:
         if pattern.search(text):
             raise FeatureNotImplementedError(
@@ -104,16 +115,27 @@ def _run(text: str, activation: Mapping[str, Any]) -> Any:
         raise FeatureNotImplementedError(
             f"the CEL function {compiled.lacking[0]}() in an admission policy's expression"
         )
+
+
+def run(text: str, activation: Mapping[str, Any]) -> Any:
+    """Evaluate ``text``; :class:`FailureError` with the apiserver's message when it errs."""
+    celpy = cel._celpy()
+    check_supported(text)
+    compiled = cel.compile_rule(text)
+    if compiled.lacking:
+        raise FeatureNotImplementedError(
+            f"the CEL function {compiled.lacking[0]}() in an admission policy's expression"
+        )
     try:
         result = compiled.program.evaluate(dict(activation))
     except celpy.CELEvalError as err:
-        raise _FailureError(f"expression '{text}' resulted in error: {_go_error(err)}") from None
+        raise FailureError(f"expression '{text}' resulted in error: {go_error(err)}") from None
     if isinstance(result, celpy.CELEvalError):
-        raise _FailureError(f"expression '{text}' resulted in error: {_go_error(result)}")
+        raise FailureError(f"expression '{text}' resulted in error: {go_error(result)}")
     return result
 
 
-def _go_error(err: Exception) -> str:
+def go_error(err: Exception) -> str:
     detail = str(err.args[0]) if err.args else str(err)
     found = _NO_KEY.search(detail)
     return f"no such key: {found.group(1)}" if found else detail
@@ -162,79 +184,21 @@ def _rules_match(match: Mapping[str, Any], attrs: Attributes, binding: bool) -> 
     return any(_rule_matches(rule, attrs, v) for rule in rules for v in versions)
 
 
-class ValidatingPolicies:
-    """The ValidatingAdmissionPolicy plugin over the policies, bindings, params and namespaces
-    in ``storage``; ``warn`` gets each ``Warn`` action's text."""
+class PolicyPlugin:
+    """What the policy plugins share (``.../policy/generic``): the policies and bindings, params
+    and namespaces in ``storage``, and how a write is matched."""
 
-    def __init__(self, storage: Storage, registry: Registry, warn: Warn) -> None:
+    def __init__(self, storage: Storage, registry: Registry) -> None:
         self.storage = storage
         self.registry = registry
-        self.warn = warn
 
-    def __repr__(self) -> str:
-        return "ValidatingPolicies()"
-
-    def __call__(self, attrs: Attributes) -> None:
-        if (attrs.info.group, attrs.info.plural) in _EXEMPT:
-            return
-        policies = self.storage.range(_POLICIES)
-        if not policies:
-            return
-        bindings: dict[str, list[dict[str, Any]]] = {}
-        for _, binding in sorted(self.storage.range(_BINDINGS).items()):
+    def bindings(self, resource: tuple[str, str]) -> dict[str, list[dict[str, Any]]]:
+        """The stored bindings by the name of their policy, each policy's by name."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for _, binding in sorted(self.storage.range(resource).items()):
             name = str((binding.get("spec") or {}).get("policyName") or "")
-            bindings.setdefault(name, []).append(binding)
-        namespace = self._namespace(attrs)
-        denied: list[tuple[str, str, str, str]] = []  # policy, binding, message, reason
-        for (_, policy_name), policy in sorted(policies.items()):
-            spec = policy.get("spec") or {}
-            if not self._matches(spec.get("matchConstraints") or {}, attrs, namespace):
-                continue
-            fail = spec.get("failurePolicy", "Fail") != "Ignore"
-            for binding in bindings.get(policy_name, ()):
-                bspec = binding.get("spec") or {}
-                binding_name = binding["metadata"]["name"]
-                match = bspec.get("matchResources")
-                if match and not self._matches(match, attrs, namespace, binding=True):
-                    continue
-                actions = list(bspec.get("validationActions") or ())
-                try:
-                    params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs)
-                except _FailureError as err:
-                    if fail:
-                        message = f"failed to configure binding: {err}"
-                        denied.append((policy_name, binding_name, message, "Invalid"))
-                    continue
-                for param in params:
-                    for message, reason in self._evaluate(spec, attrs, param, namespace, fail):
-                        if reason == "":  # an error under Fail: denied whatever the actions
-                            denied.append((policy_name, binding_name, message, "Invalid"))
-                            continue
-                        if "Deny" in actions:
-                            denied.append((policy_name, binding_name, message, reason))
-                        if "Warn" in actions:
-                            self.warn(
-                                f"Validation failed for ValidatingAdmissionPolicy "
-                                f"'{policy_name}' with binding '{binding_name}': {message}"
-                            )
-        if denied:
-            policy_name, binding_name, message, reason = denied[0]
-            text = (
-                f"ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}' "
-                f"denied request: {message}"
-            )
-            raise StatusError.make(
-                _CODES.get(reason, 500),
-                f'{qualified(attrs.info.plural, attrs.info.group)} "{attrs.name}" is '
-                f"forbidden: {text}",
-                reason=reason,
-                details={
-                    "name": attrs.name,
-                    "group": attrs.info.group,
-                    "kind": attrs.info.plural,
-                    "causes": [{"message": text}],
-                },
-            )
+            out.setdefault(name, []).append(binding)
+        return out
 
     # ------------------------------------------------------------------ matching
 
@@ -276,19 +240,19 @@ class ValidatingPolicies:
         group, _, version = str(kind.get("apiVersion") or "").rpartition("/")
         info = self.registry.by_kind(group, version, str(kind.get("kind") or ""))
         if info is None:
-            raise _FailureError(
+            raise FailureError(
                 f"paramKind kind `{kind.get('apiVersion')}, Kind={kind.get('kind')}` not known"
             )
         ns = ""
         if info.namespaced:
             ns = str(ref.get("namespace") or attrs.namespace or "")
             if not ns:
-                raise _FailureError(
+                raise FailureError(
                     "cannot use namespaced paramRef in policy binding that matches "
                     "cluster-scoped resources"
                 )
         elif ref.get("namespace"):
-            raise _FailureError(
+            raise FailureError(
                 "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
             )
         found: list[Mapping[str, Any] | None]
@@ -303,10 +267,81 @@ class ValidatingPolicies:
                 if key[0] == ns and selector_matches(selector, _labels(obj))
             ]
         if not found and ref.get("parameterNotFoundAction") == "Deny":
-            raise _FailureError(
+            raise FailureError(
                 "no params found for policy binding with `Deny` parameterNotFoundAction"
             )
         return found
+
+
+class ValidatingPolicies(PolicyPlugin):
+    """The ValidatingAdmissionPolicy plugin over the policies, bindings, params and namespaces
+    in ``storage``; ``warn`` gets each ``Warn`` action's text."""
+
+    def __init__(self, storage: Storage, registry: Registry, warn: Warn) -> None:
+        super().__init__(storage, registry)
+        self.warn = warn
+
+    def __repr__(self) -> str:
+        return "ValidatingPolicies()"
+
+    def __call__(self, attrs: Attributes) -> None:
+        if (attrs.info.group, attrs.info.plural) in EXEMPT:
+            return
+        policies = self.storage.range(_POLICIES)
+        if not policies:
+            return
+        bindings = self.bindings(_BINDINGS)
+        namespace = self._namespace(attrs)
+        denied: list[tuple[str, str, str, str]] = []  # policy, binding, message, reason
+        for (_, policy_name), policy in sorted(policies.items()):
+            spec = policy.get("spec") or {}
+            if not self._matches(spec.get("matchConstraints") or {}, attrs, namespace):
+                continue
+            fail = spec.get("failurePolicy", "Fail") != "Ignore"
+            for binding in bindings.get(policy_name, ()):
+                bspec = binding.get("spec") or {}
+                binding_name = binding["metadata"]["name"]
+                match = bspec.get("matchResources")
+                if match and not self._matches(match, attrs, namespace, binding=True):
+                    continue
+                actions = list(bspec.get("validationActions") or ())
+                try:
+                    params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs)
+                except FailureError as err:
+                    if fail:
+                        message = f"failed to configure binding: {err}"
+                        denied.append((policy_name, binding_name, message, "Invalid"))
+                    continue
+                for param in params:
+                    for message, reason in self._evaluate(spec, attrs, param, namespace, fail):
+                        if reason == "":  # an error under Fail: denied whatever the actions
+                            denied.append((policy_name, binding_name, message, "Invalid"))
+                            continue
+                        if "Deny" in actions:
+                            denied.append((policy_name, binding_name, message, reason))
+                        if "Warn" in actions:
+                            self.warn(
+                                f"Validation failed for ValidatingAdmissionPolicy "
+                                f"'{policy_name}' with binding '{binding_name}': {message}"
+                            )
+        if denied:
+            policy_name, binding_name, message, reason = denied[0]
+            text = (
+                f"ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}' "
+                f"denied request: {message}"
+            )
+            raise StatusError.make(
+                _CODES.get(reason, 500),
+                f'{qualified(attrs.info.plural, attrs.info.group)} "{attrs.name}" is '
+                f"forbidden: {text}",
+                reason=reason,
+                details={
+                    "name": attrs.name,
+                    "group": attrs.info.group,
+                    "kind": attrs.info.plural,
+                    "causes": [{"message": text}],
+                },
+            )
 
     # ------------------------------------------------------------------ evaluation
 
@@ -321,15 +356,15 @@ class ValidatingPolicies:
         """The failed validations of one evaluation, ``(message, reason)``; an error under
         ``failurePolicy: Fail`` as ``(message, "")``."""
         celpy = cel._celpy()
-        activation = _activation(attrs, param, namespace)
-        activation["variables"] = _variables(spec.get("variables") or (), activation)
+        activation = make_activation(attrs, param, namespace)
+        activation["variables"] = evaluate_variables(spec.get("variables") or (), activation)
         # matchconditions/matcher.go: one false condition and the policy does not apply, even
         # when another erred; else the errors (aggregated) go to the failure policy
         errors: list[str] = []
         for condition in spec.get("matchConditions") or ():
             try:
-                result = _run(str(condition.get("expression")), activation)
-            except _FailureError as err:
+                result = run(str(condition.get("expression")), activation)
+            except FailureError as err:
                 errors.append(str(err))
                 continue
             if isinstance(result, celpy.celtypes.BoolType) and not bool(result):
@@ -341,8 +376,8 @@ class ValidatingPolicies:
         for validation in spec.get("validations") or ():
             expression = str(validation.get("expression"))
             try:
-                result = _run(expression, activation)
-            except _FailureError as err:
+                result = run(expression, activation)
+            except FailureError as err:
                 if fail:
                     yield str(err), ""
                 continue
@@ -351,8 +386,8 @@ class ValidatingPolicies:
             message = ""
             if validation.get("messageExpression"):
                 try:
-                    produced = _run(str(validation["messageExpression"]), activation)
-                except _FailureError:
+                    produced = run(str(validation["messageExpression"]), activation)
+                except FailureError:
                     produced = None
                 if isinstance(produced, str):
                     message = str(produced).strip()
@@ -366,8 +401,8 @@ class ValidatingPolicies:
         for audit in spec.get("auditAnnotations") or ():
             text = str(audit.get("valueExpression"))
             try:
-                value = _run(text, activation)
-            except _FailureError as err:
+                value = run(text, activation)
+            except FailureError as err:
                 if fail:
                     yield str(err), ""
                 continue
@@ -391,7 +426,7 @@ def _labels(obj: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
 
 
-def _activation(
+def make_activation(
     attrs: Attributes, param: Mapping[str, Any] | None, namespace: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     to_cel = cel._celpy().json_to_cel
@@ -433,16 +468,16 @@ def _plain(obj: Mapping[str, Any] | None) -> Any:
     return None if obj is None else json.loads(json.dumps(obj))
 
 
-def _variables(variables: Any, activation: dict[str, Any]) -> Any:
+def evaluate_variables(declared: Any, activation: dict[str, Any]) -> Any:
     """``variables``, each evaluated in order with the ones before it (an error is the
     error of the expression that uses it)."""
     celpy = cel._celpy()
     values: dict[Any, Any] = {}
-    for variable in variables:
+    for variable in declared:
         activation["variables"] = celpy.celtypes.MapType(values)
         name = celpy.celtypes.StringType(str(variable.get("name")))
         try:
-            values[name] = _run(str(variable.get("expression")), activation)
-        except _FailureError as err:
+            values[name] = run(str(variable.get("expression")), activation)
+        except FailureError as err:
             values[name] = celpy.CELEvalError(str(err).split("resulted in error: ", 1)[-1])
     return celpy.celtypes.MapType(values)

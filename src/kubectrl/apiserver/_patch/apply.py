@@ -19,7 +19,7 @@ from typing import Any
 from kubectrl.apiserver._patch.patches import MERGED_PRIMITIVES, merge_key
 from kubectrl.apiserver._status import StatusError
 
-__all__ = ["Path", "fields_of", "record_update", "server_side_apply"]
+__all__ = ["Path", "fields_of", "merge_applied", "record_update", "server_side_apply"]
 
 Path = tuple[str, ...]
 _MISSING: Any = object()
@@ -176,6 +176,12 @@ def _merge(current: Any, applied: Any, name: str = "", parent: str = "") -> Any:
             else copy.deepcopy(value)
         )
     return result
+
+
+def merge_applied(current: Any, applied: Any) -> Any:
+    """``applied`` (an apply configuration) merged into a copy of ``current``: maps field by
+    field, keyed lists item by item, other values replaced; no field ownership."""
+    return _merge(current, applied)
 
 
 def decode(fields_v1: Mapping[str, Any], prefix: Path = ()) -> set[Path]:

@@ -4,10 +4,10 @@ As the apiserver's generic registry store (``pkg/registry/generic/registry/store
 ``pkg/registry/rest`` (``create.go`` ``BeforeCreate``, ``update.go`` ``BeforeUpdate``,
 ``delete.go`` ``BeforeDelete``): one store for every resource, calling the resource's strategy
 (:mod:`kubectrl.apiserver._strategies`) in one fixed order, and its admission
-(:class:`~kubectrl.apiserver._admission.admission.Admission`: the namespace lifecycle, then
-validating admission last, on the object as it will be stored, as ``store.go`` calls
-``createValidation`` after ``rest.BeforeCreate``). Nothing here depends on which resource is
-written but through its strategy.
+(:class:`~kubectrl.apiserver._admission.admission.Admission`: the namespace lifecycle,
+mutating admission after the defaults, then validating admission last, on the object as it
+will be stored, as ``store.go`` calls ``createValidation`` after ``rest.BeforeCreate``).
+Nothing here depends on which resource is written but through its strategy.
 
 A create (:meth:`ObjectStore.create`):
 
@@ -17,7 +17,8 @@ A create (:meth:`ObjectStore.create`):
    object of that name yet;
 3. ``apiVersion``, ``kind``, namespace set, system metadata cleared; the status reset
    (``reset_status``, unless kept);
-4. ``default``; the ``uid``; ``prepare_for_create``;
+4. ``default``; mutating admission (MutatingAdmissionPolicies: the object they leave, the
+   kind's defaults applied after each change); the ``uid``; ``prepare_for_create``;
 5. ``validate_schema`` (custom resources: pruned, defaulted, validated by the CRD schema); the
    metadata's validation and the strategy's ``validate``; ``accept`` (a CRD: the resource it
    defines, its status set);
@@ -34,7 +35,7 @@ An update (:meth:`ObjectStore.update`):
 2. the object written: the body's status (``status``), the strategy's ``merge_subresource``
    (its ``subresources``), or all but the stored status; the system metadata kept, the
    ``managedFields``; no finalizer added to an object being deleted;
-3. (not a status write) ``default`` and ``allocate_update``;
+3. (not a status write) ``default`` and ``allocate_update``; mutating admission;
 4. ``validate_schema``; the metadata's validation and ``validate`` (after a subresource's
    ``validate_subresource``); encoded and ``canonicalize``;
 5. (not a status write) ``prepare_for_update``; the generation bumped when ``spec_of``
@@ -65,6 +66,7 @@ from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._admission.admission import Admission, Attributes
 from kubectrl.apiserver._admission.lifecycle import stored_namespaces
 from kubectrl.apiserver._admission.policy import ValidatingPolicies
+from kubectrl.apiserver._admission.policy_mutating import MutatingPolicies
 from kubectrl.apiserver._patch import apply as _apply
 from kubectrl.apiserver._registry.gc import GarbageCollector
 from kubectrl.apiserver._resources.info import ResourceInfo
@@ -143,6 +145,7 @@ class ObjectStore:
         self.admission = admission or Admission(
             stored_namespaces(storage),
             [ValidatingPolicies(storage, registry, lambda text: self.admission.warn(text))],
+            [MutatingPolicies(storage, registry)],
         )
         self.gc = GarbageCollector(storage, registry, self, clock, enabled=garbage_collection)
 
@@ -175,6 +178,24 @@ class ObjectStore:
         self.admission.validate(
             Attributes(operation, info, version, ns, name, obj, old, dry_run, sub)
         )
+
+    def _mutate(
+        self,
+        strategy: Strategy,
+        operation: str,
+        info: ResourceInfo,
+        version: str,
+        ns: str | None,
+        name: str,
+        obj: dict[str, Any],
+        old: Mapping[str, Any] | None,
+        dry_run: bool,
+        sub: str = "",
+    ) -> dict[str, Any]:
+        """Mutating admission of a write, after the kind's defaults: the object it leaves."""
+        attributes = Attributes(operation, info, version, ns, name, obj, old, dry_run, sub)
+        mutated = self.admission.mutate(attributes, strategy.default)
+        return obj if mutated is None else mutated
 
     # ------------------------------------------------------------------ create
 
@@ -227,6 +248,8 @@ class ObjectStore:
         if not keep_status and info.status:
             strategy.reset_status(info, obj)
         strategy.default(obj)
+        obj = self._mutate(strategy, "CREATE", info, version, ns, name, obj, None, dry_run)
+        meta = obj.setdefault("metadata", {})
         meta["uid"] = str(uuid.uuid4())
         strategy.prepare_for_create(obj)
         strategy.validate_schema(info, version, obj, name, None)
@@ -330,6 +353,8 @@ class ObjectStore:
         if sub != "status":
             strategy.default(new)
             strategy.allocate_update(new, old)
+        new = self._mutate(strategy, "UPDATE", info, version, ns, name, new, old, dry_run, sub)
+        meta = new.setdefault("metadata", {})
         strategy.validate_schema(info, version, new, name, old)
         if sub in strategy.subresources:
             causes, whole = strategy.validate_subresource(sub, new, old)

@@ -67,6 +67,8 @@ _WRITTEN: tuple[Strategy, ...] = (
     CustomResourceDefinitions(),
     admissionregistration.ValidatingAdmissionPolicies(),
     admissionregistration.ValidatingAdmissionPolicyBindings(),
+    admissionregistration.MutatingAdmissionPolicies(),
+    admissionregistration.MutatingAdmissionPolicyBindings(),
 )
 
 # Built-in resources served but not written, with what is served of them as kube-apiserver

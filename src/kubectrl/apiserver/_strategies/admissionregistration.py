@@ -22,7 +22,12 @@ from typing import Any
 from kubectrl.apiserver._schema.cel_policy import compile_expression
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 
-__all__ = ["ValidatingAdmissionPolicies", "ValidatingAdmissionPolicyBindings"]
+__all__ = [
+    "MutatingAdmissionPolicies",
+    "MutatingAdmissionPolicyBindings",
+    "ValidatingAdmissionPolicies",
+    "ValidatingAdmissionPolicyBindings",
+]
 
 _OPERATIONS = ("*", "CREATE", "UPDATE", "DELETE", "CONNECT")
 _ACTIONS = ("Deny", "Warn", "Audit")
@@ -216,5 +221,82 @@ class ValidatingAdmissionPolicyBindings(Strategy):
                         else "Forbidden: name and selector are mutually exclusive",
                     )
                 )
+        causes.extend(_match_causes(spec.get("matchResources"), "spec.matchResources", False))
+        return causes
+
+
+class MutatingAdmissionPolicies(Strategy):
+    """MutatingAdmissionPolicies: cluster-scoped, a generation, no status."""
+
+    resource = ("admissionregistration.k8s.io", "mutatingadmissionpolicies")
+    generation = True
+    kube_finalizers = False
+
+    def default(self, obj: dict[str, Any]) -> None:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("failurePolicy", "Fail")
+        _default_match(spec.get("matchConstraints"))
+
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+        del old
+        spec = obj.get("spec") or {}
+        causes = _match_causes(spec.get("matchConstraints"), "spec.matchConstraints", True)
+        mutations = spec.get("mutations") or []
+        if not mutations:
+            causes.append(("FieldValueRequired", "spec.mutations", "Required value"))
+        if spec.get("reinvocationPolicy") not in ("Never", "IfNeeded"):
+            causes.append(
+                (
+                    "FieldValueNotSupported",
+                    "spec.reinvocationPolicy",
+                    f'Unsupported value: "{spec.get("reinvocationPolicy") or ""}": supported '
+                    'values: "IfNeeded", "Never"',
+                )
+            )
+        for i, variable in enumerate(spec.get("variables") or ()):
+            _compile(variable.get("expression"), f"spec.variables[{i}].expression", causes)
+        for i, condition in enumerate(spec.get("matchConditions") or ()):
+            _compile(
+                condition.get("expression"), f"spec.matchConditions[{i}].expression", causes, "bool"
+            )
+        for i, mutation in enumerate(mutations):
+            kind = mutation.get("patchType")
+            field = {"ApplyConfiguration": "applyConfiguration", "JSONPatch": "jsonPatch"}.get(
+                str(kind)
+            )
+            if field is None:
+                causes.append(
+                    (
+                        "FieldValueNotSupported",
+                        f"spec.mutations[{i}].patchType",
+                        f'Unsupported value: "{kind or ""}": supported values: '
+                        '"ApplyConfiguration", "JSONPatch"',
+                    )
+                )
+                continue
+            _compile(
+                (mutation.get(field) or {}).get("expression"),
+                f"spec.mutations[{i}].{field}.expression",
+                causes,
+            )
+        return causes
+
+
+class MutatingAdmissionPolicyBindings(Strategy):
+    """MutatingAdmissionPolicyBindings: cluster-scoped, a generation."""
+
+    resource = ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings")
+    generation = True
+    kube_finalizers = False
+
+    def default(self, obj: dict[str, Any]) -> None:
+        _default_match((obj.setdefault("spec", {})).get("matchResources"))
+
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+        del old
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        if not spec.get("policyName"):
+            causes.append(("FieldValueRequired", "spec.policyName", "Required value"))
         causes.extend(_match_causes(spec.get("matchResources"), "spec.matchResources", False))
         return causes
