@@ -1,5 +1,5 @@
-"""Admission policies as code: a ValidatingAdmissionPolicy and its binding, declared next to a
-model and rendered to the manifests the apiserver takes.
+"""Admission policies as code: a ValidatingAdmissionPolicy or MutatingAdmissionPolicy and its
+binding, declared next to a model and rendered to the manifests the apiserver takes.
 
 Kubernetes admits or refuses writes by CEL policies (``admissionregistration.k8s.io/v1``
 ValidatingAdmissionPolicy, GA since 1.30) instead of webhooks. Declare the policy here, with the
@@ -44,6 +44,9 @@ from kubectrl.kinds import is_model_class, kind_info
 __all__ = [
     "AuditAnnotation",
     "MatchCondition",
+    "MutatingPolicy",
+    "MutatingPolicyBinding",
+    "Mutation",
     "ParamRef",
     "PolicyBinding",
     "PolicyError",
@@ -243,8 +246,80 @@ class PolicyBinding:
         }
 
 
+class _Checked:
+    """What the policies of both kinds check at declaration and render alike."""
+
+    name: str
+    kinds: Sequence[KindRef]
+    operations: Sequence[Operation]
+
+    def _expressions(self) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _returns(path: str) -> tuple[str, ...]:
+        if path.startswith(("match_conditions", "validations")) and path.endswith(
+            ("]", ".expression")
+        ):
+            return ("bool",)
+        if path.endswith("message_expression"):
+            return ("string",)
+        if path.startswith("audit_annotations"):
+            return ("string", "null_type")
+        return ()
+
+    def _check_syntax(self, missing_engine_ok: bool) -> None:
+        from kubectrl.errors import UnsupportedFeatureError
+
+        for path, expression in self._expressions():
+            try:
+                problem = _problem(expression, self._returns(path))
+            except (NotImplementedError, UnsupportedFeatureError) as err:
+                if missing_engine_ok:
+                    return
+                raise PolicyError(
+                    f"policy {self.name!r}: its CEL expressions are checked before they are "
+                    f"rendered, which needs the CEL engine: {err}"
+                ) from None
+            if problem:
+                raise PolicyError(f"policy {self.name!r}: {path} {expression!r}: {problem}")
+
+    def _check_fields(self, path: str, expression: str) -> None:
+        for ref in self.kinds:
+            model = _kind(ref)[4]
+            if model is None:
+                continue
+            schema = _schema_of(model)
+            if schema is None:
+                continue
+            field = _undefined_field(expression, schema)
+            if field:
+                raise PolicyError(
+                    f"policy {self.name!r}: {path} {expression!r} reads {field}, which "
+                    f"{kind_info(model).kind} does not have (undefined field "
+                    f"{field.rsplit('.', 1)[-1]!r})"
+                )
+
+    def _resource_rules(self) -> list[dict[str, Any]]:
+        rules: dict[tuple[str, str], list[str]] = {}
+        for ref in self.kinds:
+            group, version, _kind_name, plural, _model = _kind(ref)
+            rules.setdefault((group, version), [])
+            if plural not in rules[(group, version)]:
+                rules[(group, version)].append(plural)
+        return [
+            {
+                "apiGroups": [group],
+                "apiVersions": [version],
+                "operations": list(self.operations),
+                "resources": plurals,
+            }
+            for (group, version), plurals in rules.items()
+        ]
+
+
 @dataclasses.dataclass(frozen=True)
-class ValidatingPolicy:
+class ValidatingPolicy(_Checked):
     """A ValidatingAdmissionPolicy of the writes of ``kinds`` (``operations``): its
     ``validations``, ``variables``, ``match_conditions`` and ``audit_annotations`` (CEL; they
     read ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject``,
@@ -292,50 +367,6 @@ class ValidatingPolicy:
         ]
         return out
 
-    @staticmethod
-    def _returns(path: str) -> tuple[str, ...]:
-        if path.startswith(("match_conditions", "validations")) and path.endswith(
-            ("]", ".expression")
-        ):
-            return ("bool",)
-        if path.endswith("message_expression"):
-            return ("string",)
-        if path.startswith("audit_annotations"):
-            return ("string", "null_type")
-        return ()
-
-    def _check_syntax(self, missing_engine_ok: bool) -> None:
-        from kubectrl.errors import UnsupportedFeatureError
-
-        for path, expression in self._expressions():
-            try:
-                problem = _problem(expression, self._returns(path))
-            except (NotImplementedError, UnsupportedFeatureError) as err:
-                if missing_engine_ok:
-                    return
-                raise PolicyError(
-                    f"policy {self.name!r}: its CEL expressions are checked before they are "
-                    f"rendered, which needs the CEL engine: {err}"
-                ) from None
-            if problem:
-                raise PolicyError(f"policy {self.name!r}: {path} {expression!r}: {problem}")
-
-    def _check_fields(self, path: str, expression: str) -> None:
-        for ref in self.kinds:
-            model = _kind(ref)[4]
-            if model is None:
-                continue
-            schema = _schema_of(model)
-            if schema is None:
-                continue
-            field = _undefined_field(expression, schema)
-            if field:
-                raise PolicyError(
-                    f"policy {self.name!r}: {path} {expression!r} reads {field}, which "
-                    f"{kind_info(model).kind} does not have (undefined field "
-                    f"{field.rsplit('.', 1)[-1]!r})"
-                )
-
     def bind(
         self,
         name: str | None = None,
@@ -358,25 +389,9 @@ class ValidatingPolicy:
     def manifest(self) -> dict[str, Any]:
         """The ValidatingAdmissionPolicy (its expressions checked: see the module)."""
         self._check_syntax(missing_engine_ok=False)
-        rules: dict[tuple[str, str], list[str]] = {}
-        for ref in self.kinds:
-            group, version, _kind_name, plural, _model = _kind(ref)
-            rules.setdefault((group, version), [])
-            if plural not in rules[(group, version)]:
-                rules[(group, version)].append(plural)
         spec: dict[str, Any] = {
             "failurePolicy": self.failure_policy,
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [group],
-                        "apiVersions": [version],
-                        "operations": list(self.operations),
-                        "resources": plurals,
-                    }
-                    for (group, version), plurals in rules.items()
-                ]
-            },
+            "matchConstraints": {"resourceRules": self._resource_rules()},
         }
         if self.param_kind is not None:
             spec["paramKind"] = {"apiVersion": self.param_kind[0], "kind": self.param_kind[1]}
@@ -403,6 +418,148 @@ class ValidatingPolicy:
         }
 
 
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    """One ``mutations`` entry: an ``ApplyConfiguration`` expression building an
+    ``Object{...}`` merged into the object, or a ``JSONPatch`` one giving a list of
+    ``JSONPatch{op, path, value}``."""
+
+    expression: str
+    patch_type: Literal["ApplyConfiguration", "JSONPatch"] = "ApplyConfiguration"
+
+    def manifest(self) -> dict[str, Any]:
+        """The ``mutations`` entry."""
+        field = "applyConfiguration" if self.patch_type == "ApplyConfiguration" else "jsonPatch"
+        return {"patchType": self.patch_type, field: {"expression": self.expression}}
+
+
+@dataclasses.dataclass(frozen=True)
+class MutatingPolicyBinding:
+    """A MutatingAdmissionPolicyBinding: which writes of its policy's match are changed
+    (``namespace_selector``, ``object_selector``), with which params."""
+
+    name: str
+    policy: MutatingPolicy
+    namespace_selector: Mapping[str, Any] | None = None
+    object_selector: Mapping[str, Any] | None = None
+    param_ref: ParamRef | None = None
+
+    def __post_init__(self) -> None:
+        where = f"binding {self.name!r} of policy {self.policy.name!r}"
+        ref = self.param_ref
+        if ref is not None:
+            if self.policy.param_kind is None:
+                raise PolicyError(f"{where}: a param_ref, but the policy has no param_kind")
+            if bool(ref.name) == (ref.selector is not None):
+                raise PolicyError(f"{where}: param_ref needs one of name or selector")
+
+    def manifest(self) -> dict[str, Any]:
+        """The MutatingAdmissionPolicyBinding."""
+        spec: dict[str, Any] = {"policyName": self.policy.name}
+        if self.param_ref is not None:
+            spec["paramRef"] = self.param_ref.manifest()
+        match: dict[str, Any] = {}
+        if self.namespace_selector is not None:
+            match["namespaceSelector"] = dict(self.namespace_selector)
+        if self.object_selector is not None:
+            match["objectSelector"] = dict(self.object_selector)
+        if match:
+            spec["matchResources"] = match
+        return {
+            "apiVersion": _GROUP_VERSION,
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": self.name},
+            "spec": spec,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class MutatingPolicy(_Checked):
+    """A MutatingAdmissionPolicy of the writes of ``kinds`` (``operations``): its
+    ``mutations``, applied in order before the object is validated, with ``variables`` and
+    ``match_conditions`` as a validating policy's; ``reinvocation`` ``IfNeeded`` runs it again
+    when a later policy changed the object.
+
+    Example::
+
+        >>> stamp = MutatingPolicy(
+        ...     "stamp.example.com",
+        ...     kinds=[("v1", "ConfigMap")],
+        ...     mutations=[Mutation('Object{data: {"stamped": "yes"}}')],
+        ... )
+        >>> [m["kind"] for m in manifests(stamp, stamp.bind())]
+        ['MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']
+    """
+
+    name: str
+    kinds: Sequence[KindRef]
+    mutations: Sequence[Mutation] = ()
+    operations: Sequence[Operation] = ("CREATE", "UPDATE")
+    variables: Sequence[Variable] = ()
+    match_conditions: Sequence[MatchCondition] = ()
+    failure_policy: Literal["Fail", "Ignore"] = "Fail"
+    param_kind: tuple[str, str] | None = None
+    reinvocation: Literal["Never", "IfNeeded"] = "Never"
+
+    def __post_init__(self) -> None:
+        if not self.kinds:
+            raise PolicyError(f"policy {self.name!r}: kinds must name at least one kind")
+        if not self.mutations:
+            raise PolicyError(f"policy {self.name!r}: mutations must contain at least one item")
+        for ref in self.kinds:
+            _kind(ref)
+        for path, expression in self._expressions():
+            self._check_fields(path, expression)
+        self._check_syntax(missing_engine_ok=True)
+
+    def _expressions(self) -> list[tuple[str, str]]:
+        out = [(f"variables[{i}]", v.expression) for i, v in enumerate(self.variables)]
+        out += [
+            (f"match_conditions[{i}]", c.expression) for i, c in enumerate(self.match_conditions)
+        ]
+        out += [(f"mutations[{i}]", m.expression) for i, m in enumerate(self.mutations)]
+        return out
+
+    def bind(
+        self,
+        name: str | None = None,
+        *,
+        namespace_selector: Mapping[str, Any] | None = None,
+        object_selector: Mapping[str, Any] | None = None,
+        param_ref: ParamRef | None = None,
+    ) -> MutatingPolicyBinding:
+        """A binding of this policy (named ``<policy>-binding`` by default)."""
+        return MutatingPolicyBinding(
+            name or f"{self.name}-binding", self, namespace_selector, object_selector, param_ref
+        )
+
+    def manifest(self) -> dict[str, Any]:
+        """The MutatingAdmissionPolicy (its expressions checked: see the module)."""
+        self._check_syntax(missing_engine_ok=False)
+        spec: dict[str, Any] = {
+            "failurePolicy": self.failure_policy,
+            "reinvocationPolicy": self.reinvocation,
+            "matchConstraints": {"resourceRules": self._resource_rules()},
+        }
+        if self.param_kind is not None:
+            spec["paramKind"] = {"apiVersion": self.param_kind[0], "kind": self.param_kind[1]}
+        if self.match_conditions:
+            spec["matchConditions"] = [
+                {"name": c.name, "expression": c.expression} for c in self.match_conditions
+            ]
+        if self.variables:
+            spec["variables"] = [
+                {"name": v.name, "expression": v.expression} for v in self.variables
+            ]
+        spec["mutations"] = [m.manifest() for m in self.mutations]
+        return {
+            "apiVersion": _GROUP_VERSION,
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": self.name},
+            "spec": spec,
+        }
+
+
 def _validation(v: Validation) -> dict[str, Any]:
     out: dict[str, Any] = {"expression": v.expression}
     if v.message is not None:
@@ -414,6 +571,8 @@ def _validation(v: Validation) -> dict[str, Any]:
     return out
 
 
-def manifests(*items: ValidatingPolicy | PolicyBinding) -> list[dict[str, Any]]:
+def manifests(
+    *items: ValidatingPolicy | PolicyBinding | MutatingPolicy | MutatingPolicyBinding,
+) -> list[dict[str, Any]]:
     """The manifests of policies and bindings, in order (what ``kubectl apply`` takes)."""
     return [item.manifest() for item in items]

@@ -20,6 +20,8 @@ from kubectrl import crd
 from kubectrl.admission import (
     AuditAnnotation,
     MatchCondition,
+    MutatingPolicy,
+    Mutation,
     ParamRef,
     PolicyError,
     ValidatingPolicy,
@@ -193,3 +195,42 @@ async def test_the_manifests_are_what_fakeapi_enforces() -> None:
         bar = Bar(metadata={"name": "b", "namespace": "default"}, spec=BarSpec(replicas=4))
         with pytest.raises(InvalidError, match="ValidatingAdmissionPolicy 'bars' with binding"):
             await client.create(bar)
+
+
+async def test_a_mutating_policy_renders_what_fakeapi_applies() -> None:
+    """mutating/patch/smd.go: the Object an ApplyConfiguration builds is merged into the
+    object; the manifest is the MutatingAdmissionPolicy the apiserver takes."""
+    stamp = MutatingPolicy(
+        "stamp",
+        kinds=[Bar],
+        operations=["CREATE"],
+        mutations=[Mutation('Object{spec: Object.spec{image: "registry/" + object.spec.image}}')],
+        reinvocation="IfNeeded",
+    )
+    manifest = stamp.manifest()
+    assert manifest["spec"]["reinvocationPolicy"] == "IfNeeded"
+    assert manifest["spec"]["mutations"] == [
+        {
+            "patchType": "ApplyConfiguration",
+            "applyConfiguration": {
+                "expression": 'Object{spec: Object.spec{image: "registry/" + object.spec.image}}'
+            },
+        }
+    ]
+    api = FakeAPI()
+    api.install_crd(crd.generate(Bar))
+    async with AsyncClient(api.config()) as client:
+        for item in manifests(stamp, stamp.bind()):
+            await client.create(item)
+        bar = Bar(metadata={"name": "b", "namespace": "default"}, spec=BarSpec(image="app"))
+        created = await client.create(bar)
+    assert created.spec.image == "registry/app"
+
+
+def test_a_mutation_reading_a_field_the_model_lacks_is_refused() -> None:
+    with pytest.raises(PolicyError, match="undefined field 'imag'"):
+        MutatingPolicy(
+            "p",
+            kinds=[Bar],
+            mutations=[Mutation("Object{spec: Object.spec{image: object.spec.imag}}")],
+        )
