@@ -19,6 +19,7 @@ The expressions see what a validating policy's see (:mod:`.policy`), with the sa
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -102,19 +103,18 @@ def constructed(text: str) -> Any:
     return env, tree
 
 
-_PROGRAMS: dict[str, Any] = {}
+@functools.lru_cache(maxsize=256)
+def _program(text: str) -> Any:
+    check_supported(text)
+    env, tree = constructed(text)
+    return env.program(tree, functions=cel._library())
 
 
 def _evaluate(text: str, activation: Mapping[str, Any]) -> Any:
     """A mutation's expression: its value as JSON; :class:`FailureError` when it errs."""
     celpy = cel._celpy()
-    program = _PROGRAMS.get(text)
-    if program is None:
-        check_supported(text)
-        env, tree = constructed(text)
-        program = _PROGRAMS[text] = env.program(tree, functions=cel._library())
     try:
-        result = program.evaluate(dict(activation))
+        result = _program(text).evaluate(dict(activation))
     except celpy.CELEvalError as err:
         raise FailureError(f"expression '{text}' resulted in error: {go_error(err)}") from None
     return _json(result, text)
