@@ -121,6 +121,13 @@ def _policies(namespace: str) -> list[dict[str, Any]]:
                              "messageExpression": "'at most ' + params.data.max + ' keys'"}]}),
         _binding("params", ["Deny"], paramRef={"name": f"{SUITE}-limits", "namespace": namespace,
                                                "parameterNotFoundAction": "Deny"}),
+        _policy("params-selector", {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "validations": [{"expression": "size(object.data) <= int(params.data.max)",
+                             "messageExpression": "'selected: at most ' + params.data.max"}]}),
+        _binding("params-selector", ["Deny"], paramRef={
+            "selector": {"matchLabels": {SUITE_LABEL: SUITE, "limit": "selected"}},
+            "parameterNotFoundAction": "Deny"}),
         _policy("no-params", {
             "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
             "validations": [{"expression": "true"}]}),
@@ -191,6 +198,10 @@ async def _install(target: Target, request: pytest.FixtureRequest) -> None:
 
         request.node.getparent(pytest.Module).addfinalizer(remove)
     await target.client.create(configmap(f"{SUITE}-limits", target.namespace, {"max": "2"}))
+    selected = {SUITE_LABEL: SUITE, "limit": "selected"}
+    await target.client.create(
+        configmap(f"{SUITE}-selected", target.namespace, {"max": "1"}, labels=selected)
+    )
     for obj in objects:
         await target.client.create(obj)
 
@@ -333,6 +344,11 @@ async def test_failure_policy_ignore_admits_an_error(policies: Target) -> None:
 async def test_params(policies: Target) -> None:
     await _check_denial(policies, "params", {"a": "1", "b": "2", "c": "3"}, "at most 2 keys")
     await policies.client.create(_cm(policies, "params", {"a": "1"}))
+
+
+async def test_params_by_selector(policies: Target) -> None:
+    await _check_denial(policies, "params-selector", {"a": "1", "b": "2"}, "selected: at most 1")
+    await policies.client.create(_cm(policies, "params-selector", {"a": "1"}))
 
 
 async def test_params_not_found_deny(policies: Target) -> None:
