@@ -162,8 +162,8 @@ class MutatingPolicies(PolicyPlugin):
         bindings = self.bindings(_BINDINGS)
         namespace = self._namespace(attrs)
         obj: dict[str, Any] = copy.deepcopy(dict(attrs.object))
-        invoked: list[tuple[Any, ...]] = []  # IfNeeded invocations, with the object after them
-        changed_after: set[int] = set()
+        invoked: list[tuple[Any, ...]] = []  # the IfNeeded invocations, in order
+        changed_after: set[int] = set()  # those a later invocation changed the object after
         for (_, policy_name), policy in sorted(policies.items()):
             spec = policy.get("spec") or {}
             if not self._matches(spec.get("matchConstraints") or {}, attrs, namespace):
