@@ -115,6 +115,7 @@ def demo(session: nox.Session) -> None:
 
 # Each benchmark is a script that prints its own table; add new ones here.
 BENCHMARKS = [
+    "benchmarks/bench_apiserver.py",
     "benchmarks/bench_import.py",
     "benchmarks/bench_models.py",
     "benchmarks/bench_read_your_writes.py",

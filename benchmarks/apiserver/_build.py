@@ -34,7 +34,9 @@ def _run(cmd: list[str]) -> str:
     proc = subprocess.run(cmd, cwd=GO_DIR, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
-        raise RuntimeError(f"`{' '.join(cmd)}` failed in {GO_DIR} (exit {proc.returncode}):\n{tail}")
+        raise RuntimeError(
+            f"`{' '.join(cmd)}` failed in {GO_DIR} (exit {proc.returncode}):\n{tail}"
+        )
     return proc.stdout
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "sample_apiserver"))
 
-from wardle import wardle_server  # noqa: E402
+from wardle import wardle_server
 
-from kubectrl.apiserver import DelegatingAuth, MemoryStorage  # noqa: E402
-from kubectrl.client import load_config  # noqa: E402
+from kubectrl.apiserver import DelegatingAuth, MemoryStorage
+from kubectrl.client import load_config
 
 
 async def serve(kubeconfig: str) -> None:

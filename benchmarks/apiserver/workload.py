@@ -30,6 +30,7 @@ import dataclasses
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,7 @@ from kubectrl.envtest import ControlPlane, Kubeconfig, find_binaries
 
 HERE = Path(__file__).resolve().parent
 NAMESPACE = "bench"
+GROUP_VERSION = "wardle.example.com/v1alpha1"
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -87,22 +89,28 @@ def free_port() -> int:
 
 
 def wait_ready(url: str, kubeconfig: Kubeconfig, proc: subprocess.Popen[bytes], log: Path) -> None:
-    """Wait until ``url/readyz`` answers 200, or raise with the server's last log lines."""
-    cert = (str(kubeconfig.cert_file), str(kubeconfig.key_file))
+    """Wait until a list of Flunders with the client certificate answers 200, on a new
+    connection each try, or raise with the server's last log lines.
+
+    ``/readyz`` is not enough: sample-apiserver is ready before its client CA (from the
+    ``extension-apiserver-authentication`` ConfigMap) is loaded, and until then a client's
+    certificate is not asked for and its requests are anonymous (403)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # loopback, the server's self-signed certificate
+    context.load_cert_chain(kubeconfig.cert_file, kubeconfig.key_file)
     deadline = time.monotonic() + 120
     last = ""
-    with httpx.Client(verify=False, cert=cert, timeout=5) as http:  # noqa: S501 - loopback, self-signed
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                break
+    while time.monotonic() < deadline and proc.poll() is None:
+        with httpx.Client(verify=context, timeout=5) as http:
             try:
-                answer = http.get(f"{url}/readyz")
+                answer = http.get(f"{url}/apis/{GROUP_VERSION}/namespaces/{NAMESPACE}/flunders")
                 if answer.status_code == 200:
                     return
                 last = f"{answer.status_code} {answer.text[:200]}"
             except httpx.HTTPError as error:
                 last = repr(error)
-            time.sleep(0.2)
+        time.sleep(0.2)
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
     raise RuntimeError(f"{url} did not become ready (last answer: {last}); its log:\n{tail}")
 
@@ -142,9 +150,7 @@ def kubectrl_server(cp: ControlPlane, work: Path) -> Iterator[tuple[int, str, in
 
 
 @contextlib.contextmanager
-def go_server(
-    cp: ControlPlane, binary: Path, work: Path
-) -> Iterator[tuple[int, str, int | None]]:
+def go_server(cp: ControlPlane, binary: Path, work: Path) -> Iterator[tuple[int, str, int | None]]:
     """(pid, url, etcd pid): k8s.io/sample-apiserver and its own etcd, started and ready."""
     etcd_port, peer_port, port = free_port(), free_port(), free_port()
     etcd_log, log = work / "sample-etcd.log", work / "sample-apiserver.log"
@@ -228,9 +234,7 @@ class LoadGen:
         self.proc.wait(10)
 
 
-def measured(
-    load: LoadGen, pid: int, etcd_pid: int | None, **command: Any
-) -> dict[str, Any]:
+def measured(load: LoadGen, pid: int, etcd_pid: int | None, **command: Any) -> dict[str, Any]:
     """Run one command; its answer with the server's CPU per request (µs) and load average."""
     cpu0 = cpu_seconds(pid)
     etcd0 = cpu_seconds(etcd_pid) if etcd_pid else 0.0
@@ -249,7 +253,9 @@ def measured(
         etcd = cpu_seconds(etcd_pid) - etcd0
         result["etcd_cpu_per_request_us"] = etcd / requests * 1e6
     if result.get("errors"):
-        raise RuntimeError(f"{command}: {result['errors']} requests failed: {result.get('first_error')}")
+        raise RuntimeError(
+            f"{command}: {result['errors']} requests failed: {result.get('first_error')}"
+        )
     return result
 
 
@@ -260,12 +266,16 @@ def workload(pid: int, etcd_pid: int | None, load: LoadGen, sizes: Sizes) -> dic
     rss_empty = rss_bytes(pid)
     half = sizes.objects // 2
     for clients, count, prefix in ((4, half, "c4"), (32, sizes.objects - half, "c32")):
-        phases.append(measured(load, pid, etcd_pid, op="create", clients=clients, count=count, prefix=prefix))
+        phases.append(
+            measured(load, pid, etcd_pid, op="create", clients=clients, count=count, prefix=prefix)
+        )
     rss_full = rss_bytes(pid)
     for op, count in (("get", sizes.gets), ("list", sizes.lists), ("update", sizes.updates)):
         for clients in (4, 32):
             phases.append(
-                measured(load, pid, etcd_pid, op=op, clients=clients, count=count, limit=sizes.limit)
+                measured(
+                    load, pid, etcd_pid, op=op, clients=clients, count=count, limit=sizes.limit
+                )
             )
     watch = measured(
         load,
