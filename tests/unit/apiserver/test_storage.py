@@ -115,3 +115,26 @@ def test_compaction_expires_older_reads_and_feeds(store: Storage) -> None:
     store.create(CM, ("default", "c"), obj("c"))
     assert [c.revision for c in store.changes(2)] == [3]
     assert sorted(store.range(CM, at=2)) == [("default", "a"), ("default", "b")]
+
+
+def test_the_history_keeps_its_own_copies_of_nested_fields(store: Storage) -> None:
+    """A change's ``object`` and ``previous`` are the states at that revision, whatever later
+    happens to the dicts the writers handed in (their nested maps and lists included): a watch
+    that replays the history serves what was written then."""
+    first = obj("a", v="1")
+    first["metadata"]["labels"] = {"app": "one"}
+    first["items"] = [{"k": "one"}]
+    created = store.create(CM, ("default", "a"), first)
+    second = obj("a", v="2")
+    updated = store.update(CM, ("default", "a"), second, expected="1")
+    first["metadata"]["labels"]["app"] = "changed"
+    first["items"][0]["k"] = "changed"
+    second["data"]["v"] = "changed"
+    assert created.object["metadata"]["labels"] == {"app": "one"}
+    assert created.object["items"] == [{"k": "one"}]
+    assert updated.previous is not None
+    assert updated.previous["metadata"]["labels"] == {"app": "one"}
+    assert updated.previous["items"] == [{"k": "one"}]
+    assert updated.object["data"] == {"v": "2"}
+    replayed = store.changes(0, CM)
+    assert [c.object["metadata"].get("labels") for c in replayed] == [{"app": "one"}, None]
