@@ -80,8 +80,10 @@ def copy_tree(value: Any) -> Any:
 
     >>> stored = {"metadata": {"labels": {"a": "1"}}, "items": [{"x": 1}], "n": None}
     >>> copied = copy_tree(stored)
-    >>> copied == stored, copied["metadata"] is stored["metadata"], copied["items"][0] is stored["items"][0]
-    (True, False, False)
+    >>> copied == stored, copied["metadata"] is stored["metadata"]
+    (True, False)
+    >>> copied["items"][0] is stored["items"][0]
+    False
     """
     kind = type(value)
     if kind is dict:
