@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import os
+import pstats
 import sys
 from pathlib import Path
 from typing import Any
@@ -166,7 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         "--charts", default=None, help="chart directory (default docs/assets/bench)"
     )
     parser.add_argument("--fakeapi-rounds", type=int, default=None, help="FakeAPI rounds")
-    parser.add_argument("--profile", action="store_true", help="print FakeAPI's cProfile")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print FakeAPI's cProfile, and kubectrl's server's from one more run under cProfile",
+    )
     args = parser.parse_args(argv)
     sizes = workload.SMOKE if args.smoke else workload.Sizes()
     suffix = "-loaded" if args.loaded else ""
@@ -187,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     results["fakeapi"] = fakeapi_cost.measure(rounds, warmup=min(200, rounds))
     if args.profile:
         print(fakeapi_cost.profile(rounds))
+        stats_file = ROOT / "build" / "bench" / f"apiserver-server{suffix}.prof"
+        stats_file.parent.mkdir(parents=True, exist_ok=True)
+        workload.run(binaries, sizes, servers=("kubectrl",), profile=stats_file)
+        text = io.StringIO()
+        pstats.Stats(str(stats_file), stream=text).sort_stats("tottime").print_stats(40)
+        print(f"kubectrl's server under the workload ({stats_file}):\n{text.getvalue()}")
     results["load_average_end"] = os.getloadavg()[0]
     out = Path(args.json or ROOT / "build" / "bench" / f"apiserver{suffix}.json")
     out.parent.mkdir(parents=True, exist_ok=True)

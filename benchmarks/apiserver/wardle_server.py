@@ -4,7 +4,8 @@
 with :class:`~kubectrl.apiserver.DelegatingAuth` to the cluster of ``KUBECONFIG`` and objects in
 memory, serving HTTPS on a free loopback port with a self-signed certificate (as
 ``k8s.io/sample-apiserver`` does without ``--tls-cert-file``). It prints ``port <n>`` once it
-serves, and stops on SIGTERM.
+serves, and stops on SIGTERM. ``python benchmarks/apiserver/wardle_server.py KUBECONFIG OUT``
+runs it under :mod:`cProfile` and writes the statistics to ``OUT`` when it stops.
 """
 
 from __future__ import annotations
@@ -34,4 +35,11 @@ async def serve(kubeconfig: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[1]))
+    if len(sys.argv) > 2:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.runcall(asyncio.run, serve(sys.argv[1]))
+        profiler.dump_stats(sys.argv[2])
+    else:
+        asyncio.run(serve(sys.argv[1]))

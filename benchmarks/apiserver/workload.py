@@ -126,13 +126,21 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def kubectrl_server(cp: ControlPlane, work: Path) -> Iterator[tuple[int, str, int | None]]:
-    """(pid, url, None): the wardle example server, started and ready."""
+def kubectrl_server(
+    cp: ControlPlane, work: Path, profile: Path | None = None
+) -> Iterator[tuple[int, str, int | None]]:
+    """(pid, url, None): the wardle example server, started and ready (under cProfile, its
+    statistics written to ``profile`` when it stops, if given)."""
     log = work / "kubectrl-server.log"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, str(HERE / "wardle_server.py"), str(cp.kubeconfig.path)],
+            [
+                sys.executable,
+                str(HERE / "wardle_server.py"),
+                str(cp.kubeconfig.path),
+                *([str(profile)] if profile else []),
+            ],
             stdout=subprocess.PIPE,
             stderr=out,
             env=env,
@@ -321,9 +329,14 @@ def prepare(cp: ControlPlane) -> None:
 
 
 def run(
-    binaries: dict[str, Path], sizes: Sizes, servers: tuple[str, ...] = ("kubectrl", "go")
+    binaries: dict[str, Path],
+    sizes: Sizes,
+    servers: tuple[str, ...] = ("kubectrl", "go"),
+    profile: Path | None = None,
 ) -> dict[str, Any]:
-    """The workload against each server in ``servers``; results by server."""
+    """The workload against each server in ``servers``; results by server. With ``profile``,
+    kubectrl's server runs under cProfile (its figures then include the profiler's cost) and
+    its statistics go to that file."""
     results: dict[str, Any] = {}
     with ControlPlane() as cp, tempfile.TemporaryDirectory(prefix="kubectrl-bench-api-") as tmp:
         prepare(cp)
@@ -331,7 +344,7 @@ def run(
             work = Path(tmp) / name
             work.mkdir()
             started = (
-                kubectrl_server(cp, work)
+                kubectrl_server(cp, work, profile)
                 if name == "kubectrl"
                 else go_server(cp, binaries["sample-apiserver"], work)
             )
