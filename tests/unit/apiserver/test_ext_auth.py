@@ -176,3 +176,47 @@ async def test_user_info_from_a_front_proxy_certificate_directly(cluster: FakeCl
     assert user == UserInfo("u", groups=("g", "system:authenticated"))
     # A front-proxy connection without a user header is nobody (no other authenticator knows it).
     assert await auth.authenticate(der, {}) is None
+
+
+async def test_a_certificate_is_verified_once_until_the_cas_are_reloaded(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request on a connection brings the same client certificate; its verification
+    against the CAs (hundreds of µs of signature checks) is done once and remembered, the
+    front proxy's headers still read on every request, and the verdicts forgotten when
+    :meth:`DelegatingAuth.load` reads the CAs again (a certificate of a CA no longer trusted is
+    then nobody)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    def der(pem: bytes) -> bytes:
+        return x509.load_pem_x509_certificate(pem).public_bytes(serialization.Encoding.DER)
+
+    auth = DelegatingAuth(MockConfig(cluster))
+    await auth.load()
+    checks: list[object] = []
+    issued = DelegatingAuth._issued
+
+    def counted(cert: Any, cas: Any) -> bool:
+        checks.append(cert)
+        return issued(cert, cas)
+
+    monkeypatch.setattr(DelegatingAuth, "_issued", staticmethod(counted))
+    alice = der(cluster.client_ca.issue("alice", organizations=["devs"]).cert_pem)
+    first = await auth.authenticate(alice, {})
+    verified = len(checks)
+    assert first == UserInfo("alice", groups=("devs", "system:authenticated"))
+    assert await auth.authenticate(alice, {}) == first
+    assert len(checks) == verified  # the second request did not verify again
+
+    proxy = der(cluster.front_ca.issue("front-proxy-client").cert_pem)
+    assert await auth.authenticate(proxy, {"x-remote-user": "u1"}) == UserInfo(
+        "u1", groups=("system:authenticated",)
+    )
+    assert await auth.authenticate(proxy, {"x-remote-user": "u2"}) == UserInfo(
+        "u2", groups=("system:authenticated",)
+    )
+
+    cluster.client_ca = CertificateAuthority("rotated-client-ca")
+    await auth.load()
+    assert await auth.authenticate(alice, {}) is None

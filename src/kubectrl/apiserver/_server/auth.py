@@ -122,6 +122,9 @@ class DelegatingAuth:
         self._ca_pem = ""
         self._tokens: dict[str, tuple[float, UserInfo | None]] = {}
         self._decisions: dict[str, tuple[float, tuple[bool, str]]] = {}
+        #: Client certificates (DER) verified against the CAs loaded: (from an allowed front
+        #: proxy, the certificate's own user if the client CA issued it).
+        self._certificates: dict[bytes, tuple[bool, UserInfo | None]] = {}
 
     def __repr__(self) -> str:
         return f"DelegatingAuth(server={self.config.server!r}, allowed_names={self.allowed_names})"
@@ -156,6 +159,7 @@ class DelegatingAuth:
         self.group_headers = _json_list(data.get("requestheader-group-headers"))
         self.extra_prefixes = _json_list(data.get("requestheader-extra-headers-prefix"))
         self._ca_pem = "\n".join(p for p in (client_ca, front_ca) if p.strip())
+        self._certificates.clear()
 
     def server_ssl_context(self, cert_file: str, key_file: str) -> ssl.SSLContext:
         """A serving TLS context that asks for (but does not require) a client certificate
@@ -188,21 +192,36 @@ class DelegatingAuth:
     async def _authenticate(
         self, peer_cert_der: bytes | None, headers: Mapping[str, str], all_headers: Any
     ) -> UserInfo | None:
-        cert = None
         if peer_cert_der:
-            from cryptography import x509
-
-            cert = x509.load_der_x509_certificate(peer_cert_der)
-            if self._issued(cert, self.requestheader_cas) and self._allowed(cert):
+            from_proxy, cert_user = self._verified(peer_cert_der)
+            if from_proxy:
                 user = self._from_headers(headers, all_headers)
                 if user is not None:
                     return user
-            if self._issued(cert, self.client_cas):
-                return _cert_user(cert)
+            if cert_user is not None:
+                return cert_user
         auth = headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             return await self._token_user(auth[7:].strip())
         return None
+
+    def _verified(self, der: bytes) -> tuple[bool, UserInfo | None]:
+        """(issued by the requestheader CA to an allowed name, its user if the client CA issued
+        it), remembered per certificate until :meth:`load` reads the CAs again: every request on
+        a connection brings the same certificate, which the TLS handshake has already checked
+        (chain and validity); the signature checks here cost hundreds of µs."""
+        known = self._certificates.get(der)
+        if known is not None:
+            return known
+        from cryptography import x509
+
+        cert = x509.load_der_x509_certificate(der)
+        from_proxy = self._issued(cert, self.requestheader_cas) and self._allowed(cert)
+        verdict = (from_proxy, _cert_user(cert) if self._issued(cert, self.client_cas) else None)
+        if len(self._certificates) >= _CACHE_SWEEP:
+            self._certificates.clear()
+        self._certificates[der] = verdict
+        return verdict
 
     @staticmethod
     def _issued(cert: Certificate, cas: Sequence[Certificate]) -> bool:
