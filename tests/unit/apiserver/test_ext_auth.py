@@ -220,3 +220,27 @@ async def test_a_certificate_is_verified_once_until_the_cas_are_reloaded(
     cluster.client_ca = CertificateAuthority("rotated-client-ca")
     await auth.load()
     assert await auth.authenticate(alice, {}) is None
+
+
+async def test_system_masters_is_allowed_without_asking_kube_apiserver(
+    cluster: FakeCluster,
+) -> None:
+    """``k8s.io/apiserver``'s delegated authorization allows ``system:masters`` in a
+    hard-coded authorizer before the SubjectAccessReview one (``AlwaysAllowGroups``, default
+    ``["system:masters"]``: staging/src/k8s.io/apiserver/pkg/server/options/authorization.go,
+    ``privilegedGroupAuthorizer`` in pkg/authorization/authorizerfactory/builtin.go); other
+    users are still reviewed, and ``always_allow_groups=()`` reviews everyone."""
+    from kubectrl.apiserver._server.auth import Attributes
+
+    get = Attributes(verb="get", group="wardle.example.com", version="v1alpha1",
+                     resource="flunders", namespace="default", name="a")  # fmt: skip
+    auth = DelegatingAuth(MockConfig(cluster))
+    admin = UserInfo("admin", groups=("system:masters", "system:authenticated"))
+    assert await auth.authorize(admin, get) == (True, "")
+    assert cluster.reviews == []
+    assert (await auth.authorize(UserInfo("bob"), get))[0] is False
+    assert [r["spec"]["user"] for r in cluster.reviews] == ["bob"]
+
+    strict = DelegatingAuth(MockConfig(cluster), always_allow_groups=())
+    assert (await strict.authorize(admin, get))[0] is False  # the mock allows alice and tina
+    assert [r["spec"]["user"] for r in cluster.reviews] == ["bob", "admin"]

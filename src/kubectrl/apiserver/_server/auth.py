@@ -107,11 +107,32 @@ class DelegatingAuth:
     service account, which needs the ``system:auth-delegator`` ClusterRole and the
     ``extension-apiserver-authentication-reader`` Role in ``kube-system``). Call :meth:`load`
     (the server does at start) before serving.
+
+    ``always_allow_groups``: users in one of these groups are allowed everything without a
+    SubjectAccessReview, as ``k8s.io/apiserver``'s ``--authorization-always-allow-groups``
+    (default ``system:masters``, which kube-apiserver allows everything anyway); ``()`` reviews
+    every request.
+
+    Example::
+
+        >>> from kubectrl.client import ClientConfig
+        >>> cluster = ClientConfig(server="https://kube-apiserver:6443")
+        >>> DelegatingAuth(cluster).always_allow_groups
+        ('system:masters',)
+        >>> DelegatingAuth(cluster, always_allow_groups=()).always_allow_groups
+        ()
     """
 
-    def __init__(self, config: ClusterConfig, *, cache_ttl: float = 10.0) -> None:
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        cache_ttl: float = 10.0,
+        always_allow_groups: Sequence[str] = ("system:masters",),
+    ) -> None:
         self.config = config
         self.cache_ttl = cache_ttl
+        self.always_allow_groups = tuple(always_allow_groups)
         self.client_cas: list[Certificate] = []
         self.requestheader_cas: list[Certificate] = []
         self.allowed_names: list[str] = []
@@ -288,7 +309,10 @@ class DelegatingAuth:
     # ------------------------------------------------------------------ authorization
 
     async def authorize(self, user: UserInfo, attributes: Attributes) -> tuple[bool, str]:
-        """``(allowed, reason)`` from a SubjectAccessReview (cached ``cache_ttl`` seconds)."""
+        """``(allowed, reason)`` from a SubjectAccessReview (cached ``cache_ttl`` seconds), or
+        ``(True, "")`` for a user in one of :attr:`always_allow_groups`."""
+        if not set(user.groups).isdisjoint(self.always_allow_groups):
+            return (True, "")
         spec: dict[str, Any] = {
             "user": user.name,
             "groups": list(user.groups),
