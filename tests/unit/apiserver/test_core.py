@@ -188,3 +188,56 @@ async def test_an_object_created_by_apply_is_stored_and_watched_with_its_managed
     assert [(m["manager"], m["operation"]) for m in managed] == [("me", "Apply")]
     history = core.storage.changes(1)
     assert [m["manager"] for m in history[0].object["metadata"]["managedFields"]] == ["me"]
+
+
+def test_pages_of_a_list_are_the_full_list_in_key_order(core: APICore) -> None:
+    """A page is picked without sorting every key (benchmarks/bench_apiserver.py: a page of 100
+    of 10,000 objects); the pages, walked with their continue tokens, are still the whole list
+    in (namespace, name) order, with ``remainingItemCount`` counting what is left, with and
+    without a label selector (as tests/contract/test_lists.py checks against kube-apiserver)."""
+    assert reply(core.handle(Request("POST", "/api/v1/namespaces", body=ns_body("a")))).code == 201
+    names = [f"cm-{i:02d}" for i in (7, 3, 11, 0, 5, 9, 1, 10, 4, 8, 2, 6)]
+    for i, name in enumerate(names):
+        body = json.loads(cm_body(name))
+        body["metadata"]["labels"] = {"even": str(i % 2 == 0).lower()}
+        for ns in ("d", "a"):
+            created = core.handle(
+                Request(
+                    "POST", f"/api/v1/namespaces/{ns}/configmaps", body=json.dumps(body).encode()
+                )
+            )
+            assert reply(created).code == 201
+
+    def walk(path: str, params: dict[str, str]) -> tuple[list[tuple[str, str]], list[Any]]:
+        keys: list[tuple[str, str]] = []
+        remaining: list[Any] = []
+        token = ""
+        while True:
+            query = {**params, "limit": "5", **({"continue": token} if token else {})}
+            body = reply(core.handle(Request("GET", path, params=query))).body
+            keys += [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in body["items"]]
+            remaining.append(body["metadata"].get("remainingItemCount"))
+            token = body["metadata"].get("continue", "")
+            if not token:
+                return keys, remaining
+
+    every = sorted((ns, n) for ns in ("a", "d") for n in names)
+    assert walk("/api/v1/configmaps", {}) == (every, [19, 14, 9, 4, None])
+    in_d = [k for k in every if k[0] == "d"]
+    assert walk("/api/v1/namespaces/d/configmaps", {}) == (in_d, [7, 2, None])
+    even = [k for k in in_d if names.index(k[1]) % 2 == 0]
+    assert walk("/api/v1/namespaces/d/configmaps", {"labelSelector": "even=true"}) == (
+        even,
+        [None, None],
+    )
+
+
+def test_a_continue_token_whose_start_is_not_a_key_is_bad_request(core: APICore) -> None:
+    import base64
+
+    token = base64.urlsafe_b64encode(json.dumps({"rv": 1, "start": ["d"]}).encode()).decode()
+    answer = core.handle(
+        Request("GET", "/api/v1/namespaces/d/configmaps", params={"limit": "1", "continue": token})
+    )
+    assert reply(answer).code == 400
+    assert "continue key is not valid" in reply(answer).body["message"]
