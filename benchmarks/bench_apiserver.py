@@ -52,8 +52,9 @@ def tables(results: dict[str, Any]) -> str:
     """The results as markdown tables."""
     servers = results["servers"]
     lines = [
-        "| phase | server | requests/s | CPU µs/request | etcd CPU µs/request | p50 ms | p99 ms |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| phase | server | requests/s | CPU µs/request | etcd CPU µs/request | p50 ms | p99 ms "
+        "| load |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     names = list(servers)
     for i, phase in enumerate(servers[names[0]]["phases"]):
@@ -63,7 +64,8 @@ def tables(results: dict[str, Any]) -> str:
             lines.append(
                 f"| {_phase_name(phase)} | {name} | {p['requests_per_second']:,.0f} "
                 f"| {p['cpu_per_request_us']:,.0f} | {'' if etcd is None else f'{etcd:,.0f}'} "
-                f"| {p['p50_us'] / 1000:.1f} | {p['p99_us'] / 1000:.1f} |"
+                f"| {p['p50_us'] / 1000:.1f} | {p['p99_us'] / 1000:.1f} "
+                f"| {p['load_average']:.1f} |"
             )
     lines += [
         "",
@@ -79,8 +81,8 @@ def tables(results: dict[str, Any]) -> str:
     lines += [
         "",
         "| server | watchers | events sent | fewest received | watchers behind | watches ended "
-        "| update CPU µs (with fan-out) | lag p50 ms | lag p99 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| update CPU µs (with fan-out) | lag p50 ms | lag p99 ms | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name in names:
         w = servers[name]["watch"]
@@ -88,7 +90,7 @@ def tables(results: dict[str, Any]) -> str:
             f"| {name} | {w['watchers']} | {w['events_sent']:,} | {w['events_received_min']:,} "
             f"| {w['watchers_behind']} | {w['watchers_ended_early']} "
             f"| {w['cpu_per_request_us']:,.0f} | {w['lag_p50_us'] / 1000:.1f} "
-            f"| {w['lag_p99_us'] / 1000:.1f} |"
+            f"| {w['lag_p99_us'] / 1000:.1f} | {w['load_average']:.1f} |"
         )
     fake = results.get("fakeapi")
     if fake:
