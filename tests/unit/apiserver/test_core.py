@@ -241,3 +241,28 @@ def test_a_continue_token_whose_start_is_not_a_key_is_bad_request(core: APICore)
     )
     assert reply(answer).code == 400
     assert "continue key is not valid" in reply(answer).body["message"]
+
+
+def test_lists_see_every_create_and_delete_between_them(core: APICore) -> None:
+    """The sorted keys a list bisects are the keys now: a delete and a create between two
+    lists (the same count of objects) show in the second; a namespace's page holds only that
+    namespace, not one whose name starts with it."""
+    for ns in ("a", "a-b", "ab"):
+        answer = core.handle(Request("POST", "/api/v1/namespaces", body=ns_body(ns)))
+        assert reply(answer).code == 201
+        for name in ("x", "z"):
+            path = f"/api/v1/namespaces/{ns}/configmaps"
+            assert reply(core.handle(Request("POST", path, body=cm_body(name)))).code == 201
+
+    def names(path: str, **params: str) -> list[str]:
+        body = reply(core.handle(Request("GET", path, params=params))).body
+        return [f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in body["items"]]
+
+    assert names("/api/v1/namespaces/a/configmaps", limit="10") == ["a/x", "a/z"]
+    delete = core.handle(Request("DELETE", "/api/v1/namespaces/a/configmaps/x"))
+    assert reply(delete).code == 200
+    create = Request("POST", "/api/v1/namespaces/a/configmaps", body=cm_body("y"))
+    assert reply(core.handle(create)).code == 201
+    assert names("/api/v1/namespaces/a/configmaps", limit="10") == ["a/y", "a/z"]
+    assert names("/api/v1/configmaps", limit="3") == ["a/y", "a/z", "a-b/x"]
+    assert names("/api/v1/configmaps") == ["a/y", "a/z", "a-b/x", "a-b/z", "ab/x", "ab/z"]
