@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs: "
               "these are loaded figures (rerun with --loaded to label them so)")  # fmt: skip
     binaries = _build.build()
-    results["servers"] = workload.run(binaries, sizes)
+    logs = Path(args.json).parent if args.json else ROOT / "build" / "bench"
+    results["servers"] = workload.run(binaries, sizes, log_dir=logs / f"apiserver-logs{suffix}")
     rounds = args.fakeapi_rounds or (50 if args.smoke else 3000)
     results["fakeapi"] = fakeapi_cost.measure(rounds, warmup=min(200, rounds))
     if args.profile:

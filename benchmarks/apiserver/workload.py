@@ -5,8 +5,8 @@ process, and one client load is run against each: ``go/loadgen`` (Go, so the cli
 small and the same for both; a Python client would spend the two cores the servers need and
 measure itself). Both delegate authentication and authorization to one local kube-apiserver
 (envtest); the client presents envtest's admin certificate (group ``system:masters``), so
-neither server asks kube-apiserver about a request (sample-apiserver always allows that group;
-kubectrl caches the SubjectAccessReview answer). HTTP/1.1 for both: kubectrl's server speaks
+neither server asks kube-apiserver about a request (both allow that group without a
+SubjectAccessReview, as ``--authorization-always-allow-groups`` defaults). HTTP/1.1 for both: kubectrl's server speaks
 only HTTP/1.1, so the Go client is held to it for sample-apiserver too.
 
 What differs and is not hidden: sample-apiserver keeps objects in etcd (its own etcd process,
@@ -29,6 +29,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -333,10 +334,12 @@ def run(
     sizes: Sizes,
     servers: tuple[str, ...] = ("kubectrl", "go"),
     profile: Path | None = None,
+    log_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The workload against each server in ``servers``; results by server. With ``profile``,
     kubectrl's server runs under cProfile (its figures then include the profiler's cost) and
-    its statistics go to that file."""
+    its statistics go to that file. With ``log_dir``, the servers' logs (and etcd's) are
+    copied there (why a watch ended is in sample-apiserver's)."""
     results: dict[str, Any] = {}
     with ControlPlane() as cp, tempfile.TemporaryDirectory(prefix="kubectrl-bench-api-") as tmp:
         prepare(cp)
@@ -354,4 +357,8 @@ def run(
                     results[name] = workload(pid, etcd_pid, load, sizes)
                 finally:
                     load.close()
+            if log_dir is not None:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                for log in work.glob("*.log"):
+                    shutil.copy(log, log_dir / log.name)
     return results

@@ -70,6 +70,8 @@ def test_smoke_run_measures_both_servers_and_fakeapi(tmp_path: Path) -> None:
     assert "etcd_cpu_per_request_us" in results["servers"]["go"]["phases"][0]
     for level in ("fakeapi", "client"):
         assert results["fakeapi"][level]["events"] == results["fakeapi"]["rounds"]
+    logs = sorted(p.name for p in (tmp_path / "apiserver-logs-smoke").iterdir())
+    assert logs == ["kubectrl-server.log", "sample-apiserver.log", "sample-etcd.log"]
     charts = sorted(p.name for p in tmp_path.glob("apiserver-*-smoke.svg"))
     assert charts == [
         f"apiserver-{n}-smoke.svg" for n in ("cpu", "fakeapi", "memory", "p99", "rps", "watch")
