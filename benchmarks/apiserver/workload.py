@@ -6,8 +6,8 @@ small and the same for both; a Python client would spend the two cores the serve
 measure itself). Both delegate authentication and authorization to one local kube-apiserver
 (envtest); the client presents envtest's admin certificate (group ``system:masters``), so
 neither server asks kube-apiserver about a request (both allow that group without a
-SubjectAccessReview, as ``--authorization-always-allow-groups`` defaults). HTTP/1.1 for both: kubectrl's server speaks
-only HTTP/1.1, so the Go client is held to it for sample-apiserver too.
+SubjectAccessReview, as ``--authorization-always-allow-groups`` defaults). HTTP/1.1 for both:
+kubectrl's server speaks only HTTP/1.1, so the Go client is held to it for sample-apiserver.
 
 What differs and is not hidden: sample-apiserver keeps objects in etcd (its own etcd process,
 from envtest's binary) behind its watch cache, kubectrl's server in memory
@@ -159,8 +159,11 @@ def kubectrl_server(
 
 
 @contextlib.contextmanager
-def go_server(cp: ControlPlane, binary: Path, work: Path) -> Iterator[tuple[int, str, int | None]]:
-    """(pid, url, etcd pid): k8s.io/sample-apiserver and its own etcd, started and ready."""
+def go_server(
+    cp: ControlPlane, binary: Path, work: Path, extra_args: tuple[str, ...] = ()
+) -> Iterator[tuple[int, str, int | None]]:
+    """(pid, url, etcd pid): k8s.io/sample-apiserver and its own etcd, started and ready
+    (``extra_args`` appended to its command line: ``("-v=1",)`` logs why a watch is ended)."""
     etcd_port, peer_port, port = free_port(), free_port(), free_port()
     etcd_log, log = work / "sample-etcd.log", work / "sample-apiserver.log"
     etcd_bin = find_binaries(build=False).etcd
@@ -189,6 +192,7 @@ def go_server(cp: ControlPlane, binary: Path, work: Path) -> Iterator[tuple[int,
                 f"--kubeconfig={kubeconfig}",
                 f"--authentication-kubeconfig={kubeconfig}",
                 f"--authorization-kubeconfig={kubeconfig}",
+                *extra_args,
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -335,6 +339,7 @@ def run(
     servers: tuple[str, ...] = ("kubectrl", "go"),
     profile: Path | None = None,
     log_dir: Path | None = None,
+    go_args: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The workload against each server in ``servers``; results by server. With ``profile``,
     kubectrl's server runs under cProfile (its figures then include the profiler's cost) and
@@ -349,7 +354,7 @@ def run(
             started = (
                 kubectrl_server(cp, work, profile)
                 if name == "kubectrl"
-                else go_server(cp, binaries["sample-apiserver"], work)
+                else go_server(cp, binaries["sample-apiserver"], work, go_args)
             )
             with started as (pid, url, etcd_pid):
                 load = LoadGen(binaries["loadgen"], url, cp.kubeconfig)
