@@ -266,10 +266,12 @@ def fetch(
 
         fetch(url, Path("/tmp/envtest.tar.gz"), sha512=digest)
     """
-    if (sha512 is None) == (sha256 is None):
+    if sha512 is not None and sha256 is None:
+        algorithm, published = "sha512", sha512
+    elif sha256 is not None and sha512 is None:
+        algorithm, published = "sha256", sha256
+    else:
         raise TypeError("fetch() takes exactly one of sha512= and sha256=")
-    algorithm, published = ("sha512", sha512) if sha512 is not None else ("sha256", sha256)
-    assert published is not None
     log = log or _stderr
     part = dest.with_name(dest.name + ".part")
     dest.parent.mkdir(parents=True, exist_ok=True)
