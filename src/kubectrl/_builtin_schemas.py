@@ -1,14 +1,18 @@
-"""CRD schemas of the built-in Kubernetes types, from the pinned API server's OpenAPI v3.
+"""CRD schemas of the built-in Kubernetes types, from each supported API server's OpenAPI v3.
 
-``_builtin_schemas.json`` (generated, do not edit) holds every definition the pinned
-kube-apiserver publishes in its OpenAPI v3 documents (once each, referring to each other by name)
-and the ``kubernetes.client.models`` class name of each. Regenerate it with::
+``_builtin_schemas-v1.<minor>.json.gz`` (generated, do not edit; one per supported minor,
+:data:`VERSIONS`) holds every definition kube-apiserver of that minor publishes in its OpenAPI v3
+documents (once each, referring to each other by name) and the ``kubernetes.client.models`` class
+name of each, gzipped (about a fifth of the JSON; read and decompressed on first use, about 15 ms
+a table). Regenerate one with::
 
-    python -m kubectrl._builtin_schemas_gen KUBECONFIG > src/kubectrl/_builtin_schemas.json
+    python -m kubectrl._builtin_schemas_gen KUBECONFIG | gzip -9n > \
+        src/kubectrl/_builtin_schemas-v1.37.json.gz
 
-(against an apiserver of the pinned version, e.g. ``python -m kubectrl.envtest start``); the
-integration test ``tests/integration/crd/test_builtin_schema_table.py`` regenerates it from the
-envtest apiserver and compares.
+(against an apiserver of that version, e.g. ``KUBECTRL_ENVTEST_K8S_VERSION=1.37 python -m
+kubectrl.envtest start``); the integration test
+``tests/integration/crd/test_builtin_schema_table.py`` regenerates the envtest apiserver's and
+compares. :func:`crd_schema` uses the :data:`DEFAULT_VERSION` table unless told another.
 
 :func:`crd_schema` turns one definition into the structural schema controller-gen writes for the
 Go type (controller-tools ``pkg/crd``), references inlined:
@@ -35,12 +39,27 @@ from __future__ import annotations
 
 import copy
 import functools
+import gzip
 import json
 from collections.abc import Mapping
 from importlib import resources as _resources
 from typing import Any
 
-__all__ = ["BuiltinSchemaError", "crd_schema", "definition_name", "server_version"]
+__all__ = [
+    "DEFAULT_VERSION",
+    "VERSIONS",
+    "BuiltinSchemaError",
+    "crd_schema",
+    "definition_name",
+    "definitions",
+    "server_version",
+    "table_file",
+]
+
+#: The Kubernetes minors a table ships for (``kubectrl.envtest.SUPPORTED_VERSIONS``).
+VERSIONS = ("1.35", "1.36", "1.37")
+#: The table used when no version is named (``kubectrl.envtest.DEFAULT_VERSION``).
+DEFAULT_VERSION = "1.37"
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _QUANTITY_PATTERN = (
@@ -138,16 +157,49 @@ class BuiltinSchemaError(ValueError):
         self.problem = problem
 
 
+def table_file(version: str) -> str:
+    """The file name of a minor's table (``_builtin_schemas-v1.37.json.gz``)."""
+    return f"_builtin_schemas-v{version}.json.gz"
+
+
+def _minor(version: str | None) -> str:
+    if version is None:
+        return DEFAULT_VERSION
+    minor = ".".join(version.lstrip("v").split(".")[:2])
+    if minor not in VERSIONS:
+        raise BuiltinSchemaError(
+            "",
+            f"no built-in schemas for Kubernetes {version}; they ship for {', '.join(VERSIONS)}",
+        )
+    return minor
+
+
 @functools.cache
-def _table() -> dict[str, Any]:
-    text = _resources.files("kubectrl").joinpath("_builtin_schemas.json").read_text("utf-8")
-    table: dict[str, Any] = json.loads(text)
+def _load(minor: str) -> dict[str, Any]:
+    data = _resources.files("kubectrl").joinpath(table_file(minor)).read_bytes()
+    table: dict[str, Any] = json.loads(gzip.decompress(data))
     return table
 
 
-def server_version() -> str:
-    """The version of the API server the table was generated from (``v1.36.3``)."""
-    return str(_table()["server"])
+def _table(version: str | None = None) -> dict[str, Any]:
+    return _load(_minor(version))
+
+
+def server_version(version: str | None = None) -> str:
+    """The version of the API server a minor's table was generated from (``v1.37.2``).
+
+    Example::
+
+        >>> server_version("1.36")
+        'v1.36.3'
+    """
+    return str(_table(version)["server"])
+
+
+def definitions(version: str | None = None) -> Mapping[str, Any]:
+    """Every definition of a minor's table by OpenAPI name (shared: do not change it)."""
+    table: Mapping[str, Any] = _table(version)["definitions"]
+    return table
 
 
 def definition_name(cls: type[Any]) -> str | None:
@@ -168,11 +220,17 @@ def definition_name(cls: type[Any]) -> str | None:
 
 
 def crd_schema(
-    name: str, *, descriptions: bool = False, embedded_object_meta: bool = False
+    name: str,
+    *,
+    descriptions: bool = False,
+    embedded_object_meta: bool = False,
+    version: str | None = None,
 ) -> dict[str, Any]:
     """The structural CRD schema of the definition ``name``, every reference inlined.
 
-    Raises :class:`BuiltinSchemaError` for a name the table lacks or a recursive type.
+    ``version`` is the Kubernetes minor whose table is read (default :data:`DEFAULT_VERSION`).
+    Raises :class:`BuiltinSchemaError` for a name the table lacks, a version without a table or a
+    recursive type.
 
     Example::
 
@@ -180,28 +238,33 @@ def crd_schema(
         {'type': 'object', 'x-kubernetes-map-type': 'atomic', \
 'properties': {'name': {'type': 'string', 'default': ''}}}
     """
-    return copy.deepcopy(_crd_schema_cached(name, descriptions, embedded_object_meta))
+    minor = _minor(version)
+    return copy.deepcopy(_crd_schema_cached(name, descriptions, embedded_object_meta, minor))
 
 
 @functools.cache
-def _crd_schema_cached(name: str, descriptions: bool, embedded_object_meta: bool) -> dict[str, Any]:
-    return _Resolver(descriptions, embedded_object_meta).definition(name, "", [])
+def _crd_schema_cached(
+    name: str, descriptions: bool, embedded_object_meta: bool, minor: str
+) -> dict[str, Any]:
+    return _Resolver(descriptions, embedded_object_meta, minor).definition(name, "", [])
 
 
 class _Resolver:
-    def __init__(self, descriptions: bool, embedded_object_meta: bool) -> None:
+    def __init__(self, descriptions: bool, embedded_object_meta: bool, minor: str) -> None:
         self.descriptions = descriptions
         self.embedded_object_meta = embedded_object_meta
+        self.minor = minor
 
     def definition(self, name: str, path: str, stack: list[str]) -> dict[str, Any]:
         if name == _META + "ObjectMeta" and self.embedded_object_meta:
             return copy.deepcopy(_EMBEDDED_OBJECT_META)
         if name in _KNOWN:
             return copy.deepcopy(_KNOWN[name])
-        definitions: Mapping[str, Any] = _table()["definitions"]
-        if name not in definitions:
+        known = definitions(self.minor)
+        if name not in known:
             raise BuiltinSchemaError(
-                path, f"{name} is not in the OpenAPI of the pinned API server {server_version()}"
+                path,
+                f"{name} is not in the OpenAPI of the API server {server_version(self.minor)}",
             )
         if name in stack:
             chain = " -> ".join(n.rsplit(".", 1)[-1] for n in [*stack[stack.index(name) :], name])
@@ -210,7 +273,7 @@ class _Resolver:
                 f"recursive type ({chain}): a CRD schema cannot refer to itself; use "
                 "Annotated[dict[str, Any], PreserveUnknownFields()] for this field",
             )
-        schema = self.node(definitions[name], path, [*stack, name], required=False)
+        schema = self.node(known[name], path, [*stack, name], required=False)
         for prop, keys in _MARKERS.get(name, {}).items():
             schema["properties"][prop].update(copy.deepcopy(keys))
         return schema

@@ -1,4 +1,4 @@
-"""Regenerate ``kubectrl/_builtin_schemas.json`` from a live API server's OpenAPI v3.
+"""Regenerate a ``kubectrl/_builtin_schemas-v1.<minor>.json.gz`` from an API server's OpenAPI v3.
 
 The server publishes one OpenAPI v3 document per group-version (``/openapi/v3`` lists them:
 ``api/v1``, ``apis/apps/v1``, ...); each holds the schemas of its types and of every type they
@@ -21,10 +21,12 @@ same version and kind (``CoreV1EndpointPort``, ``DiscoveryV1EndpointPort``).
 
 Usage::
 
-    python -m kubectrl._builtin_schemas_gen KUBECONFIG > src/kubectrl/_builtin_schemas.json
+    python -m kubectrl._builtin_schemas_gen KUBECONFIG | gzip -9n > \
+        src/kubectrl/_builtin_schemas-v1.37.json.gz
 
-The integration test ``tests/integration/crd/test_builtin_schema_table.py`` regenerates the table
-from the pinned API server and compares it with the committed file.
+(the minor of the file is the server's). The integration test
+``tests/integration/crd/test_builtin_schema_table.py`` regenerates the table from the envtest
+API server and compares it with the committed file of its minor.
 """
 
 from __future__ import annotations

@@ -29,6 +29,14 @@ GC_TIMEOUT = 90.0
 DEPLOY = ("apps/v1", "Deployment")
 
 
+def kubernetes_minor() -> str:
+    """The Kubernetes minor the suite runs on: the control plane's (``KUBECTRL_ENVTEST_K8S_VERSION``
+    or envtest's default), which every FakeAPI of the suite imitates (``FakeAPI(version=...)``)."""
+    from kubectrl.envtest._binaries import normalize_version
+
+    return normalize_version(None)
+
+
 def unique(prefix: str) -> str:
     """A DNS-1123 name unique across the session (the real namespace is shared)."""
     return f"{prefix}-{secrets.token_hex(3)}"

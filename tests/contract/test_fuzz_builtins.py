@@ -20,6 +20,7 @@ import os
 from typing import Any
 
 import pytest
+from contract_helpers import kubernetes_minor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -260,7 +261,7 @@ def test_builtin_near_misses_agree(kubectrl_control_plane: Any, real_module_name
     import asyncio
 
     config = load_kubeconfig(kubectrl_control_plane.kubeconfig.path).with_options(rate_limit=None)
-    api = FakeAPI()
+    api = FakeAPI(version=kubernetes_minor())
     api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": real_module_namespace}})
     loop = asyncio.new_event_loop()
     real = AsyncClient(config)

@@ -30,6 +30,7 @@ import time
 from typing import Any
 
 import pytest
+from contract_helpers import kubernetes_minor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -380,7 +381,7 @@ def test_schema_near_misses_agree(kubectrl_control_plane: Any, real_module_names
         sent[0] += 1
         schema, vals = example
         group = f"f{run_id}-{next(counter)}.fuzz.kubectrl.test"
-        api = FakeAPI()
+        api = FakeAPI(version=kubernetes_minor())
         api.seed(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": real_module_namespace}}
         )

@@ -106,6 +106,8 @@ import-linter contract keeps it so):
 
   - ``_resources.info``: ``ResourceInfo``, a CRD's resource and structural defaults;
   - ``_resources.registry``: which resources are served;
+  - ``_resources.versions``: the Kubernetes release a core imitates (``APICore(version=...)``),
+    which the behaviours that changed between releases ask for;
   - ``_resources.discovery``: the discovery documents;
   - ``_resources.objects``: a stored object rendered at a version, key order, limits, JSON and
     YAML decoding.
@@ -133,7 +135,7 @@ from kubectrl._internal.exports import module_getattr as _module_getattr
 from kubectrl._internal.exports import publish as _publish
 
 if TYPE_CHECKING:
-    from kubectrl.apiserver._resources.discovery import KUBERNETES_VERSION
+    from kubectrl.apiserver._resources.discovery import KUBERNETES_VERSION, KUBERNETES_VERSIONS
     from kubectrl.apiserver._server.auth import DelegatingAuth, UserInfo
     from kubectrl.apiserver._server.declare import (
         AdmissionAttributes,
@@ -146,6 +148,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KUBERNETES_VERSION",
+    "KUBERNETES_VERSIONS",
     "APIServer",
     "AdmissionAttributes",
     "AdmissionError",
@@ -172,6 +175,7 @@ _lazy_getattr, __dir__ = _module_getattr(
         "CompactedError": "kubectrl.apiserver._storage.memory",
         "DelegatingAuth": "kubectrl.apiserver._server.auth",
         "KUBERNETES_VERSION": "kubectrl.apiserver._resources.discovery",
+        "KUBERNETES_VERSIONS": "kubectrl.apiserver._resources.discovery",
         "KeyExistsError": "kubectrl.apiserver._storage.memory",
         "MemoryStorage": "kubectrl.apiserver._storage.memory",
         "RevisionMismatchError": "kubectrl.apiserver._storage.memory",

@@ -183,7 +183,7 @@ CLUSTER_SPECS = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, 
 #: The Kubernetes minors kubectrl.envtest can run, each pinned in ``_gomod/kubernetes-<minor>``.
 SUPPORTED_VERSIONS = ("1.35", "1.36", "1.37")
 #: The version used when none is asked for.
-DEFAULT_VERSION = "1.36"
+DEFAULT_VERSION = "1.37"
 
 
 #: The environment variable naming the Kubernetes version when none is passed (as a Makefile's

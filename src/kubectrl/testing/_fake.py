@@ -114,6 +114,13 @@ class FakeAPI:
     ``garbage_collection=False`` leaves dependents of deleted owners alone (as on a control
     plane without kube-controller-manager).
 
+    ``version`` is the Kubernetes release imitated: ``"1.35"``, ``"1.36"`` or ``"1.37"`` (also
+    ``"1.37.x"`` or the tables' exact patch, ``"v1.37.2"``), default ``"1.37"`` (as
+    :data:`kubectrl.envtest.DEFAULT_VERSION`). Its ``/version`` answer, the built-in schemas
+    it decodes built-in kinds with and the defaults and validation that changed between these
+    releases follow it; another version is refused with a ``ValueError`` naming the supported
+    ones. :attr:`version` is the chosen minor, :attr:`server_version` its release.
+
     Example::
 
         >>> import asyncio
@@ -129,9 +136,15 @@ class FakeAPI:
         True
     """
 
-    def __init__(self, *, clock: Clock | None = None, garbage_collection: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        garbage_collection: bool = True,
+        version: str | None = None,
+    ) -> None:
         self.clock: Clock = clock or RealClock()
-        self._core = APICore(self.clock, garbage_collection=garbage_collection)
+        self._core = APICore(self.clock, garbage_collection=garbage_collection, version=version)
         self._faults: list[_Fault] = []
         self._transport = _Transport(self)
         #: The pods' subresources: log texts (``pods.set_log``), an exec handler
@@ -150,6 +163,16 @@ class FakeAPI:
     def transport(self) -> httpx.AsyncBaseTransport:
         """The httpx async transport serving this fake."""
         return self._transport
+
+    @property
+    def version(self) -> str:
+        """The Kubernetes minor imitated (``"1.37"``)."""
+        return self._core.version
+
+    @property
+    def server_version(self) -> str:
+        """The release whose tables are used (``"v1.37.2"``; ``/version`` adds ``-fake``)."""
+        return self._core.server_version
 
     @property
     def resource_version(self) -> str:
@@ -221,7 +244,7 @@ class FakeAPI:
                     )
                 meta = obj.get("metadata") or {}
                 ns = str(meta.get("namespace") or "default") if info.namespaced else None
-                with self._core.lock:
+                with self._core.lock, self._core.serving():
                     try:
                         created = self._core.store.create(
                             info, version, ns, obj, manager=None, keep_status=True

@@ -1,10 +1,11 @@
 """Which Kubernetes release each of kubectrl's built-in tables follows, against a server's.
 
-FakeAPI's tables (kinds, strategies, defaults, validation), the built-in OpenAPI schemas (what
-``kubectrl.crd`` and FakeAPI validate built-in kinds with) and the ``kubernetes`` package's
-models each follow one Kubernetes release. A test comparing FakeAPI with a real apiserver of
-another minor compares two APIs, not an implementation with its reference: :func:`version_skew`
-says so, one line per component that does not match.
+FakeAPI imitates one Kubernetes release, chosen with ``FakeAPI(version=...)``: its tables
+(kinds, strategies, defaults, validation) and the built-in OpenAPI schemas it decodes built-in
+kinds with (``kubectrl.crd`` uses the default release's) follow it; the ``kubernetes`` package's
+models follow the release they were generated from. A test comparing FakeAPI with a real
+apiserver of another release compares two APIs, not an implementation with its reference:
+:func:`version_skew` says so, one line per component that does not match.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import importlib.metadata
 import re
 
 from kubectrl import _builtin_schemas
-from kubectrl.apiserver import KUBERNETES_VERSION
+from kubectrl.apiserver import KUBERNETES_VERSIONS
 
 __all__ = ["VersionSkew", "version_skew"]
 
@@ -37,13 +38,14 @@ class VersionSkew:
     schemas: str
     models: str
 
-    def problems(self) -> list[str]:
+    def problems(self, *, models: bool = True) -> list[str]:
         """One line per component that does not fit the server; empty when all fit.
 
         FakeAPI's tables and the schemas must be the server's minor. The models may be one minor
         apart, as a client may be under Kubernetes' version skew policy
         (https://kubernetes.io/releases/version-skew-policy/, kubectl: "within one minor
-        version"); two or more minors apart is a problem.
+        version"); two or more minors apart is a problem, unless ``models=False`` (a comparison
+        of FakeAPI with the server, which the models take no part in).
         """
         server = _minor(self.server)
         if server is None:
@@ -54,8 +56,8 @@ class VersionSkew:
                 out.append(
                     f"{what} are {version or 'of no version'}, the apiserver is {self.server}"
                 )
-        models = _minor(self.models)
-        if models is not None and abs(models[1] - server[1]) > 1:
+        models_minor = _minor(self.models) if models else None
+        if models_minor is not None and abs(models_minor[1] - server[1]) > 1:
             out.append(
                 f"the kubernetes package's models are {self.models}, more than one minor from "
                 f"the apiserver's {self.server}"
@@ -63,15 +65,24 @@ class VersionSkew:
         return out
 
 
-def version_skew(server_version: str) -> VersionSkew:
-    """Compare ``server_version`` (an apiserver's ``/version`` ``gitVersion``) with the tables.
+def version_skew(server_version: str, version: str | None = None) -> VersionSkew:
+    """Compare ``server_version`` (an apiserver's ``/version`` ``gitVersion``) with the tables
+    of the release ``version`` (what ``FakeAPI(version=...)`` takes; default: the default one).
 
     Example::
 
-        skew = version_skew("v1.37.2")
-        for line in skew.problems():
-            print(line)
+        >>> version_skew("v1.36.3", "1.36").problems()
+        []
+        >>> version_skew("v1.37.2", "1.36").problems()[0]
+        "FakeAPI's tables are v1.36.3, the apiserver is v1.37.2"
     """
+    minor = _minor(version) if version is not None else None
+    key = f"{minor[0]}.{minor[1]}" if minor is not None else _builtin_schemas.DEFAULT_VERSION
+    if key not in KUBERNETES_VERSIONS:
+        raise ValueError(
+            f"Kubernetes {version} is not supported by FakeAPI's tables; choose one of "
+            f"{', '.join(KUBERNETES_VERSIONS)}"
+        )
     try:
         package = importlib.metadata.version("kubernetes")
     except importlib.metadata.PackageNotFoundError:
@@ -80,7 +91,7 @@ def version_skew(server_version: str) -> VersionSkew:
         models = f"v1.{package.split('.')[0]}"
     return VersionSkew(
         server=server_version,
-        fake_api=KUBERNETES_VERSION,
-        schemas=_builtin_schemas.server_version(),
+        fake_api=KUBERNETES_VERSIONS[key],
+        schemas=_builtin_schemas.server_version(key),
         models=models,
     )

@@ -1,18 +1,21 @@
 """The committed table of built-in schemas equals the pinned API server's OpenAPI v3.
 
-``kubectrl/_builtin_schemas.json`` is regenerated here from the envtest apiserver with the same
-code as ``python -m kubectrl._builtin_schemas_gen KUBECONFIG``; on a mismatch the test writes the
-correct file next to the test's temporary directory and says where, to copy in.
+``kubectrl/_builtin_schemas-v1.<minor>.json.gz`` of the envtest apiserver's minor
+(``KUBECTRL_ENVTEST_K8S_VERSION``) is regenerated here from it with the same code as ``python -m
+kubectrl._builtin_schemas_gen KUBECONFIG``; on a mismatch the test writes the correct file (gzipped)
+in the test's temporary directory and says where, to copy in.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
+from kubectrl._builtin_schemas import table_file
 from kubectrl._builtin_schemas_gen import build_table, fetch_definitions, render_table
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
@@ -24,25 +27,26 @@ pytestmark = pytest.mark.integration
 
 
 async def test_the_committed_table_is_what_the_server_publishes(
-    kubeconfig: Path, tmp_path: Path
+    kubectrl_control_plane: ControlPlane, kubeconfig: Path, tmp_path: Path
 ) -> None:
     async with AsyncClient(load_kubeconfig(kubeconfig)) as client:
         version = str((await client.server_version()).get("gitVersion", ""))
         definitions = await fetch_definitions(client)
     table = build_table(definitions, server_version=version)
     rendered = render_table(table)
-    committed = resources.files("kubectrl").joinpath("_builtin_schemas.json").read_text("utf-8")
+    name = table_file(kubectrl_control_plane.version)
+    committed = gzip.decompress(resources.files("kubectrl").joinpath(name).read_bytes()).decode()
     if rendered != committed:
         old = json.loads(committed)
-        out = tmp_path / "_builtin_schemas.json"
-        out.write_text(rendered, encoding="utf-8")
+        out = tmp_path / name
+        out.write_bytes(gzip.compress(rendered.encode(), 9, mtime=0))
         changed = sorted(
             name
             for name in set(old["definitions"]) | set(table["definitions"])
             if old["definitions"].get(name) != table["definitions"].get(name)
         )
         pytest.fail(
-            f"src/kubectrl/_builtin_schemas.json differs from the OpenAPI of {version} "
+            f"src/kubectrl/{name} differs from the OpenAPI of {version} "
             f"(was {old['server']}): {len(changed)} definitions differ, e.g. {changed[:5]}; "
             f"the regenerated file is {out}"
         )

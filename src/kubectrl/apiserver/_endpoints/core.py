@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import copy
 import json
 import re
@@ -30,6 +31,7 @@ from kubectrl.apiserver._endpoints.watch import WatchHub, WatchStream
 from kubectrl.apiserver._patch import apply as _apply
 from kubectrl.apiserver._patch import patches
 from kubectrl.apiserver._registry.store import ObjectStore
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._resources.objects import (
     MAX_DEPTH,
@@ -92,8 +94,16 @@ class APICore:
     """
 
     def __init__(
-        self, clock: Clock, *, garbage_collection: bool = True, storage: Storage | None = None
+        self,
+        clock: Clock,
+        *,
+        garbage_collection: bool = True,
+        storage: Storage | None = None,
+        version: str | None = None,
     ) -> None:
+        #: The Kubernetes minor imitated (``"1.37"``): ``/version``, the built-in schemas and
+        #: the behaviours that changed between releases follow it. ``None``: the default.
+        self.version = versions.normalize(version)
         self.clock = clock
         self.lock = threading.RLock()
         self.storage: Storage = storage if storage is not None else MemoryStorage()
@@ -123,9 +133,20 @@ class APICore:
 
     # ------------------------------------------------------------------ requests
 
+    @property
+    def server_version(self) -> str:
+        """The release whose tables this core follows (``"v1.37.2"``)."""
+        return versions.release(self.version)
+
+    def serving(self) -> contextlib.AbstractContextManager[None]:
+        """A block run as this core's release (what :meth:`route` and :meth:`serve` do; a
+        caller writing to :attr:`store` directly wraps the write in it)."""
+        return versions.serving(self.version)
+
     def route(self, request: Request) -> Route | Reply:
         """The route of a resource request, or the answer to a discovery request."""
-        return route(self.registry, request)
+        with self.serving():
+            return route(self.registry, request)
 
     def handle(self, request: Request) -> Reply | WatchStream:
         """Route and serve a request; a failure is its ``Status`` reply."""
@@ -139,6 +160,10 @@ class APICore:
 
     def serve(self, found: Route, request: Request) -> Reply | WatchStream:
         """Serve a routed request (raises :class:`~kubectrl.apiserver._status.StatusError`)."""
+        with self.serving():
+            return self._serve_request(found, request)
+
+    def _serve_request(self, found: Route, request: Request) -> Reply | WatchStream:
         if found.verb in ("list", "watch"):
             _check_int_params(request.params)
         if request.body and len(request.body) > MAX_REQUEST_BYTES:

@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._status import StatusError
 
-__all__ = ["KUBERNETES_VERSION", "VERSION", "answer"]
+__all__ = ["KUBERNETES_VERSION", "KUBERNETES_VERSIONS", "answer", "version_info"]
 
-#: The Kubernetes release whose API the core's built-in tables (kinds, strategies, defaults,
-#: validation) follow; ``/version`` says it with a ``-fake`` suffix.
-KUBERNETES_VERSION = "v1.36.3"
+#: The Kubernetes releases a core can imitate: each supported minor and the patch release its
+#: tables follow (``{"1.35": "v1.35.4", ...}``); ``APICore(version=...)`` and
+#: ``FakeAPI(version=...)`` take one of the minors.
+KUBERNETES_VERSIONS: Mapping[str, str] = MappingProxyType(dict(versions.RELEASES))
 
-VERSION = {
-    "major": KUBERNETES_VERSION.lstrip("v").split(".")[0],
-    "minor": KUBERNETES_VERSION.split(".")[1],
-    "gitVersion": f"{KUBERNETES_VERSION}-fake",
-    "gitCommit": "",
-    "gitTreeState": "clean",
-    "buildDate": "",
-    "goVersion": "",
-    "compiler": "kubectrl",
-    "platform": "python",
-}
+#: The Kubernetes release whose API a core imitates when none is chosen (its built-in tables:
+#: kinds, strategies, defaults, validation, schemas); ``/version`` says the chosen one with a
+#: ``-fake`` suffix.
+KUBERNETES_VERSION = versions.RELEASES[versions.DEFAULT]
+
+
+def version_info(minor: str) -> dict[str, str]:
+    """The ``/version`` body of the core imitating Kubernetes ``minor``.
+
+    Example::
+
+        >>> version_info("1.36")["gitVersion"]
+        'v1.36.3-fake'
+    """
+    release = versions.release(minor)
+    return {
+        "major": release.lstrip("v").split(".")[0],
+        "minor": release.split(".")[1],
+        "gitVersion": f"{release}-fake",
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "kubectrl",
+        "platform": "python",
+    }
 
 
 def _groups(registry: Registry) -> dict[str, list[str]]:
@@ -39,7 +58,7 @@ def _groups(registry: Registry) -> dict[str, list[str]]:
 def answer(registry: Registry, parts: list[str]) -> dict[str, Any] | None:
     """The discovery body for a path (split on ``/``), or ``None`` when it is not discovery."""
     if parts == ["version"]:
-        return dict(VERSION)
+        return version_info(versions.current())
     groups = _groups(registry)
     if parts == ["api"]:
         return {

@@ -2,7 +2,7 @@
 
 The apiserver decodes a built-in object's JSON into its Go type (``k8s.io/api``) and encodes
 that back when it stores and serves it; this module does the same over the OpenAPI definitions
-the pinned server publishes (``kubectrl/_builtin_schemas.json``):
+the served release's API server publishes (``kubectrl/_builtin_schemas-v1.<minor>.json.gz``):
 
 * :func:`decode`: a value of the wrong JSON type is a 400 ``<Kind> in version "v1" cannot be
   handled as a <Kind>: json: cannot unmarshal ...`` (``encoding/json``), as are an integer out of
@@ -30,9 +30,10 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from importlib import resources as _resources
 from typing import Any
 
+from kubectrl import _builtin_schemas
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._schema.quantity import canonical_quantity
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
@@ -89,18 +90,20 @@ _STRING_POINTERS = {
 }
 
 
-@functools.cache
-def _definitions() -> dict[str, Any]:
-    text = _resources.files("kubectrl").joinpath("_builtin_schemas.json").read_text("utf-8")
-    table: dict[str, Any] = json.loads(text)["definitions"]
-    return table
+def _definitions() -> Mapping[str, Any]:
+    """The definitions of the release being served (:func:`versions.current`)."""
+    return _builtin_schemas.definitions(versions.current())
 
 
-@functools.cache
 def _definition_name(group: str, version: str, kind: str) -> str | None:
+    return _definition_name_at(versions.current(), group, version, kind)
+
+
+@functools.cache
+def _definition_name_at(minor: str, group: str, version: str, kind: str) -> str | None:
     token = "core" if not group else group.split(".")[0]
     wanted = f".{token}.{version}.{kind}"
-    for name in _definitions():
+    for name in _builtin_schemas.definitions(minor):
         if name.startswith("io.k8s.api.") and name.endswith(wanted):
             return name
     return None
