@@ -37,6 +37,15 @@ def kubernetes_minor() -> str:
     return normalize_version(None)
 
 
+def kubernetes_at_least(minor: str) -> bool:
+    """Whether the suite runs on Kubernetes ``minor`` or newer (a behaviour that changed)."""
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in version.split("."))
+
+    return key(kubernetes_minor()) >= key(minor)
+
+
 def unique(prefix: str) -> str:
     """A DNS-1123 name unique across the session (the real namespace is shared)."""
     return f"{prefix}-{secrets.token_hex(3)}"

@@ -69,6 +69,7 @@ from kubectrl.apiserver._admission.policy import ValidatingPolicies
 from kubectrl.apiserver._admission.policy_mutating import MutatingPolicies
 from kubectrl.apiserver._patch import apply as _apply
 from kubectrl.apiserver._registry.gc import GarbageCollector
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._resources.objects import (
     check,
@@ -529,7 +530,17 @@ class ObjectStore:
 def _validate(
     strategy: Strategy, obj: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> list[Cause]:
-    """The causes of a write: its metadata's, then the strategy's."""
+    """The causes of a write: its metadata's, then the strategy's.
+
+    From Kubernetes 1.37 on, a built-in kind's causes are each reported once: its strategy
+    embeds ``rest.DeclarativeValidation`` (``pkg/registry/*/strategy.go``, v1.36.3 -> v1.37.2),
+    so ``rest.ValidateUpdate``/``BeforeCreate`` pass the handwritten causes through
+    ``ValidateDeclarativelyWithMigrationChecks`` (``staging/src/k8s.io/apiserver/pkg/registry/
+    rest/validate.go``), whose ``validate.FilterCoveredHandwrittenErrors`` filters them with
+    ``ErrorList.Filter``: it goes through ``ToAggregate``, which keeps the first of equal errors
+    (``staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go``). Before 1.37 each
+    validation pass reports its causes again.
+    """
     causes = validate_object_meta(
         obj,
         old,
@@ -537,6 +548,8 @@ def _validate(
         update_passes=strategy.update_metadata_passes,
     )
     causes.extend(strategy.validate(obj, old))
+    if strategy.declarative_validation and versions.at_least("1.37"):
+        return list(dict.fromkeys(causes))
     return causes
 
 

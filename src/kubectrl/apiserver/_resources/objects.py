@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectrl._internal.clock import Clock
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._resources.info import ResourceInfo, apply_defaults
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
@@ -201,8 +202,21 @@ def encoded_size(obj: Any) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-_YAML_ERROR = "error decoding YAML: error converting YAML to JSON: "
-_ALIASING = _YAML_ERROR + "yaml: document contains excessive aliasing"
+def _yaml_error(detail: str) -> str:
+    """The message of an apply body that is not YAML, ``detail`` being sigs.k8s.io/yaml's.
+
+    Up to 1.36 the apply patcher unmarshals the body with ``yaml.Unmarshal``, which wraps the
+    error ("error decoding YAML: error converting YAML to JSON: ..."); from 1.37 the handler
+    transcodes it first with ``yaml.ToJSON``, which does not ("error encoding patch: ...":
+    ``validateAndTranscodePatch``, staging/src/k8s.io/apiserver/pkg/endpoints/handlers/
+    patch.go, v1.36.3 -> v1.37.2).
+    """
+    if versions.at_least("1.37"):
+        return f"error encoding patch: {detail}"
+    return f"error decoding YAML: error converting YAML to JSON: {detail}"
+
+
+_ALIASING = "yaml: document contains excessive aliasing"
 _LOADER: Any = None
 
 
@@ -285,7 +299,7 @@ def _check_expansion(root: Any) -> None:
             stack.append((node, True))
             for child in children:
                 if id(child) in active:
-                    raise bad_request(_YAML_ERROR + "yaml: anchor contains itself")
+                    raise bad_request(_yaml_error("yaml: anchor contains itself"))
                 if id(child) not in done:
                     stack.append((child, False))
             continue
@@ -300,10 +314,10 @@ def _check_expansion(root: Any) -> None:
         done[id(node)] = (decoded, aliases, size, depth + 1)
     decoded, aliases, size, depth = done[id(root)]
     if depth > MAX_DEPTH:
-        raise bad_request(_YAML_ERROR + f"yaml: exceeded max depth of {MAX_DEPTH}")
+        raise bad_request(_yaml_error(f"yaml: exceeded max depth of {MAX_DEPTH}"))
     excessive = aliases > 100 and decoded > 1000 and aliases / decoded > _alias_ratio(decoded)
     if excessive or (aliases and size > MAX_REQUEST_BYTES):
-        raise bad_request(_ALIASING)
+        raise bad_request(_yaml_error(_ALIASING))
 
 
 def _summary(raw: bytes) -> str:
@@ -371,12 +385,12 @@ def decode_json(raw: bytes, kind: str, version: str) -> Any:
 def decode_yaml(raw: bytes) -> Any:
     """An apply body (YAML or JSON) decoded as ``sigs.k8s.io/yaml`` does, into plain JSON values:
     aliases bounded before anything is built (:func:`_check_expansion`), timestamps as strings,
-    NaN and infinities refused; every failure a 400 ``error decoding YAML: ...``."""
+    NaN and infinities refused; every failure a 400 (:func:`_yaml_error`)."""
     yaml: Any = importlib.import_module("yaml")
     try:
         text = raw.decode()
     except UnicodeDecodeError:
-        raise bad_request(_YAML_ERROR + "yaml: invalid leading UTF-8 octet") from None
+        raise bad_request(_yaml_error("yaml: invalid leading UTF-8 octet")) from None
     loader = _loader_class()(text)
     try:
         node = loader.get_single_node()
@@ -387,13 +401,13 @@ def decode_yaml(raw: bytes) -> Any:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise bad_request(_YAML_ERROR + f"yaml: {where}{err.problem or err.context}") from None
+        raise bad_request(_yaml_error(f"yaml: {where}{err.problem or err.context}")) from None
     except yaml.YAMLError as err:
-        raise bad_request(_YAML_ERROR + f"yaml: {err}") from None
+        raise bad_request(_yaml_error(f"yaml: {err}")) from None
     except RecursionError:
-        raise bad_request(_YAML_ERROR + f"yaml: exceeded max depth of {MAX_DEPTH}") from None
+        raise bad_request(_yaml_error(f"yaml: exceeded max depth of {MAX_DEPTH}")) from None
     except (ValueError, TypeError) as err:
-        raise bad_request(_YAML_ERROR + f"yaml: {err}") from None
+        raise bad_request(_yaml_error(f"yaml: {err}")) from None
     finally:
         loader.dispose()
     return _plain(value)
@@ -410,10 +424,10 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         shown = "NaN" if value != value else ("+Inf" if value > 0 else "-Inf")
-        raise bad_request(_YAML_ERROR + f"json: unsupported value: {shown}")
+        raise bad_request(_yaml_error(f"json: unsupported value: {shown}"))
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
-    raise bad_request(_YAML_ERROR + f"yaml: unsupported value of type {type(value).__name__}")
+    raise bad_request(_yaml_error(f"yaml: unsupported value of type {type(value).__name__}"))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -437,6 +451,7 @@ def _key(key: Any, value: Any) -> str:
     shown = "<nil>" if key is None else repr(key)
     value_shown = json.dumps(value) if isinstance(value, str) else repr(value)
     raise bad_request(
-        _YAML_ERROR + f"unsupported map key of type: %!s({shown}), key: {shown}, "
-        f"value: {value_shown}"
+        _yaml_error(
+            f"unsupported map key of type: %!s({shown}), key: {shown}, value: {value_shown}"
+        )
     )

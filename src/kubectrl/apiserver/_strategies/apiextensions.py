@@ -30,6 +30,8 @@ class CustomResourceDefinitions(Strategy):
     generation = True
     short_names = ("crd", "crds")
     typed = False
+    # apiextensions-apiserver's strategy has no rest.DeclarativeValidation.
+    declarative_validation = False
 
     def accept(self, obj: dict[str, Any], clock: Clock) -> ResourceInfo | None:
         """The resource ``obj`` defines; sets its status (names accepted, Established).

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 from kubectrl.apiserver._strategies.podspec import pod_defaults
 from kubectrl.apiserver._validation import kinds
@@ -206,6 +207,11 @@ class StatefulSets(_Workload):
                 rolling = strategy.setdefault("rollingUpdate", {})
                 if isinstance(rolling, dict):
                     rolling.setdefault("partition", 0)
+                    if versions.at_least("1.37"):
+                        # SetDefaults_StatefulSet (pkg/apis/apps/v1/defaults.go) defaults it
+                        # under MaxUnavailableStatefulSet, beta and on by default from 1.37
+                        # (pkg/features/kube_features.go, v1.37.2: {1.37, Default: true}).
+                        rolling.setdefault("maxUnavailable", 1)
         spec.setdefault("revisionHistoryLimit", 10)
         policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
         if isinstance(policy, dict):

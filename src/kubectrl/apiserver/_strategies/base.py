@@ -75,6 +75,11 @@ class Strategy:
     #: How often an update validates the new metadata besides the generic passes (see
     #: :func:`kubectrl.apiserver._validation.objects.validate_object_meta`): 0, 1 or 2.
     update_metadata_passes: int = 0
+    #: The registry's strategy embeds ``rest.DeclarativeValidation`` from Kubernetes 1.37 on
+    #: (every built-in one the core writes; not apiextensions-apiserver's): its handwritten
+    #: causes then pass through ``ErrorList.Filter``, which drops repeated ones (see
+    #: :func:`kubectrl.apiserver._registry.store` ``_validate``).
+    declarative_validation: bool = True
     #: A delete answers the deleted object, not a ``Status`` (``ReturnDeletedObject``).
     return_deleted_object: bool = False
     #: A delete without finalizers marks the object deleted (a MODIFIED event, the generation

@@ -7,10 +7,12 @@ their defaults and their job template's pod metadata.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._strategies.base import Cause, Strategy
 from kubectrl.apiserver._strategies.podspec import pod_defaults
 from kubectrl.apiserver._validation import kinds
@@ -101,14 +103,25 @@ class Jobs(Strategy):
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         spec = _spec(obj)
-        causes = [
-            *validate_kind(kinds.job, obj),
-            *template_meta(spec.get("template"), "spec.template"),
-        ]
+        causes = validate_kind(kinds.job, obj)
+        if old is not None and versions.at_least("1.37"):
+            # From 1.37 jobStrategy.ValidateUpdate is ValidateJobUpdate alone, no longer
+            # ValidateJob first (pkg/registry/batch/job/strategy.go, v1.36.3 -> v1.37.2): the
+            # generated selector and labels (validateGeneratedSelector) are checked on create.
+            causes = [c for c in causes if not _generated_selector_cause(c)]
+        causes.extend(template_meta(spec.get("template"), "spec.template"))
         if old is not None:
             causes.extend(immutable_selector(spec, old))
             causes.extend(_job_update(obj, old))
         return causes
+
+
+def _generated_selector_cause(cause: Cause) -> bool:
+    """A cause of ``validateGeneratedSelector`` (``pkg/apis/batch/validation``)."""
+    _, field, message = cause
+    return field.startswith("spec.template.metadata.labels[") or (
+        field == "spec.selector" and message.endswith("`selector` not auto-generated")
+    )
 
 
 def _job_spec_defaults(spec: dict[str, Any]) -> None:
@@ -137,15 +150,21 @@ def _job_spec_defaults(spec: dict[str, Any]) -> None:
 def _job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     """``ValidateJobUpdate`` (``pkg/apis/batch/validation``): the spec is validated again
     (``ValidateJobSpecUpdate`` runs ``ValidateJobSpec``), and the template and completion mode are
-    immutable (a suspended Job's scheduling directives excepted, not modelled here)."""
+    immutable (a suspended Job that never started excepted: its scheduling directives may
+    change)."""
     causes = [
         c
         for c in validate_kind(kinds.job, new)
         if c[1].startswith("spec.") and not c[1].startswith("spec.template.metadata.labels[")
     ]
     spec, old_spec = _spec(new), _spec(old)
+    old_template = old_spec.get("template")
+    suspended = old_spec.get("suspend") is True
+    if suspended and not _map(old.get("status")).get("startTime"):
+        old_template = _scheduling_directives_from(spec.get("template"), old_template)
     for field in ("template", "completionMode"):
-        if not go_equal(spec.get(field), old_spec.get(field)):
+        was = old_template if field == "template" else old_spec.get(field)
+        if not go_equal(spec.get(field), was):
             shown = json.dumps(spec.get(field), sort_keys=True)
             causes.append(
                 (
@@ -155,6 +174,42 @@ def _job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
                 )
             )
     return causes
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _scheduling_directives_from(template: Any, old: Any) -> Any:
+    """The old template with the new one's scheduling directives: what may change in the
+    template of a suspended Job that never started (``AllowMutableSchedulingDirectives``:
+    ``validatePodTemplateUpdate``, pkg/apis/batch/validation/validation.go; the options from
+    pkg/registry/batch/job/strategy.go ``getValidationOptionsFromJob``)."""
+    new, was = _map(template), copy.deepcopy(dict(_map(old)))
+    new_meta, new_spec = _map(new.get("metadata")), _map(new.get("spec"))
+    meta = dict(_map(was.get("metadata")))
+    for key in ("labels", "annotations"):
+        meta.pop(key, None)
+        if key in new_meta:
+            meta[key] = new_meta[key]
+    was["metadata"] = meta
+    pod = dict(_map(was.get("spec")))
+    for key in ("nodeSelector", "tolerations", "schedulingGates"):
+        pod.pop(key, None)
+        if key in new_spec:
+            pod[key] = new_spec[key]
+    affinity, old_affinity = new_spec.get("affinity"), pod.get("affinity")
+    if affinity is None and isinstance(old_affinity, Mapping):
+        rest = {k: v for k, v in old_affinity.items() if k != "nodeAffinity"}
+        pod["affinity"] = rest or None
+    elif isinstance(affinity, Mapping):
+        kept = dict(old_affinity) if isinstance(old_affinity, Mapping) else {}
+        kept.pop("nodeAffinity", None)
+        if "nodeAffinity" in affinity:
+            kept["nodeAffinity"] = affinity["nodeAffinity"]
+        pod["affinity"] = kept
+    was["spec"] = pod
+    return was
 
 
 class CronJobs(Strategy):

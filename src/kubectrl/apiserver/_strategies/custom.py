@@ -30,6 +30,8 @@ class CustomResources(Strategy):
 
     generation = True
     allow_unconditional_update = False
+    # apiextensions-apiserver's customResourceStrategy has no rest.DeclarativeValidation.
+    declarative_validation = False
 
     def reset_status(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
         """A create's status is dropped (``PrepareForCreate`` with a status subresource)."""
