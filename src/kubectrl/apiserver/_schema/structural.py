@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from kubectrl.apiserver._resources import versions
 from kubectrl.apiserver._resources.objects import OBJECT_META_FIELDS
 from kubectrl.apiserver._schema import cel as _cel
 from kubectrl.apiserver._schema import re2
@@ -258,6 +259,14 @@ class _Validator:
                 return [_type_error(where, shown, str(fmt), shown)]
             return None
         if typ == "integer":
+            if not versions.at_least("1.36"):
+                # Up to 1.35 an integer's format is stripped (apiextensions-apiserver pkg/
+                # apiserver/validation/formats.go StripUnsupportedFormatsPostProcessor keeps
+                # string formats only) and kube-openapi's numberValidator gets no type and
+                # format (pkg/validation/validate/schema.go): no range or integer check, only
+                # the type's (both added for 1.36: apiextensions-apiserver v0.36.3, kube-openapi
+                # 43fb72c5454a).
+                return None if actual == "integer" else [_type_error(where, actual, typ, actual)]
             if actual == "integer":
                 bounds = _INT32 if fmt == "int32" else _INT64
                 if not bounds[0] <= v <= bounds[1]:
