@@ -164,9 +164,9 @@ def test_an_apply_whose_aliases_expand_past_the_limits_is_refused_before_it_is_b
         lambda: _send(core, "PATCH", f"{BLOBS}/bomb", body.encode(), APPLY, fieldManager="m")
     )
     assert answer.code == 400, answer.body
+    # (1.37's wording, the core's default: validateAndTranscodePatch's yaml.ToJSON)
     assert answer.body["message"] == (
-        "error decoding YAML: error converting YAML to JSON: yaml: document contains excessive "
-        "aliasing"
+        "error encoding patch: yaml: document contains excessive aliasing"
     )
     assert peak < 16 * 2**20, f"{peak / 2**20:.1f} MiB"
     assert _names(core) == []
@@ -272,7 +272,7 @@ def test_yaml_non_finite_numbers_are_a_400(core: APICore, value: str) -> None:
     body = f"apiVersion: hostile.test/v1\nkind: Blob\nmetadata: {{name: n}}\nspec: {{x: {value}}}"
     answer = _send(core, "PATCH", f"{BLOBS}/n", body.encode(), APPLY, fieldManager="m")
     assert answer.code == 400, answer.body
-    assert answer.body["message"].startswith("error decoding YAML: error converting YAML to JSON")
+    assert answer.body["message"].startswith("error encoding patch: ")
     assert _names(core) == []
 
 
@@ -298,9 +298,7 @@ def test_a_custom_resources_label_values_are_strings(
 def test_a_yaml_that_does_not_parse_is_a_400(core: APICore) -> None:
     answer = _send(core, "PATCH", f"{BLOBS}/p", b"a: [\n", APPLY, fieldManager="m")
     assert answer.code == 400, answer.body
-    assert answer.body["message"].startswith(
-        "error decoding YAML: error converting YAML to JSON: yaml: line 2: "
-    )
+    assert answer.body["message"].startswith("error encoding patch: yaml: line 2: ")
 
 
 @pytest.mark.parametrize("watch", [False, True])
