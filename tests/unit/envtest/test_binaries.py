@@ -156,11 +156,12 @@ def test_kubebuilder_assets_without_a_cluster_binary_falls_through(
 def test_plain_mode_does_not_need_the_cluster_binaries() -> None:
     fake_binary(cached_path(ETCD))
     fake_binary(cached_path(KUBE_APISERVER))
-    plain = find_binaries(build=False)
+    # (KUBE_APISERVER and the other module-level specs are 1.36's; the default is 1.37)
+    plain = find_binaries(build=False, version="1.36")
     assert (plain.kube_scheduler, plain.kwok, plain.kubectl) == (None, None, None)
     assert plain.sources == {"etcd": "cache", "kube-apiserver": "cache"}
     with pytest.raises(BinaryNotFoundError, match=r"cannot find kube-controller-manager v1\.36\.3"):
-        find_binaries(build=False, cluster=True)
+        find_binaries(build=False, cluster=True, version="1.36")
 
 
 FAKE_GO = """#!{python}
@@ -207,7 +208,7 @@ def test_missing_binaries_of_one_module_are_built_by_one_go_build(
         if "still building" in line:
             progressed.touch()
 
-    found = find_binaries(cluster=True, kubectl=True, log=log)
+    found = find_binaries(cluster=True, kubectl=True, log=log, version="1.36")  # 1.36's specs
 
     invocations = calls.read_text().splitlines()
     assert len(invocations) == 2, invocations  # the kubernetes module once, kwok once
@@ -224,7 +225,7 @@ def test_missing_binaries_of_one_module_are_built_by_one_go_build(
     assert any("building kube-controller-manager, kube-scheduler, kubectl" in x for x in lines)
     assert any("still building" in x for x in lines)
     # Cached now: a second lookup builds nothing.
-    find_binaries(cluster=True, kubectl=True, log=log)
+    find_binaries(cluster=True, kubectl=True, log=log, version="1.36")
     assert len(calls.read_text().splitlines()) == 2
 
 
