@@ -10,9 +10,10 @@ URL's: 400).
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
-from contract_helpers import DEPLOY, Target, deployment, unique
+from contract_helpers import DEPLOY, Target, deployment, kubernetes_at_least, unique
 
 from kubectrl.errors import BadRequestError
 
@@ -83,3 +84,43 @@ async def test_patch_renaming_the_object_is_refused(target: Target) -> None:
         await c.patch(DEPLOY, name, {"metadata": {"name": "other"}}, namespace=ns)
     assert "does not match the name on the URL" in info.value.server_message
     assert (await c.get(DEPLOY, name, namespace=ns))["metadata"]["name"] == name
+
+
+async def test_a_statefulsets_max_unavailable_follows_its_feature_gate(target: Target) -> None:
+    """``MaxUnavailableStatefulSet`` (pkg/features/kube_features.go: beta and off in 1.35 and
+    1.36, on from 1.37): off, pkg/registry/apps/statefulset/strategy.go
+    ``dropStatefulSetDisabledFields`` drops a new ``rollingUpdate.maxUnavailable``; on,
+    pkg/apis/apps/v1/defaults.go ``SetDefaults_StatefulSet`` defaults it to 1."""
+    c, ns = target.client, target.namespace
+    labels = {"app": "x"}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+
+    def sts(name: str, rolling: dict[str, int]) -> dict[str, Any]:
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": template,
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
+            },
+        }
+
+    on = kubernetes_at_least("1.37")
+    asked = await c.create(sts(unique("sts"), {"maxUnavailable": 2}))
+    assert asked["spec"]["updateStrategy"]["rollingUpdate"] == (
+        {"partition": 0, "maxUnavailable": 2} if on else {"partition": 0}
+    )
+    plain = await c.create(sts(unique("sts"), {}))
+    assert plain["spec"]["updateStrategy"]["rollingUpdate"] == (
+        {"partition": 0, "maxUnavailable": 1} if on else {"partition": 0}
+    )
+    plain["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] = 3
+    updated = await c.update(plain)
+    assert updated["spec"]["updateStrategy"]["rollingUpdate"].get("maxUnavailable") == (
+        3 if on else None
+    )

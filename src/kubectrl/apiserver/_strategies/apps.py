@@ -218,12 +218,39 @@ class StatefulSets(_Workload):
             policy.setdefault("whenDeleted", "Retain")
             policy.setdefault("whenScaled", "Retain")
 
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        _drop_max_unavailable(obj, None)
+
+    def prepare_for_update(self, new: dict[str, Any], old: Mapping[str, Any]) -> None:
+        _drop_max_unavailable(new, old)
+
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
         spec = _spec(obj)
         causes = [*validate_kind(kinds.workload, obj), *self.selector_causes(spec)]
         if old is not None:  # the selector among the others: no immutable-selector cause
             causes.extend(_stateful_set_update(spec, old))
         return causes
+
+
+def _rolling_update(obj: Mapping[str, Any] | None) -> Any:
+    spec = (obj or {}).get("spec")
+    strategy = spec.get("updateStrategy") if isinstance(spec, Mapping) else None
+    return strategy.get("rollingUpdate") if isinstance(strategy, Mapping) else None
+
+
+def _drop_max_unavailable(new: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+    """Before 1.37 ``MaxUnavailableStatefulSet`` is off by default (beta from 1.35, on from
+    1.37: pkg/features/kube_features.go), so ``dropStatefulSetDisabledFields``
+    (pkg/registry/apps/statefulset/strategy.go) drops ``rollingUpdate.maxUnavailable`` unless
+    the stored object already uses it."""
+    if versions.at_least("1.37"):
+        return
+    was = _rolling_update(old)
+    if isinstance(was, Mapping) and was.get("maxUnavailable") is not None:
+        return
+    rolling = _rolling_update(new)
+    if isinstance(rolling, dict):
+        rolling.pop("maxUnavailable", None)
 
 
 def _stateful_set_update(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
