@@ -202,6 +202,23 @@ def definitions(version: str | None = None) -> Mapping[str, Any]:
     return table
 
 
+def classes(version: str | None = None) -> frozenset[str]:
+    """The ``kubernetes.client.models`` class names a minor's server has definitions for.
+
+    A built-in kind whose class is missing was not served by that release's apiserver (the
+    tables are generated from its OpenAPI document). Example::
+
+        >>> [("V1MutatingAdmissionPolicy" in classes(v)) for v in ("1.35", "1.36")]
+        [False, True]
+    """
+    return _classes(_minor(version))
+
+
+@functools.cache
+def _classes(minor: str) -> frozenset[str]:
+    return frozenset(_load(minor)["classes"])
+
+
 def definition_name(cls: type[Any]) -> str | None:
     """The OpenAPI definition name of a ``kubernetes.client.models`` class, or ``None``.
 

@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
-from contract_helpers import Target, configmap, unique
+from contract_helpers import Target, configmap, kubernetes_at_least, unique
 
 from kubectrl.client import AsyncClient, WarningRecorder
-from kubectrl.errors import APIError, InvalidError
+from kubectrl.errors import APIError, InvalidError, ResourceNotFoundError
 from kubectrl.testing import eventually
 
 SUITE = f"vap-{secrets.token_hex(3)}"
@@ -435,6 +435,14 @@ async def test_an_expression_the_apiserver_cannot_compile_is_refused(
         assert causes[0]["message"] == f"Invalid value: {json.dumps(expression)}: {message}"
 
 
+#: MutatingAdmissionPolicy v1 is GA in 1.36; on 1.35 both targets refuse it
+#: (test_mutating_policies_are_not_served_before_1_36).
+_MUTATING_SERVED = pytest.mark.skipif(
+    not kubernetes_at_least("1.36"),
+    reason="MutatingAdmissionPolicy v1 is served from 1.36 on; checked as a 404 on 1.35",
+)
+
+
 async def _mutating(
     target: Target,
     request: pytest.FixtureRequest,
@@ -500,6 +508,7 @@ async def _mutated_when_enforced(
     return await target.client.create(_cm(target, case, data))
 
 
+@_MUTATING_SERVED
 async def test_mutating_apply_configuration(target: Target, request: pytest.FixtureRequest) -> None:
     """pkg/admission/plugin/policy/mutating/patch/smd.go: the Object merged into the object."""
     await _mutating(
@@ -516,6 +525,7 @@ async def test_mutating_apply_configuration(target: Target, request: pytest.Fixt
     assert created["metadata"]["labels"] == {**_labels("apply"), "mutated": "yes"}
 
 
+@_MUTATING_SERVED
 async def test_mutating_json_patch(target: Target, request: pytest.FixtureRequest) -> None:
     """pkg/admission/plugin/policy/mutating/patch/json_patch.go: the operations in order."""
     await _mutating(
@@ -532,6 +542,7 @@ async def test_mutating_json_patch(target: Target, request: pytest.FixtureReques
     assert created["data"] == {"a": "1!", "b": "2"}
 
 
+@_MUTATING_SERVED
 async def test_mutating_reinvocation_if_needed(
     target: Target, request: pytest.FixtureRequest
 ) -> None:
@@ -551,6 +562,7 @@ async def test_mutating_reinvocation_if_needed(
     assert created["data"] == {"a": "1", "b": "set", "copy": "set"}
 
 
+@_MUTATING_SERVED
 async def test_mutating_failure_policy_fail(target: Target, request: pytest.FixtureRequest) -> None:
     await _mutating(
         target, request, "mutating-fail", [_apply('Object{data: {"x": object.data.missing}}')]
@@ -574,3 +586,14 @@ async def test_mutating_failure_policy_fail(target: Target, request: pytest.Fixt
     )
     details = {"name": name, "kind": "configmaps", "causes": [{"message": text}]}
     assert await _refusal(target.client, obj) == (403, "Invalid", text, details)
+
+
+@pytest.mark.skipif(
+    kubernetes_at_least("1.36"), reason="MutatingAdmissionPolicy v1 is served from 1.36 on"
+)
+async def test_mutating_policies_are_not_served_before_1_36(target: Target) -> None:
+    """MutatingAdmissionPolicy reached admissionregistration.k8s.io/v1 in 1.36
+    (pkg/apis/admissionregistration/v1 in kubernetes/kubernetes v1.36.0): a 1.35 apiserver does
+    not serve it, and FakeAPI imitating 1.35 answers as it does."""
+    with pytest.raises(ResourceNotFoundError, match="MutatingAdmissionPolicy"):
+        await target.client.list((f"{GROUP}/v1", "MutatingAdmissionPolicy"))

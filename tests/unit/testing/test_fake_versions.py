@@ -13,7 +13,7 @@ from kubectrl.apiserver import KUBERNETES_VERSION, KUBERNETES_VERSIONS
 from kubectrl.client import AsyncClient
 from kubectrl.envtest import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from kubectrl.envtest._binaries import specs_for
-from kubectrl.errors import BadRequestError
+from kubectrl.errors import BadRequestError, ResourceNotFoundError
 from kubectrl.testing import FakeAPI, version_skew
 
 
@@ -101,3 +101,17 @@ def test_the_schema_tables_load_lazily_and_each_on_its_own() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "v1.35.4"
+
+
+@pytest.mark.parametrize(("minor", "served"), [("1.35", False), ("1.36", True), ("1.37", True)])
+async def test_a_kind_the_release_does_not_serve_is_not_served(minor: str, served: bool) -> None:
+    """MutatingAdmissionPolicy reached admissionregistration.k8s.io/v1 in 1.36; kube-apiserver
+    1.35 answers 404 for it (tests/contract/test_admission_policies.py asks it), and so does
+    FakeAPI imitating 1.35: what a release serves comes from its schema table."""
+    kind = ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy")
+    async with AsyncClient(FakeAPI(version=minor).config()) as client:
+        if served:
+            assert (await client.list(kind))["items"] == []
+        else:
+            with pytest.raises(ResourceNotFoundError, match="MutatingAdmissionPolicy"):
+                await client.list(kind)

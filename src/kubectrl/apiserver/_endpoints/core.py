@@ -107,7 +107,7 @@ class APICore:
         self.clock = clock
         self.lock = threading.RLock()
         self.storage: Storage = storage if storage is not None else MemoryStorage()
-        self.registry = Registry(builtin_resources())
+        self.registry = Registry(builtin_resources(self.version))
         self.hub = WatchHub(self.storage, self.lock, clock)
         self.store = ObjectStore(
             self.storage, self.registry, self.hub, clock, garbage_collection=garbage_collection

@@ -15,6 +15,7 @@ Nothing outside this package branches on a resource's name
 from __future__ import annotations
 
 from kubectrl._builtin_kinds import BUILTIN_KINDS
+from kubectrl._builtin_schemas import classes
 from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._strategies import (
     admissionregistration,
@@ -119,11 +120,21 @@ def for_resource(info: ResourceInfo) -> Strategy:
     return _BY_RESOURCE.get(info.key) or ReadOnly(info.key)
 
 
-def builtin_resources() -> list[ResourceInfo]:
-    """Every built-in resource of :mod:`kubectrl._builtin_kinds`, one entry per group and
-    plural, as its strategy serves it."""
+def builtin_resources(release: str | None = None) -> list[ResourceInfo]:
+    """Every built-in resource of :mod:`kubectrl._builtin_kinds` that Kubernetes ``release``
+    (``"1.37"``; default the core's default) serves, one entry per group and plural, as its
+    strategy serves it.
+
+    What a release serves is read from its schema table (generated from that apiserver's
+    OpenAPI document): kube-apiserver 1.35 serves no ``admissionregistration.k8s.io/v1``
+    MutatingAdmissionPolicy (GA in 1.36, ``pkg/controlplane/apiserver/options``' default
+    resource config), so FakeAPI imitating 1.35 answers 404 for it as the real one does.
+    """
+    served = classes(release)
     out: dict[Key, ResourceInfo] = {}
-    for group, version, kind, plural, namespaced in BUILTIN_KINDS.values():
+    for name, (group, version, kind, plural, namespaced) in BUILTIN_KINDS.items():
+        if name not in served:
+            continue
         info = out.get((group, plural))
         if info is not None:
             if version not in info.versions:
