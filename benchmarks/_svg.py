@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape
 
-__all__ = ["line_chart", "nice_ceiling"]
+__all__ = ["bar_chart", "line_chart", "nice_ceiling"]
 
 #: Line colours, in series order (distinct under the common colour-vision deficiencies).
 PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000"]
@@ -115,6 +115,70 @@ def line_chart(
             f'<line x1="{WIDTH - RIGHT + 15}" x2="{WIDTH - RIGHT + 35}" y1="{legend_y}" '
             f'y2="{legend_y}" stroke="{colour}" stroke-width="2"/>'
             f'<text x="{WIDTH - RIGHT + 40}" y="{legend_y + 4}">{escape(name)}</text>'
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def bar_chart(
+    title: str,
+    unit: str,
+    bars: Mapping[str, tuple[float, float, float]],
+    *,
+    note: str = "",
+) -> str:
+    """An SVG document: one horizontal bar per entry of ``bars`` (name -> (median, low, high)),
+    the bar at the median and a whisker from ``low`` to ``high`` (the spread over rounds);
+    ``note`` is a line under the title (the load the figures were taken at).
+
+    >>> svg = bar_chart("CPU per event", "µs", {"kubectrl": (17.0, 16.5, 18.0)}, note="load 0.1")
+    >>> svg.startswith("<svg") and svg.count("<rect") == 2 and ">load 0.1</text>" in svg
+    True
+    """
+    if not bars:
+        raise ValueError(f"bar_chart {title!r}: no bars to draw")
+    top = TOP + (18 if note else 0)
+    row = 34
+    height = top + row * len(bars) + BOTTOM
+    left, right = 150, 110
+    plot_w = WIDTH - left - right
+    x_max = nice_ceiling(max(max(m, hi) for m, _, hi in bars.values()) * 1.05 or 1.0)
+
+    def sx(x: float) -> float:
+        return left + plot_w * max(x, 0.0) / x_max
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
+        f"<title>{escape(title)}</title>",
+        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
+        f'<text x="10" y="22" font-size="15" font-weight="bold">{escape(title)}</text>',
+    ]
+    if note:
+        out.append(f'<text x="10" y="40" fill="#555">{escape(note)}</text>')
+    bottom = top + row * len(bars)
+    for i in range(6):
+        x = x_max * i / 5
+        out.append(
+            f'<line x1="{sx(x):.1f}" x2="{sx(x):.1f}" y1="{top}" y2="{bottom}" stroke="#ddd"/>'
+            f'<text x="{sx(x):.1f}" y="{bottom + 16}" text-anchor="middle">{_fmt(x)}</text>'
+        )
+    out.append(
+        f'<text x="{left + plot_w / 2}" y="{bottom + 36}" text-anchor="middle">'
+        f"{escape(unit)} (bar: median; whisker: min-max)</text>"
+    )
+    for index, (name, (median, low, high)) in enumerate(bars.items()):
+        colour = PALETTE[index % len(PALETTE)]
+        y = top + row * index + 6
+        mid = y + (row - 12) / 2
+        out.append(
+            f'<text x="{left - 8}" y="{mid + 4:.1f}" text-anchor="end">{escape(name)}</text>'
+            f'<rect x="{left}" y="{y}" width="{sx(median) - left:.1f}" height="{row - 12}" '
+            f'fill="{colour}"><title>{escape(name)}: {median:g} {escape(unit)} '
+            f"({low:g}-{high:g})</title></rect>"
+            f'<line x1="{sx(low):.1f}" x2="{sx(high):.1f}" y1="{mid:.1f}" y2="{mid:.1f}" '
+            f'stroke="#222" stroke-width="1.5"/>'
+            f'<text x="{sx(max(median, high)) + 6:.1f}" y="{mid + 4:.1f}">{median:.3g}</text>'
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,7 +55,8 @@ from pathlib import Path
 from typing import Any
 
 import _gobuild
-import _svg
+import _report
+from _report import table
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
@@ -80,6 +81,20 @@ CONFIGMAP = ("v1", "ConfigMap")
 QUIET_CORES = 0.25
 #: ... or have been waited for this long (the run then goes on, and says so).
 QUIET_DEADLINE_S = 60.0
+#: Cores the machine keeps busy on purpose (``--loaded``: 1), added to ``QUIET_CORES``.
+EXTRA_BUSY_CORES = 0.0
+#: ``--smoke``: tiny sizes, one round, to prove the harness runs (its figures mean nothing).
+SMOKE = {
+    "rounds": 1,
+    "configmaps": 30,
+    "events": 20,
+    "event_objects": 10,
+    "replay_events": 20,
+    "foos": 3,
+    "recorder_objects": 3,
+    "sweep": "20,40",
+    "sweep_rounds": 1,
+}
 
 
 def log(message: str) -> None:
@@ -335,7 +350,7 @@ def busy_cores(before: tuple[int, int], after: tuple[int, int], cores: int) -> f
     return (total - (after[1] - before[1])) / total * cores
 
 
-def wait_quiet(limit: float = QUIET_CORES, deadline: float = QUIET_DEADLINE_S) -> float:
+def wait_quiet(limit: float = QUIET_CORES, deadline: float | None = None) -> float:
     """Wait until the machine is quiet: under ``limit`` cores busy over half a second.
 
     The control plane goes on working after a burst of writes (the API server's garbage
@@ -345,6 +360,7 @@ def wait_quiet(limit: float = QUIET_CORES, deadline: float = QUIET_DEADLINE_S) -
     ``deadline`` seconds: the run goes on, on a busy machine).
     """
     cores = os.cpu_count() or 1
+    deadline = QUIET_DEADLINE_S if deadline is None else deadline
     end = time.monotonic() + deadline
     while True:
         before = cpu_ticks()
@@ -355,6 +371,48 @@ def wait_quiet(limit: float = QUIET_CORES, deadline: float = QUIET_DEADLINE_S) -
         if time.monotonic() >= end:
             log(f"bench: the machine is still busy ({busy:.2f} cores) after {deadline:g} s")
             return busy
+
+
+def stamped(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the 1-minute load average at the end of its run (every figure carries the
+    load it was measured at)."""
+    data["loadavg"] = os.getloadavg()[0]
+    return data
+
+
+class BusyCore:
+    """``--loaded``: a second process spinning on one core (core 0 when affinity can be set),
+    standing in for a busy node; started before the control plane and stopped at the end."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pinned: int | None = None
+
+    def __enter__(self) -> BusyCore:
+        self.proc = subprocess.Popen([PY, "-c", "while True: pass"])
+        try:
+            os.sched_setaffinity(self.proc.pid, {0})
+            self.pinned = 0
+        except (AttributeError, OSError) as err:  # no affinity on this platform: unpinned
+            log(f"bench: the busy process runs unpinned: {err}")
+        log(f"bench: loaded mode: busy process {self.proc.pid} on core {self.pinned}")
+        return self
+
+    def record(self) -> dict[str, Any]:
+        """What the report says about the busy process (its CPU so far: proof it ran)."""
+        if self.proc is None:
+            return {"loaded": False}
+        return {
+            "loaded": True,
+            "busy_pid": self.proc.pid,
+            "busy_core": self.pinned,
+            "busy_cpu_s": proc_cpu_s(self.proc.pid) if self.proc.poll() is None else None,
+        }
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(30)
 
 
 def rotate(items: list[Any], round_: int) -> list[Any]:
@@ -372,7 +430,7 @@ def run_sync(
     results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in peers if not p.skipped}
     for round_ in range(rounds):
         for peer in rotate([p for p in peers if not p.skipped], round_):
-            busy = wait_quiet()
+            busy = wait_quiet(QUIET_CORES + EXTRA_BUSY_CORES)
             proc = peer.start(kubeconfig, namespace, count, 0)
             try:
                 data = read_phase(proc, "synced", f"sync {peer.name}")
@@ -393,7 +451,7 @@ def run_sync(
                 data["user_us_per_object"] = (data["cpu_s"] - data["sys_s"]) / count * 1e6
                 data["sys_us_per_object"] = data["sys_s"] / count * 1e6
             data["kb_per_object"] = data["above_baseline_kib"] * 1.024 / count
-            results[peer.name].append(data)
+            results[peer.name].append(stamped(data))
             log(
                 f"bench: round {round_ + 1} sync {count} {peer.name}: {data['wall_s']:.3f} s, "
                 f"{data['rss_kib'] / 1024:.0f} MB "
@@ -448,22 +506,8 @@ def sweep_report(runs: dict[int, dict[str, list[dict[str, Any]]]], charts: Path)
             out.setdefault("kubectrl_growth", {})[str(count)] = growth
             cells = ", ".join(f"{key} {value:.2f}x" for key, value in growth.items())
             print(f"- {count}: {cells}")  # noqa: T201
-    charts.mkdir(parents=True, exist_ok=True)
-    for name, key, title, unit in (
-        ("sweep-time.svg", "wall_us_per_object", "Initial sync: time per object", "µs"),
-        ("sweep-cpu.svg", "cpu_us_per_object", "Initial sync: CPU per object", "µs"),
-        ("sweep-user.svg", "user_us_per_object", "Initial sync: user CPU per object", "µs"),
-        ("sweep-memory.svg", "kb_per_object", "RSS above baseline per object", "KB"),
-    ):
-        series: dict[str, list[tuple[float, float]]] = {}
-        for count in runs:
-            for peer, stats in out[str(count)].items():
-                if key in stats:
-                    series.setdefault(peer, []).append((count, stats[key]["median"]))
-        if series:
-            svg = _svg.line_chart(title, "ConfigMaps in the cache", f"{unit} per object", series)
-            (charts / name).write_text(svg)
-            print(f"chart: {charts / name}")  # noqa: T201
+    for path in _report.sweep_charts(out, charts):
+        print(f"chart: {path}")  # noqa: T201
     return out
 
 
@@ -490,7 +534,7 @@ def run_events(
             finally:
                 finish(proc, f"events {peer.name}")
             data["cpu_per_event_us"] = data["cpu_s"] / args.events * 1e6
-            results[peer.name].append(data)
+            results[peer.name].append(stamped(data))
             log(
                 f"bench: round {round_ + 1} events {peer.name}: "
                 f"{data['cpu_per_event_us']:.1f} us/event"
@@ -528,7 +572,7 @@ def run_replay(
             finally:
                 finish(proc, f"replay {peer.name}")
             data["cpu_per_event_us"] = data["cpu_s"] / args.replay_events * 1e6
-            results[peer.name].append(data)
+            results[peer.name].append(stamped(data))
             log(
                 f"bench: round {round_ + 1} replay {peer.name}: "
                 f"{data['cpu_per_event_us']:.1f} us/event"
@@ -570,7 +614,7 @@ def run_foo(
             data: dict[str, Any] = {"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": peak}
             if events_s is not None:
                 data["synced_events_s"] = events_s
-            results[name].append(data)
+            results[name].append(stamped(data))
             log(
                 f"bench: round {round_ + 1} foo {name}: {wall:.2f} s, CPU {cpu:.2f} s, "
                 f"peak {peak / 1024:.0f} MB, Synced events {events_s or float('nan'):.2f} s"
@@ -601,7 +645,7 @@ def run_recorder(
             finally:
                 finish(proc, f"recorder {peer.name}")
             data["cpu_per_event_us"] = data["cpu_s"] / data["events"] * 1e6
-            results[peer.name].append(data)
+            results[peer.name].append(stamped(data))
             log(
                 f"bench: round {round_ + 1} recorder {peer.name}: "
                 f"{data['cpu_per_event_us']:.0f} us/event"
@@ -633,52 +677,11 @@ def run_import(
                 env=env,
             )
             data = json.loads(proc.stdout.strip().splitlines()[-1])
-            results[what].append(data)
+            results[what].append(stamped(data))
     return results
 
 
 # ----------------------------------------------------------------------------- report
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def fmt(stat: dict[str, float], unit: str, scale: float = 1.0, digits: int = 2) -> str:
-    m, lo, hi = (stat[k] * scale for k in ("median", "min", "max"))
-    return f"{m:.{digits}f} {unit} ({lo:.{digits}f}-{hi:.{digits}f})"
-
-
-def table(
-    title: str,
-    metrics: list[tuple[str, str, str, float, int]],
-    runs: dict[str, list[dict[str, Any]]],
-    base: str,
-) -> dict[str, Any]:
-    """Print one workload's table; return its summary (medians, ranges, ratios to ``base``)."""
-    out: dict[str, Any] = {}
-    print(f"\n## {title}")  # noqa: T201
-    names = list(runs)
-    header = "| metric | " + " | ".join(names) + " |"
-    print(header)  # noqa: T201
-    print("|" + "---|" * (len(names) + 1))  # noqa: T201
-    for key, label, unit, scale, digits in metrics:
-        cells = []
-        for name in names:
-            values = [r[key] for r in runs[name] if key in r]
-            if not values:
-                cells.append("-")
-                continue
-            stat = summary(values)
-            out.setdefault(name, {})[key] = stat
-            cell = fmt(stat, unit, scale, digits)
-            if name != base and base in out and key in out[base] and stat["median"]:
-                ratio = out[base][key]["median"] / stat["median"]
-                out[name].setdefault("ratio_kubectrl_to_peer", {})[key] = ratio
-                cell += f"; kubectrl {ratio:.2f}x"
-            cells.append(cell)
-        print(f"| {label} | " + " | ".join(cells) + " |")  # noqa: T201
-    return out
 
 
 HIDER = """import sys
@@ -774,9 +777,71 @@ def main() -> int:
         help="comma-separated modules the baseline must not find (e.g. sniffio,orjson), to "
         "reproduce the environment it ran in",
     )
+    parser.add_argument(
+        "--loaded",
+        action="store_true",
+        help="keep one core busy with a second process for the whole run (a busy node)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny sizes and one round: proves the harness runs; the figures mean nothing",
+    )
+    parser.add_argument(
+        "--render",
+        metavar="JSON[,JSON]",
+        help="no run: rewrite --docs's generated results section (tables and SVG charts) from "
+        "these result files (e.g. a quiet run's, then a loaded run's)",
+    )
+    parser.add_argument("--docs", default=str(ROOT / "docs" / "performance.md"))
+    parser.add_argument(
+        "--assets",
+        default=str(ROOT / "docs" / "assets" / "bench"),
+        help="where --render's charts go",
+    )
     args = parser.parse_args()
+    if args.render:
+        return render(args.render.split(","), Path(args.docs), Path(args.assets))
+    if args.smoke:
+        for key, value in SMOKE.items():
+            setattr(args, key, value)
+        global QUIET_DEADLINE_S
+        QUIET_DEADLINE_S = 1.0
     workloads = set(args.workloads.split(","))
+    with BusyCore() if args.loaded else contextlib.nullcontext() as busy:
+        if busy is not None:
+            global EXTRA_BUSY_CORES
+            EXTRA_BUSY_CORES = 1.0
+        report = run(args, workloads)
+        report["load"] = busy.record() if busy is not None else {"loaded": False}
+    charts = Path(args.charts) if args.charts else Path(args.json).parent
+    for path in (p for paths in _report.write_charts(report, charts).values() for p in paths):
+        log(f"chart: {path}")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, sort_keys=True))
+    print(f"\nJSON: {out}")  # noqa: T201
+    return 0
 
+
+def render(paths: list[str], docs: Path, assets: Path) -> int:
+    """Rewrite the generated section of ``docs`` from result files (labelled quiet or loaded by
+    what each recorded), its charts written to ``assets``."""
+    reports: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        report = json.loads(Path(path).read_text())
+        label = "loaded" if report.get("load", {}).get("loaded") else "quiet"
+        if label in reports:
+            label = f"{label} ({Path(path).name})"
+        reports[label] = report
+    section = _report.markdown(reports, assets, docs.parent)
+    docs.write_text(_report.replace_section(docs.read_text(), section))
+    log(f"bench: {docs} rewritten from {', '.join(paths)}; charts in {assets}")
+    return 0
+
+
+def run(args: argparse.Namespace, workloads: set[str]) -> dict[str, Any]:
+    """Every workload asked for, on one control plane; the report (not yet written)."""
     report: dict[str, Any] = {"machine": machine(), "args": vars(args), "skipped": {}}
     try:
         go = _gobuild.build(log)
@@ -922,11 +987,7 @@ def main() -> int:
             report["skipped"][peer.name] = peer.skipped
             print(f"\nskipped {peer.name}: {peer.skipped}")  # noqa: T201
     report["machine"]["loadavg_at_end"] = os.getloadavg()
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, sort_keys=True))
-    print(f"\nJSON: {out}")  # noqa: T201
-    return 0
+    return report
 
 
 if __name__ == "__main__":

@@ -26,7 +26,54 @@ parser.add_argument("--kubeconfig", required=True)
 parser.add_argument("--qps", type=float, default=1000)
 parser.add_argument("--burst", type=int, default=1000)
 parser.add_argument("--workers", type=int, default=2)
+parser.add_argument("--tracemalloc-after", type=float, default=0.0)
+parser.add_argument("--tracemalloc-every", type=float, default=300.0)
+parser.add_argument("--tracemalloc-out", default="")
 args = parser.parse_args()
+
+
+def trace_growth(after: float, every: float, out: str) -> None:
+    """Start tracemalloc ``after`` seconds in; every ``every`` seconds append to ``out`` (JSON
+    lines) the allocation sites that grew most since the first snapshot."""
+    import gc
+    import json
+    import threading
+    import time
+    import tracemalloc
+
+    def run() -> None:
+        time.sleep(after)  # a warm-up the soak asks for, not a wait for a condition
+        tracemalloc.start(1)
+        first = tracemalloc.take_snapshot()
+        started = time.monotonic()
+        while True:
+            time.sleep(every)  # the sampling period
+            gc.collect()
+            snapshot = tracemalloc.take_snapshot()
+            diff = snapshot.compare_to(first, "lineno")
+            top = [
+                {
+                    "site": str(stat.traceback[0]),
+                    "size_diff_kib": round(stat.size_diff / 1024, 1),
+                    "count_diff": stat.count_diff,
+                }
+                for stat in diff[:25]
+            ]
+            traced, _peak = tracemalloc.get_traced_memory()
+            line = {
+                "seconds_traced": round(time.monotonic() - started),
+                "traced_kib": traced // 1024,
+                "gc_objects": len(gc.get_objects()),
+                "top": top,
+            }
+            with open(out, "a") as sink:
+                sink.write(json.dumps(line) + "\n")
+
+    threading.Thread(target=run, name="tracemalloc-growth", daemon=True).start()
+
+
+if args.tracemalloc_after:
+    trace_growth(args.tracemalloc_after, args.tracemalloc_every, args.tracemalloc_out)
 
 _load = sample.load_kubeconfig
 

@@ -1,0 +1,190 @@
+"""Churn soak of the Foo controller: its RSS each minute under steady churn.
+
+About ``--live`` (100) Foos stay live; each second the driver creates one, deletes the oldest
+(and its Deployment: envtest runs no garbage collector, which in a cluster deletes the owned
+Deployment) and modifies ``--modify`` (5) others' ``spec.replicas``. Each minute the controller
+process's RSS (``VmRSS``), peak (``VmHWM``) and CPU are printed as a JSON line and kept; at the
+end a JSON file and an SVG chart (RSS against minutes) are written. ``--tracemalloc-after S``
+has the controller start ``tracemalloc`` after S seconds and write, every
+``--tracemalloc-every`` seconds, the allocation sites that grew most since its first snapshot
+(``benchmarks/peers/foo_kubectrl.py``): what a creep is made of, by file and line.
+
+    python benchmarks/soak.py --minutes 60 --json build/bench/soak.json
+
+RSS under tracemalloc includes tracemalloc's own bookkeeping; run without it for the RSS
+figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _svg
+
+from kubectrl.client import AsyncClient, load_kubeconfig
+from kubectrl.envtest import ControlPlane
+
+HERE = Path(__file__).resolve().parent
+PEERS = HERE / "peers"
+FOO_CRD = HERE.parent / "examples" / "sample_controller" / "artifacts" / "crd.yaml"
+NAMESPACE = "bench-soak"
+FOO = ("samplecontroller.k8s.io/v1alpha1", "Foo")
+DEPLOYMENT = ("apps/v1", "Deployment")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)  # noqa: T201
+
+
+def status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/{pid}/status has no {field}")
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def foo(name: str, replicas: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"deploymentName": name, "replicas": replicas},
+    }
+
+
+async def churn(
+    kubeconfig: str, args: argparse.Namespace, pid: int, samples: list[dict[str, Any]]
+) -> None:
+    config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
+    rng = random.Random(46)  # noqa: S311 - which Foos to modify, reproducibly
+    counter = itertools.count()
+    async with AsyncClient(config) as client:
+        await client.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+        )
+        live = [f"foo-{next(counter):06d}" for _ in range(args.live)]
+        await asyncio.gather(*(client.create(foo(name)) for name in live))
+        started = time.monotonic()
+        cpu0 = cpu_s(pid)
+        next_sample = 0.0
+        second = 0
+        errors = 0
+        while True:
+            elapsed = time.monotonic() - started
+            if elapsed >= next_sample:
+                sample = {
+                    "minute": round(elapsed / 60, 2),
+                    "rss_kib": status_kib(pid, "VmRSS"),
+                    "peak_kib": status_kib(pid, "VmHWM"),
+                    "cpu_s": round(cpu_s(pid) - cpu0, 2),
+                    "live_foos": len(live),
+                    "write_errors": errors,
+                    "loadavg": os.getloadavg()[0],
+                }
+                samples.append(sample)
+                print(json.dumps(sample), flush=True)  # noqa: T201
+                next_sample += 60.0
+                if elapsed >= args.minutes * 60:
+                    return
+            second += 1
+            new = f"foo-{next(counter):06d}"
+            old = live.pop(0)
+            live.append(new)
+            calls = [
+                client.create(foo(new)),
+                client.delete(FOO, old, namespace=NAMESPACE),
+                client.delete(DEPLOYMENT, old, namespace=NAMESPACE),
+            ]
+            for name in rng.sample(live[:-1], args.modify):
+                replicas = 1 + (second + hash(name)) % 3
+                calls.append(
+                    client.patch(FOO, name, {"spec": {"replicas": replicas}}, namespace=NAMESPACE)
+                )
+            results = await asyncio.gather(*calls, return_exceptions=True)
+            # A Deployment the controller had not created yet is NotFound: counted, not fatal.
+            errors += sum(isinstance(r, Exception) for r in results)
+            # One step per second of the run's clock: sleep to the next whole second.
+            await asyncio.sleep(max(0.0, started + second - time.monotonic()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=30)
+    parser.add_argument("--live", type=int, default=100)
+    parser.add_argument("--modify", type=int, default=5)
+    parser.add_argument("--json", default="build/bench/soak.json")
+    parser.add_argument("--chart", help="SVG chart path (default: beside the JSON, soak-rss.svg)")
+    parser.add_argument("--tracemalloc-after", type=float, default=0.0)
+    parser.add_argument("--tracemalloc-every", type=float, default=300.0)
+    parser.add_argument(
+        "--controller-arg",
+        action="append",
+        default=[],
+        help="extra argument for the controller (repeatable)",
+    )
+    args = parser.parse_args()
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    samples: list[dict[str, Any]] = []
+    logs = Path(tempfile.mkdtemp(prefix="kubectrl-soak-"))
+    with ControlPlane() as control_plane:
+        kubeconfig = str(control_plane.kubeconfig.path)
+        control_plane.install_crds([FOO_CRD])
+        argv = [sys.executable, str(PEERS / "foo_kubectrl.py"), "--kubeconfig", kubeconfig]
+        if args.tracemalloc_after:
+            argv += [
+                "--tracemalloc-after",
+                str(args.tracemalloc_after),
+                "--tracemalloc-every",
+                str(args.tracemalloc_every),
+                "--tracemalloc-out",
+                str(out.with_suffix(".tracemalloc.jsonl")),
+            ]
+        argv += args.controller_arg
+        with open(logs / "controller.log", "w") as controller_log:
+            proc = subprocess.Popen(
+                argv, cwd=PEERS, stdout=controller_log, stderr=subprocess.STDOUT
+            )
+        log(f"soak: controller pid {proc.pid}, log {logs / 'controller.log'}")
+        try:
+            asyncio.run(churn(kubeconfig, args, proc.pid, samples))
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    report = {"args": vars(args), "samples": samples}
+    out.write_text(json.dumps(report, indent=2))
+    chart = Path(args.chart) if args.chart else out.parent / "soak-rss.svg"
+    svg = _svg.line_chart(
+        f"Foo controller RSS under churn ({args.live} live Foos, 1+1+{args.modify} per second)",
+        "minutes",
+        "MB",
+        {"RSS": [(s["minute"], s["rss_kib"] / 1024) for s in samples]},
+    )
+    chart.write_text(svg)
+    log(f"soak: {out}, {chart}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
