@@ -41,6 +41,7 @@ class _Watch:
     source: Source | None = None
     owned: bool = False
     controller_only: bool = True
+    metadata_only: bool = False
 
 
 class Builder:
@@ -51,6 +52,11 @@ class Builder:
       and kind are the ``for_`` kind's (any version); ``controller_only=False`` for every owner.
       A cluster-scoped ``for_`` kind (looked up through discovery on start) is enqueued as
       ``("", name)`` whatever the owned object's namespace.
+    - ``owns(kind, only_metadata=True)`` (and ``watches(kind, handler, only_metadata=True)``):
+      the kind is cached as ``PartialObjectMetadata`` only (controller-runtime's
+      ``builder.OnlyMetadata``): a fraction of the memory for a kind whose spec and status the
+      controller never reads (handlers and predicates see ``metadata`` only; a reconciler that
+      reads the kind through ``manager.client`` starts a second, whole-object informer).
     - ``watches(kind, handler)``: events on ``kind`` go through ``handler`` (an
       :class:`~kubectrl.runtime.EventHandler` or a plain ``obj -> Iterable[Request]``); a
       ready-made :class:`~kubectrl.runtime.Source` may be passed instead of a kind.
@@ -105,10 +111,19 @@ class Builder:
         *,
         predicates: Iterable[PredicateLike] = (),
         controller_only: bool = True,
+        only_metadata: bool = False,
     ) -> Builder:
-        """Watch ``kind`` and enqueue its controlling owner of the ``for_`` kind."""
+        """Watch ``kind`` and enqueue its controlling owner of the ``for_`` kind
+        (``only_metadata=True``: cache its metadata only)."""
         self._watches.append(
-            _Watch(kind, None, list(predicates), owned=True, controller_only=controller_only)
+            _Watch(
+                kind,
+                None,
+                list(predicates),
+                owned=True,
+                controller_only=controller_only,
+                metadata_only=only_metadata,
+            )
         )
         return self
 
@@ -118,17 +133,22 @@ class Builder:
         handler: EventHandlerLike | None = None,
         *,
         predicates: Iterable[PredicateLike] = (),
+        only_metadata: bool = False,
     ) -> Builder:
-        """Watch a kind (events through ``handler``) or add a ready-made source as is."""
+        """Watch a kind (events through ``handler``; ``only_metadata=True``: cache its metadata
+        only) or add a ready-made source as is."""
         if isinstance(kind_or_source, Source) and not isinstance(kind_or_source, (tuple, type)):
-            if handler is not None or predicates:
-                raise ValueError("a ready-made source carries its own handler and predicates")
+            if handler is not None or predicates or only_metadata:
+                raise ValueError(
+                    "a ready-made source carries its own handler, predicates and cache: "
+                    "handler, predicates and only_metadata are for a kind"
+                )
             self._watches.append(_Watch(None, None, [], source=kind_or_source))
             return self
         if handler is None:
             raise ValueError("watches(kind, handler) needs a handler")
         kind = cast("KindRef", kind_or_source)
-        self._watches.append(_Watch(kind, handler, list(predicates)))
+        self._watches.append(_Watch(kind, handler, list(predicates), metadata_only=only_metadata))
         return self
 
     def with_event_filter(self, predicate: PredicateLike) -> Builder:
@@ -186,6 +206,7 @@ class Builder:
                     watch.kind,
                     handler=handler,
                     predicates=[*self._filters, *watch.predicates],
+                    metadata_only=watch.metadata_only,
                 )
             )
         controller = Controller(

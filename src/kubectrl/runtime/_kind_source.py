@@ -98,6 +98,10 @@ class KindSource:
     the cache's dicts (handlers and predicates run on every event, so no model is built for
     them); the reconciler reads a typed object through the cache-backed client.
 
+    ``metadata_only=True`` uses the factory's metadata-only informer of the kind (controller-
+    runtime's ``OnlyMetadata``): events carry ``PartialObjectMetadata`` dicts (``apiVersion``
+    ``meta.k8s.io/v1``, ``metadata`` only), and the cache holds no spec or status.
+
     Example::
 
         source = KindSource(factory, ("v1", "ConfigMap"), predicates=[generation_changed])
@@ -113,6 +117,7 @@ class KindSource:
         predicates: Iterable[PredicateLike] = (),
         namespace: str | None = None,
         label_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> None:
         self._kind = normalize_resource(kind)
         self._clock: Clock = getattr(factory, "clock", None) or RealClock()
@@ -121,8 +126,12 @@ class KindSource:
         self._predicates = list(predicates)
         self._namespace = namespace
         self._label_selector = label_selector
+        self._metadata_only = metadata_only
         self._informer: Informer = factory.informer(
-            self._kind, namespace=namespace, label_selector=label_selector
+            self._kind,
+            namespace=namespace,
+            label_selector=label_selector,
+            metadata_only=metadata_only,
         )
         self._registration: HandlerRegistration | None = None
 
@@ -144,9 +153,9 @@ class KindSource:
     def rebind(
         self, factory: InformerFactory, *, extra_predicates: Iterable[PredicateLike] = ()
     ) -> KindSource:
-        """The same source (kind, handler, predicates, namespace, label selector) on the
-        informers of ``factory`` (say, a shard's), unstarted; ``extra_predicates`` are added
-        after this source's own.
+        """The same source (kind, handler, predicates, namespace, label selector, metadata only)
+        on the informers of ``factory`` (say, a shard's), unstarted; ``extra_predicates`` are
+        added after this source's own.
 
         Example::
 
@@ -159,7 +168,13 @@ class KindSource:
             predicates=[*self._predicates, *extra_predicates],
             namespace=self._namespace,
             label_selector=self._label_selector,
+            metadata_only=self._metadata_only,
         )
+
+    @property
+    def metadata_only(self) -> bool:
+        """Whether the source's informer caches ``PartialObjectMetadata`` only."""
+        return self._metadata_only
 
     @property
     def informer(self) -> Informer:
