@@ -380,6 +380,10 @@ def stamped(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+#: What the ``--loaded`` mode's second process runs.
+BUSY_LOOP = "while True: pass"
+
+
 class BusyCore:
     """``--loaded``: a second process spinning on one core (core 0 when affinity can be set),
     standing in for a busy node; started before the control plane and stopped at the end."""
@@ -389,7 +393,7 @@ class BusyCore:
         self.pinned: int | None = None
 
     def __enter__(self) -> BusyCore:
-        self.proc = subprocess.Popen([PY, "-c", "while True: pass"])
+        self.proc = subprocess.Popen([PY, "-c", BUSY_LOOP])
         try:
             os.sched_setaffinity(self.proc.pid, {0})
             self.pinned = 0

@@ -133,6 +133,7 @@ def main() -> int:
     parser.add_argument("--chart", help="SVG chart path (default: beside the JSON, soak-rss.svg)")
     parser.add_argument("--tracemalloc-after", type=float, default=0.0)
     parser.add_argument("--tracemalloc-every", type=float, default=300.0)
+    parser.add_argument("--tracemalloc-frames", type=int, default=1)
     parser.add_argument(
         "--controller-arg",
         action="append",
@@ -154,6 +155,8 @@ def main() -> int:
                 str(args.tracemalloc_after),
                 "--tracemalloc-every",
                 str(args.tracemalloc_every),
+                "--tracemalloc-frames",
+                str(args.tracemalloc_frames),
                 "--tracemalloc-out",
                 str(out.with_suffix(".tracemalloc.jsonl")),
             ]

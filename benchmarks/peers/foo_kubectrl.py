@@ -29,12 +29,14 @@ parser.add_argument("--workers", type=int, default=2)
 parser.add_argument("--tracemalloc-after", type=float, default=0.0)
 parser.add_argument("--tracemalloc-every", type=float, default=300.0)
 parser.add_argument("--tracemalloc-out", default="")
+parser.add_argument("--tracemalloc-frames", type=int, default=1)
 args = parser.parse_args()
 
 
-def trace_growth(after: float, every: float, out: str) -> None:
+def trace_growth(after: float, every: float, out: str, frames: int) -> None:
     """Start tracemalloc ``after`` seconds in; every ``every`` seconds append to ``out`` (JSON
-    lines) the allocation sites that grew most since the first snapshot."""
+    lines) the allocation sites that grew most since the first snapshot (with ``frames`` > 1,
+    grouped by call stack, each given innermost call first)."""
     import gc
     import json
     import threading
@@ -43,17 +45,19 @@ def trace_growth(after: float, every: float, out: str) -> None:
 
     def run() -> None:
         time.sleep(after)  # a warm-up the soak asks for, not a wait for a condition
-        tracemalloc.start(1)
+        tracemalloc.start(frames)
         first = tracemalloc.take_snapshot()
         started = time.monotonic()
         while True:
             time.sleep(every)  # the sampling period
             gc.collect()
             snapshot = tracemalloc.take_snapshot()
-            diff = snapshot.compare_to(first, "lineno")
+            diff = snapshot.compare_to(first, "lineno" if frames == 1 else "traceback")
             top = [
                 {
-                    "site": str(stat.traceback[0]),
+                    "site": str(stat.traceback[0])
+                    if frames == 1
+                    else [str(frame) for frame in reversed(stat.traceback)],
                     "size_diff_kib": round(stat.size_diff / 1024, 1),
                     "count_diff": stat.count_diff,
                 }
@@ -73,7 +77,12 @@ def trace_growth(after: float, every: float, out: str) -> None:
 
 
 if args.tracemalloc_after:
-    trace_growth(args.tracemalloc_after, args.tracemalloc_every, args.tracemalloc_out)
+    trace_growth(
+        args.tracemalloc_after,
+        args.tracemalloc_every,
+        args.tracemalloc_out,
+        args.tracemalloc_frames,
+    )
 
 _load = sample.load_kubeconfig
 
