@@ -469,6 +469,8 @@ def run_sweep(
 ) -> dict[int, dict[str, list[dict[str, Any]]]]:
     """The sync workload at each count of ``--sweep``, seeding one namespace up to each count."""
     chosen = set(args.sweep_peers.split(","))
+    if args.list_forms:
+        chosen |= {"kubectrl-stream", "kubectrl-list"}
     swept = [p for p in peers if p.name in chosen]
     results: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for count in sorted(int(c) for c in args.sweep.split(",") if c):
@@ -741,6 +743,7 @@ def machine() -> dict[str, Any]:
 
 
 def main() -> int:
+    global QUIET_DEADLINE_S, EXTRA_BUSY_CORES  # one run per process: its settings
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--configmaps", type=int, default=10_000)
@@ -782,6 +785,19 @@ def main() -> int:
         "reproduce the environment it ran in",
     )
     parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=QUIET_DEADLINE_S,
+        help="seconds a sync run waits for a quiet machine before it starts anyway (default "
+        "%(default)s; on a machine others keep busy, a few seconds)",
+    )
+    parser.add_argument(
+        "--list-forms",
+        action="store_true",
+        help="add peers kubectrl-stream and kubectrl-list to sync and sweep (add them to "
+        "--sweep-peers): the initial list as a streaming list and as a paged LIST",
+    )
+    parser.add_argument(
         "--loaded",
         action="store_true",
         help="keep one core busy with a second process for the whole run (a busy node)",
@@ -806,15 +822,14 @@ def main() -> int:
     args = parser.parse_args()
     if args.render:
         return render(args.render.split(","), Path(args.docs), Path(args.assets))
+    QUIET_DEADLINE_S = args.quiet_wait
     if args.smoke:
         for key, value in SMOKE.items():
             setattr(args, key, value)
-        global QUIET_DEADLINE_S
         QUIET_DEADLINE_S = 1.0
     workloads = set(args.workloads.split(","))
     with BusyCore() if args.loaded else contextlib.nullcontext() as busy:
         if busy is not None:
-            global EXTRA_BUSY_CORES
             EXTRA_BUSY_CORES = 1.0
         report = run(args, workloads)
         report["load"] = busy.record() if busy is not None else {"loaded": False}
@@ -869,6 +884,18 @@ def run(args: argparse.Namespace, workloads: set[str]) -> dict[str, Any]:
         else:
             peer.skipped = python_can_import(module)
     kopf_skipped = peers[-1].skipped
+    if args.list_forms:
+        # The same kubectrl informer with its initial list forced to each form (the default is
+        # one of them): streaming list against paged LIST, in the same rounds.
+        for index, form in enumerate(("stream", "list"), start=1):
+            peers.insert(
+                index,
+                Peer(
+                    f"kubectrl-{form}",
+                    [PY, str(PEERS / "sync_kubectrl.py")],
+                    env=dict(os.environ, KUBECTRL_BENCH_LIST=form),
+                ),
+            )
     baseline_env = None
     if args.baseline_src:
         baseline_env = baseline_environment(Path(args.baseline_src), args.baseline_hide)

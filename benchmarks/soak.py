@@ -135,6 +135,13 @@ def main() -> int:
     parser.add_argument("--tracemalloc-every", type=float, default=300.0)
     parser.add_argument("--tracemalloc-frames", type=int, default=1)
     parser.add_argument(
+        "--controller-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment variable for the controller (repeatable), e.g. MALLOC_ARENA_MAX=2",
+    )
+    parser.add_argument(
         "--controller-arg",
         action="append",
         default=[],
@@ -162,8 +169,14 @@ def main() -> int:
             ]
         argv += args.controller_arg
         with open(logs / "controller.log", "w") as controller_log:
+            env = dict(os.environ)
+            for setting in args.controller_env:
+                name, sep, value = setting.partition("=")
+                if not sep:
+                    raise SystemExit(f"--controller-env {setting!r}: expected NAME=VALUE")
+                env[name] = value
             proc = subprocess.Popen(
-                argv, cwd=PEERS, stdout=controller_log, stderr=subprocess.STDOUT
+                argv, cwd=PEERS, env=env, stdout=controller_log, stderr=subprocess.STDOUT
             )
         log(f"soak: controller pid {proc.pid}, log {logs / 'controller.log'}")
         try:

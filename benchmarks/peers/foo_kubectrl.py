@@ -30,6 +30,13 @@ parser.add_argument("--tracemalloc-after", type=float, default=0.0)
 parser.add_argument("--tracemalloc-every", type=float, default=300.0)
 parser.add_argument("--tracemalloc-out", default="")
 parser.add_argument("--tracemalloc-frames", type=int, default=1)
+parser.add_argument(
+    "--malloc-trim-every",
+    type=float,
+    default=0.0,
+    help="call glibc's malloc_trim(0) every this many seconds (an experiment: how much of the "
+    "RSS is free heap glibc kept)",
+)
 args = parser.parse_args()
 
 
@@ -76,6 +83,23 @@ def trace_growth(after: float, every: float, out: str, frames: int) -> None:
     threading.Thread(target=run, name="tracemalloc-growth", daemon=True).start()
 
 
+def trim_every(period: float) -> None:
+    import ctypes
+    import threading
+    import time
+
+    libc = ctypes.CDLL("libc.so.6")
+
+    def run() -> None:
+        while True:
+            time.sleep(period)  # the trimming period
+            libc.malloc_trim(0)
+
+    threading.Thread(target=run, name="malloc-trim", daemon=True).start()
+
+
+if args.malloc_trim_every:
+    trim_every(args.malloc_trim_every)
 if args.tracemalloc_after:
     trace_growth(
         args.tracemalloc_after,

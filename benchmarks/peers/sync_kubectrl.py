@@ -1,7 +1,9 @@
 """kubectrl: a ConfigMap informer whose handler feeds a rate-limited workqueue drained by a worker.
 
 Phase ``synced``: wall, CPU and RSS of the initial sync; phase ``events``: CPU spent on
-``--events`` update notifications (informer -> handler -> queue -> worker). With
+``--events`` update notifications (informer -> handler -> queue -> worker). The environment
+variable ``KUBECTRL_BENCH_LIST`` (``stream`` or ``list``) forces the initial list's form: a
+``sendInitialEvents`` streaming list, or a paged LIST (one gzip document per page). With
 ``--replay-from RV`` no informer runs: phase ``replayed`` is the CPU of a watch from ``RV`` (the
 apiserver replays it from its watch cache) decoding ``--events`` events, each event's key read.
 """
@@ -10,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 
 from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
 
-from kubectrl.cache import InformerFactory
+from kubectrl.cache import InformerFactory, ReflectorOptions
 from kubectrl.client import AsyncClient, RateLimit, load_kubeconfig
 from kubectrl.objects import meta_namespace_key
 from kubectrl.workqueue import RateLimitingQueue, default_controller_rate_limiter
@@ -75,7 +78,12 @@ async def main() -> None:
             done.set()
 
     async with AsyncClient(config) as client:
-        factory = InformerFactory(client)
+        # KUBECTRL_BENCH_LIST=stream|list picks the initial list's form (default: the library's).
+        form = os.environ.get("KUBECTRL_BENCH_LIST", "")
+        if form not in ("", "stream", "list"):
+            raise SystemExit(f"KUBECTRL_BENCH_LIST={form!r}: expected stream or list")
+        options = ReflectorOptions(streaming_list=form == "stream") if form else None
+        factory = InformerFactory(client, reflector_options=options)
         informer = factory.informer(("v1", "ConfigMap"), namespace=args.namespace)
         informer.add_handler(on_add=on_add, on_update=on_update)
 
