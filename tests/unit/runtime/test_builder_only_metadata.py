@@ -56,7 +56,11 @@ async def test_an_owned_kind_cached_as_metadata_still_enqueues_its_owner() -> No
     assert owned_source.metadata_only  # type: ignore[attr-defined]
     async with run_manager(manager), AsyncClient(api.config()) as client:
         owner = await client.create(
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o", "namespace": "default"}}
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "o", "namespace": "default"},
+            }
         )
         await eventually(lambda: len(requests) == 1)
         await client.create(owned_secret(owner))
