@@ -428,6 +428,10 @@ class _Connection(asyncio.Protocol):
                 self.error = httpx.RemoteProtocolError(
                     "peer closed connection without sending complete message body"
                 )
+        # The parser's callbacks point back at this connection: drop it, so a lost connection
+        # (its TLS object, buffers and socket) is freed by reference counting, not at the
+        # cycle collector's next full pass, minutes later. Nothing feeds it after this.
+        self.parser = self._llhttp = None
         self._wake()
 
     # ----------------------------------------------------------------- parser callbacks

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import gzip
 import json
 import ssl
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -32,6 +35,7 @@ from kubectrl.errors import (
     RequestTimeoutError,
     UnauthorizedError,
 )
+from kubectrl.testing import eventually
 
 pytestmark = pytest.mark.skipif(
     _fast_transport.httptools is None,
@@ -504,3 +508,39 @@ def test_a_path_that_needs_quoting_is_quoted_by_httpx(path: str) -> None:
     client = AsyncClient(ClientConfig(server="https://127.0.0.1:6443", rate_limit=None))
     target = client._pipeline.target(path, {"a": "b c"})
     assert target.encode("ascii") == client._url(path, {"a": "b c"}).raw_path
+
+
+async def test_a_closed_connection_is_freed_without_the_cycle_collector(
+    serve: Callable[..., Awaitable[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection the server closes is freed as soon as nothing uses it, not at the cycle
+    collector's next full pass: each holds a TLS object, its buffers and a socket, and a
+    controller that opens a dozen connections a minute would otherwise carry them for minutes
+    (``benchmarks/soak.py``). asyncio's own protocol drops its references when the connection
+    is lost (CPython's Lib/asyncio/sslproto.py, ``SSLProtocol.connection_lost``); the
+    connection must drop its parser, whose callbacks point back at it."""
+    made: list[weakref.ref[_fast_transport._Connection]] = []
+
+    class Recorded(_fast_transport._Connection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(weakref.ref(self))
+
+    monkeypatch.setattr(_fast_transport, "_Connection", Recorded)
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_head(reader)
+        writer.write(answer({"kind": "ConfigMap"}, extra=b"Connection: close\r\n"))
+        await writer.drain()
+        writer.close()
+
+    gc.collect()
+    gc.disable()
+    try:
+        async with direct_client(await serve(handler)) as client:
+            for name in "ab":
+                await client.get(CM, name, namespace="n")
+        assert len(made) == 2  # Connection: close: one connection per request
+        await eventually(lambda: all(ref() is None for ref in made), timeout=10)
+    finally:
+        gc.enable()
