@@ -32,7 +32,7 @@ from kubectrl.envtest import ControlPlane
 NAMESPACE = "bench-metadata"
 
 CHILD = """
-import asyncio, json, sys, tracemalloc
+import asyncio, gc, json, sys, tracemalloc
 from kubectrl.cache import InformerFactory
 from kubectrl.client import AsyncClient, load_kubeconfig
 
@@ -45,19 +45,24 @@ async def main(kubeconfig, namespace, kind, metadata_only, traced):
     config = load_kubeconfig(kubeconfig).with_options(rate_limit=None)
     async with AsyncClient(config) as client:
         factory = InformerFactory(client, namespace=namespace)
-        informer = factory.informer(("v1", "ConfigMap"), metadata_only=metadata_only)
+        informer = factory.informer(tuple(kind.split(",")), metadata_only=metadata_only)
+        gc.collect()
         baseline = rss_kib()
-        tracemalloc.start()
+        if traced:
+            tracemalloc.start()
         factory.start()
-        await factory.wait_for_cache_sync()
-        objects = informer.indexer.list()
-        traced = tracemalloc.get_traced_memory()[0]
-        rss = rss_kib()
+        await factory.wait_for_cache_sync(timeout=600)
+        objects = len(informer.indexer.list())
+        gc.collect()
+        if traced:
+            result = {"traced_kib": tracemalloc.get_traced_memory()[0] // 1024}
+        else:
+            result = {"above_baseline_kib": rss_kib() - baseline}
         await factory.shutdown()
-    print(json.dumps({"objects": len(objects), "above_baseline_kib": rss - baseline,
-                      "traced_kib": traced // 1024}))
+    print(json.dumps({"objects": objects, **result}))
 
-asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] == "metadata", int(sys.argv[4])))
+asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "metadata",
+                 sys.argv[5] == "traced"))
 """
 
 

@@ -55,6 +55,21 @@ def status_kib(pid: int, field: str) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no {field}")
 
 
+def rss_split_kib(pid: int) -> dict[str, int]:
+    """RSS by mapping kind from /proc/PID/smaps: the glibc heap (``[heap]``), anonymous
+    mappings (pymalloc arenas, large buffers) and file-backed pages."""
+    split = {"heap_kib": 0, "anon_kib": 0, "file_kib": 0}
+    kind = "file_kib"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and "-" in parts[0] and ":" in parts[3]:
+            name = parts[5] if len(parts) > 5 else ""
+            kind = "heap_kib" if name == "[heap]" else "file_kib" if name else "anon_kib"
+        elif parts and parts[0] == "Rss:":
+            split[kind] += int(parts[1])
+    return split
+
+
 def cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
@@ -93,6 +108,7 @@ async def churn(
                     "minute": round(elapsed / 60, 2),
                     "rss_kib": status_kib(pid, "VmRSS"),
                     "peak_kib": status_kib(pid, "VmHWM"),
+                    **rss_split_kib(pid),
                     "cpu_s": round(cpu_s(pid) - cpu0, 2),
                     "live_foos": len(live),
                     "write_errors": errors,
