@@ -153,7 +153,11 @@ def _tables(report: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 def load_note(report: Mapping[str, Any]) -> str:
     """What the machine was doing: quiet or loaded (the busy process), and the load averages."""
     load = report.get("load", {})
-    mode = "loaded: a busy-loop process kept one core busy" if load.get("loaded") else "quiet"
+    mode = (
+        "loaded: a busy-loop process kept one core busy"
+        if load.get("loaded")
+        else "no core kept busy by the harness"
+    )
     machine = report.get("machine", {})
     start = machine.get("loadavg_at_start", [float("nan")])[0]
     end = machine.get("loadavg_at_end", [float("nan")])[0]

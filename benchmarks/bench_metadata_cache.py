@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _svg
 from compare import bounded, seed
 
 from kubectrl.client import AsyncClient, load_kubeconfig
@@ -121,6 +122,7 @@ def main() -> int:
     parser.add_argument("--kind", choices=sorted(KINDS), default="deployment")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="also write the runs here")
+    parser.add_argument("--chart", help="an SVG bar chart of the tracemalloc figures here")
     args = parser.parse_args()
     runs: dict[str, list[dict[str, float]]] = {"whole": [], "metadata": []}
     with ControlPlane() as control_plane:
@@ -148,6 +150,13 @@ def main() -> int:
         )
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=2))
+    if args.chart:
+        bars = {}
+        for mode, mode_runs in runs.items():
+            traced = [r["traced_kib"] / 1024 for r in mode_runs]
+            bars[mode] = (statistics.median(traced), min(traced), max(traced))
+        title = f"{args.objects} {KINDS[args.kind][1]}s cached: whole or metadata only"
+        Path(args.chart).write_text(_svg.bar_chart(title, "MB (tracemalloc)", bars))
     return 0
 
 

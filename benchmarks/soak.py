@@ -140,6 +140,21 @@ async def churn(
             await asyncio.sleep(max(0.0, started + second - time.monotonic()))
 
 
+def chart_from(spec: str, chart: Path) -> int:
+    """One chart of several soaks' RSS, each series named by its label."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    for item in spec.split(","):
+        label, sep, path = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--chart-from {item!r}: expected LABEL=JSON")
+        samples = json.loads(Path(path).read_text())["samples"]
+        series[label] = [(s["minute"], s["rss_kib"] / 1024) for s in samples]
+    svg = _svg.line_chart("Foo controller RSS under churn", "minutes", "MB", series)
+    chart.write_text(svg)
+    log(f"soak: {chart}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=30)
@@ -163,7 +178,14 @@ def main() -> int:
         default=[],
         help="extra argument for the controller (repeatable)",
     )
+    parser.add_argument(
+        "--chart-from",
+        metavar="LABEL=JSON,...",
+        help="no run: draw the RSS of earlier soaks' JSON files as one chart (--chart)",
+    )
     args = parser.parse_args()
+    if args.chart_from:
+        return chart_from(args.chart_from, Path(args.chart or "soak-rss.svg"))
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     samples: list[dict[str, Any]] = []
