@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -133,3 +134,26 @@ def test_the_smoke_run_writes_tables_charts_and_load(tmp_path: Path) -> None:
     assert result["sync_runs"]["kubectrl"][0]["objects"] == 30
     assert (tmp_path / "sync-wall-s.svg").exists()
     assert (tmp_path / "import-rss-kib.svg").exists()
+
+
+def test_the_soak_splits_rss_by_mapping_and_charts_several_soaks(tmp_path: Path) -> None:
+    """benchmarks/soak.py: /proc/PID/smaps (proc(5)) gives each mapping's ``Rss:``; the split
+    adds up to the process's RSS, and ``--chart-from`` draws one line per soak."""
+    load("_svg")
+    soak = load("soak")
+    split = soak.rss_split_kib(os.getpid())
+    assert set(split) == {"heap_kib", "anon_kib", "file_kib"}
+    assert split["file_kib"] > 0  # the interpreter's own pages at least
+    assert sum(split.values()) > 0.5 * soak.status_kib(os.getpid(), "VmRSS")
+    files = []
+    for label, rss in (("before", 90_000), ("after", 80_000)):
+        path = tmp_path / f"{label}.json"
+        samples = [{"minute": minute, "rss_kib": rss} for minute in (0, 1)]
+        path.write_text(json.dumps({"samples": samples}))
+        files.append(f"{label}={path}")
+    chart = tmp_path / "soak.svg"
+    assert soak.chart_from(",".join(files), chart) == 0
+    root = ET.fromstring(chart.read_text())
+    assert len(root.findall(f"{SVG}polyline")) == 2
+    with pytest.raises(SystemExit, match="expected LABEL=JSON"):
+        soak.chart_from("no-label.json", chart)
