@@ -253,8 +253,52 @@ def markdown(reports: Mapping[str, Mapping[str, Any]], assets: Path, docs_dir: P
         for chart in charts["sweep"]:
             parts.append("")
             parts.append(f"![{chart.stem} ({label})]({_relative(chart, docs_dir)})")
+        parts.extend(_memory_parts(report, assets, prefix, docs_dir))
         parts.append("")
     return "\n".join(parts).rstrip() + "\n"
+
+
+def _memory_parts(
+    report: Mapping[str, Any], assets: Path, prefix: str, docs_dir: Path
+) -> list[str]:
+    """The memory layers' table and chart, and the soak's table and chart, when present."""
+    parts: list[str] = []
+    layers = report.get("memory_layers")
+    if layers:
+        parts += [
+            "",
+            "**The Foo controller's imports, layer by layer (cumulative; one sample each)**",
+            "",
+            "| layer | RSS | added | heap / anon / file |",
+            "|---|---|---|---|",
+        ]
+        for row in layers:
+            parts.append(
+                f"| {row['layer']} | {row['rss_kib'] / 1024:.1f} MB | "
+                f"+{row['added_kib'] / 1024:.1f} MB | {row['heap_kib'] / 1024:.1f} / "
+                f"{row['anon_kib'] / 1024:.1f} / {row['file_kib'] / 1024:.1f} MB |"
+            )
+        bars = {row["layer"]: (row["added_kib"] / 1024,) * 3 for row in layers}
+        path = assets / f"{prefix}memory-layers.svg"
+        path.write_text(_svg.bar_chart("RSS each import layer adds", "MB", bars))
+        parts += ["", f"![memory layers]({_relative(path, docs_dir)})"]
+    soak = report.get("soak")
+    if soak and len(soak.get("samples", [])) > 1:
+        samples = soak["samples"]
+        shown = [s for s in samples if round(s["minute"]) % 10 == 0 or s is samples[-1]]
+        parts += [
+            "",
+            "**The Foo controller's RSS under churn (benchmarks/soak.py)**",
+            "",
+            "| minute | " + " | ".join(f"{s['minute']:.0f}" for s in shown) + " |",
+            "|---|" + "---|" * len(shown),
+            "| RSS | " + " | ".join(f"{s['rss_kib'] / 1024:.1f} MB" for s in shown) + " |",
+        ]
+        path = assets / f"{prefix}soak-rss.svg"
+        series = {"RSS": [(s["minute"], s["rss_kib"] / 1024) for s in samples]}
+        path.write_text(_svg.line_chart("Foo controller RSS under churn", "minutes", "MB", series))
+        parts += ["", f"![soak]({_relative(path, docs_dir)})"]
+    return parts
 
 
 def _relative(path: Path, start: Path) -> str:

@@ -755,8 +755,9 @@ def main() -> int:
     parser.add_argument("--qps", type=float, default=1000)
     parser.add_argument(
         "--workloads",
-        default="sync,events,replay,foo,recorder,import,sweep",
-        help="comma-separated subset to run",
+        default="sync,events,replay,foo,recorder,import,memory,sweep",
+        help="comma-separated subset to run (memory: the Foo controller's imports layer by "
+        "layer, benchmarks/bench_memory.py)",
     )
     parser.add_argument(
         "--sweep",
@@ -796,6 +797,13 @@ def main() -> int:
         action="store_true",
         help="add peers kubectrl-stream and kubectrl-list to sync and sweep (add them to "
         "--sweep-peers): the initial list as a streaming list and as a paged LIST",
+    )
+    parser.add_argument(
+        "--soak-minutes",
+        type=float,
+        default=0,
+        help="also run benchmarks/soak.py for this many minutes (the Foo controller's RSS "
+        "under churn, each minute; 0: no soak)",
     )
     parser.add_argument(
         "--loaded",
@@ -841,6 +849,18 @@ def main() -> int:
     out.write_text(json.dumps(report, indent=2, sort_keys=True))
     print(f"\nJSON: {out}")  # noqa: T201
     return 0
+
+
+def run_script(script: str, argv: list[str]) -> Any:
+    """Run another benchmark script of this directory with ``--json`` and return its JSON."""
+    with tempfile.TemporaryDirectory(prefix="kubectrl-bench-") as directory:
+        out = Path(directory) / "out.json"
+        command = [PY, str(HERE / script), *argv, "--json", str(out)]
+        if script == "soak.py":
+            command += ["--chart", str(Path(directory) / "soak.svg")]
+        log(f"bench: {script} {' '.join(argv)}")
+        subprocess.run(command, cwd=HERE, check=True, stdout=subprocess.DEVNULL)
+        return json.loads(out.read_text())
 
 
 def render(paths: list[str], docs: Path, assets: Path) -> int:
@@ -1007,6 +1027,10 @@ def run(args: argparse.Namespace, workloads: set[str]) -> dict[str, Any]:
                 "kubectrl",
             )
             report["import_runs"] = runs
+        if "memory" in workloads:
+            report["memory_layers"] = run_script("bench_memory.py", [])
+        if args.soak_minutes:
+            report["soak"] = run_script("soak.py", ["--minutes", str(args.soak_minutes)])
         if "sweep" in workloads:
             sweep_runs = run_sweep(peers, kubeconfig, args)
             charts = Path(args.charts) if args.charts else Path(args.json).parent

@@ -48,6 +48,11 @@ def report(loaded: bool) -> dict[str, Any]:
         "args": {"rounds": 3},
         "load": {"loaded": loaded},
         "events": summary,
+        "memory_layers": [
+            {"layer": "interpreter", "rss_kib": 9000, "added_kib": 9000, "heap_kib": 500}
+            | {"anon_kib": 1000, "file_kib": 7500},
+        ],
+        "soak": {"samples": [{"minute": m, "rss_kib": 80_000 + m} for m in range(12)]},
     }
 
 
@@ -90,6 +95,9 @@ def test_render_rewrites_only_the_generated_section(tmp_path: Path) -> None:
     assert "### Loaded run" in page
     assert "![quiet-events-cpu-per-event-us (quiet)](assets/bench/quiet-events-" in page
     assert (docs.parent / "assets" / "bench" / "loaded-events-cpu-per-event-us.svg").exists()
+    assert "| interpreter | 8.8 MB | +8.8 MB | 0.5 / 1.0 / 7.3 MB |" in page
+    assert "| minute | 0 | 10 | 11 |" in page
+    assert (docs.parent / "assets" / "bench" / "quiet-soak-rss.svg").exists()
 
 
 def test_a_page_without_the_markers_is_refused() -> None:
