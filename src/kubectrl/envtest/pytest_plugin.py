@@ -9,6 +9,9 @@ until a test asks for one of these fixtures.
 * ``kubectrl_cluster`` (session): a running :class:`kubectrl.envtest.LocalCluster` (cluster
   mode: also kube-controller-manager, kube-scheduler and 3 kwok nodes). It is a second, separate
   apiserver: start it only in tests that need Pods, garbage collection or namespace deletion.
+* ``kubectrl_control_planes`` (session): a function starting more control planes by name, side
+  by side (``kubectrl_control_planes("east", "west")``), each kept for the session and shared by
+  the tests asking for the same name: a multicluster controller's clusters.
 * ``kubectrl_namespace`` (function): the name of a new namespace, unique per test, in the
   cluster if the test also uses ``kubectrl_cluster``, otherwise in the plain control plane.
   In cluster mode the fixture first waits (up to 60 s) for the namespace's ``default``
@@ -37,9 +40,9 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -53,6 +56,7 @@ __all__ = [
     "kubeconfig",
     "kubectrl_cluster",
     "kubectrl_control_plane",
+    "kubectrl_control_planes",
     "kubectrl_kubeconfig",
     "kubectrl_namespace",
     "namespace",
@@ -104,6 +108,45 @@ def kubectrl_cluster() -> Iterator[LocalCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kubectrl_control_planes() -> Iterator[Callable[..., dict[str, ControlPlane]]]:
+    """A function starting more control planes by name, side by side, for the session.
+
+    ``kubectrl_control_planes("east", "west")`` returns ``{"east": ControlPlane, ...}``; a name
+    asked for again gets the same running plane (test modules share them), and every plane is
+    stopped at the end of the session. Keyword options go to each new ``ControlPlane``.
+
+    Example::
+
+        def test_two_clusters(kubectrl_control_planes):
+            planes = kubectrl_control_planes("east", "west")
+            assert planes["east"].server != planes["west"].server
+    """
+    from kubectrl.envtest import ControlPlane, ControlPlaneError
+    from kubectrl.envtest._several import start_all, stop_all
+
+    running: dict[str, ControlPlane] = {}
+
+    def start(*names: str, **options: Any) -> dict[str, ControlPlane]:
+        if "control planes" in _failed_start:
+            pytest.fail(
+                f"the local control planes failed to start: {_failed_start['control planes']}",
+                pytrace=False,
+            )
+        new = {n: ControlPlane(**options) for n in dict.fromkeys(names) if n not in running}
+        try:
+            running.update(start_all(new))
+        except ControlPlaneError as exc:
+            _failed_start["control planes"] = exc
+            pytest.fail(f"the local control planes failed to start: {exc}", pytrace=False)
+        return {n: running[n] for n in names}
+
+    try:
+        yield start
+    finally:
+        stop_all(running.values())
 
 
 @pytest.fixture(scope="session")

@@ -20,8 +20,7 @@ import signal
 import statistics
 import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -57,17 +56,11 @@ copier = _load()
 
 
 @pytest.fixture(scope="module")
-def fleet_planes() -> Iterator[dict[str, ControlPlane]]:
-    planes = {name: ControlPlane(start_timeout=180) for name in NAMES}
-    with ThreadPoolExecutor(len(planes)) as pool:
-        started = [pool.submit(cp.start) for cp in planes.values()]
-    try:
-        for future in started:
-            future.result()
-        yield planes
-    finally:
-        for cp in planes.values():
-            cp.stop()
+def fleet_planes(
+    kubectrl_control_planes: Callable[..., dict[str, ControlPlane]],
+) -> dict[str, ControlPlane]:
+    """Three more control planes, started side by side (kubectrl.envtest's session fixture)."""
+    return kubectrl_control_planes(*NAMES, start_timeout=180)
 
 
 async def data_of(client: AsyncClient, name: str, namespace: str) -> dict[str, str] | None:
