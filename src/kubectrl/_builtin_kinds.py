@@ -1,7 +1,7 @@
 """Built-in kinds of the ``kubernetes.client.models`` classes (generated, do not edit).
 
 Class name -> ``(group, version, kind, plural, namespaced)`` for every resource the
-pinned API server v1.36.3 serves that has a model class. Regenerate with
+pinned API server v1.37.2 serves that has a model class. Regenerate with
 ``python -m kubectrl.client._kind_table KUBECONFIG``; an integration test keeps it
 equal to the server's discovery.
 """
@@ -38,6 +38,13 @@ BUILTIN_KINDS: dict[str, tuple[str, str, str, str, bool]] = {
         "clusterrolebindings",
         False,
     ),
+    "V1ClusterTrustBundle": (
+        "certificates.k8s.io",
+        "v1",
+        "ClusterTrustBundle",
+        "clustertrustbundles",
+        False,
+    ),
     "V1ComponentStatus": ("", "v1", "ComponentStatus", "componentstatuses", False),
     "V1ConfigMap": ("", "v1", "ConfigMap", "configmaps", True),
     "V1ControllerRevision": ("apps", "v1", "ControllerRevision", "controllerrevisions", True),
@@ -52,6 +59,7 @@ BUILTIN_KINDS: dict[str, tuple[str, str, str, str, bool]] = {
     "V1DaemonSet": ("apps", "v1", "DaemonSet", "daemonsets", True),
     "V1Deployment": ("apps", "v1", "Deployment", "deployments", True),
     "V1DeviceClass": ("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False),
+    "V1DeviceTaintRule": ("resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", False),
     "V1EndpointSlice": ("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
     "V1Endpoints": ("", "v1", "Endpoints", "endpoints", True),
     "V1FlowSchema": ("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", False),
@@ -102,6 +110,13 @@ BUILTIN_KINDS: dict[str, tuple[str, str, str, str, bool]] = {
     "V1PersistentVolume": ("", "v1", "PersistentVolume", "persistentvolumes", False),
     "V1PersistentVolumeClaim": ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
     "V1Pod": ("", "v1", "Pod", "pods", True),
+    "V1PodCertificateRequest": (
+        "certificates.k8s.io",
+        "v1",
+        "PodCertificateRequest",
+        "podcertificaterequests",
+        True,
+    ),
     "V1PodDisruptionBudget": ("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True),
     "V1PodTemplate": ("", "v1", "PodTemplate", "podtemplates", True),
     "V1PriorityClass": ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False),
@@ -153,6 +168,13 @@ BUILTIN_KINDS: dict[str, tuple[str, str, str, str, bool]] = {
     "V1ServiceCIDR": ("networking.k8s.io", "v1", "ServiceCIDR", "servicecidrs", False),
     "V1StatefulSet": ("apps", "v1", "StatefulSet", "statefulsets", True),
     "V1StorageClass": ("storage.k8s.io", "v1", "StorageClass", "storageclasses", False),
+    "V1StorageVersionMigration": (
+        "storagemigration.k8s.io",
+        "v1",
+        "StorageVersionMigration",
+        "storageversionmigrations",
+        False,
+    ),
     "V1SubjectAccessReview": (
         "authorization.k8s.io",
         "v1",

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from kubectrl.envtest import ControlPlaneError, LocalCluster, find_binaries
-from kubectrl.envtest._binaries import ALL_SPECS
+from kubectrl.envtest._binaries import ALL_SPECS, specs_for
 
 pytestmark = pytest.mark.integration
 
@@ -268,7 +268,7 @@ def test_service_account_tokens(http: httpx.Client, kubectrl_namespace: str) -> 
 def test_kubectl_subcommand_runs_the_pinned_kubectl(
     kubectrl_cluster: LocalCluster, tmp_path: Path
 ) -> None:
-    kubectl = find_binaries(build=False, kubectl=True).kubectl
+    kubectl = find_binaries(build=False, kubectl=True, version=kubectrl_cluster.version).kubectl
     assert kubectl is not None
     env = {
         **os.environ,
@@ -286,8 +286,9 @@ def test_kubectl_subcommand_runs_the_pinned_kubectl(
     )
     assert version.returncode == 0, version.stderr
     versions = json.loads(version.stdout)
-    assert versions["clientVersion"]["gitVersion"] == "v1.36.3"
-    assert versions["serverVersion"]["gitVersion"] == "v1.36.3"
+    pinned = specs_for(kubectrl_cluster.version)[1].version()  # the chosen release's pin
+    assert versions["clientVersion"]["gitVersion"] == pinned
+    assert versions["serverVersion"]["gitVersion"] == pinned
     nodes = subprocess.run(
         [sys.executable, "-m", "kubectrl.envtest", "kubectl", "get", "nodes", "--no-headers"],
         env=env,
