@@ -216,34 +216,46 @@ class PolicyBinding:
             raise PolicyError(f"{where}: actions {list(self.actions)} repeat one")
         if "Deny" in self.actions and "Warn" in self.actions:
             raise PolicyError(f"{where}: actions must not contain both Deny and Warn")
-        ref = self.param_ref
-        if ref is not None:
-            if self.policy.param_kind is None:
-                raise PolicyError(f"{where}: a param_ref, but the policy has no param_kind")
-            if bool(ref.name) == (ref.selector is not None):
-                raise PolicyError(f"{where}: param_ref needs one of name or selector")
+        _check_param_ref(where, self.policy.param_kind, self.param_ref)
 
     def manifest(self) -> dict[str, Any]:
         """The ValidatingAdmissionPolicyBinding."""
-        spec: dict[str, Any] = {
-            "policyName": self.policy.name,
-            "validationActions": list(self.actions),
-        }
-        if self.param_ref is not None:
-            spec["paramRef"] = self.param_ref.manifest()
-        match: dict[str, Any] = {}
-        if self.namespace_selector is not None:
-            match["namespaceSelector"] = dict(self.namespace_selector)
-        if self.object_selector is not None:
-            match["objectSelector"] = dict(self.object_selector)
-        if match:
-            spec["matchResources"] = match
-        return {
-            "apiVersion": _GROUP_VERSION,
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": self.name},
-            "spec": spec,
-        }
+        return _binding_manifest(
+            "ValidatingAdmissionPolicyBinding",
+            self,
+            {"policyName": self.policy.name, "validationActions": list(self.actions)},
+        )
+
+
+def _check_param_ref(where: str, param_kind: object, ref: ParamRef | None) -> None:
+    """A binding's ``param_ref``: only for a policy with a ``param_kind``, by name or selector."""
+    if ref is None:
+        return
+    if param_kind is None:
+        raise PolicyError(f"{where}: a param_ref, but the policy has no param_kind")
+    if bool(ref.name) == (ref.selector is not None):
+        raise PolicyError(f"{where}: param_ref needs one of name or selector")
+
+
+def _binding_manifest(
+    kind: str, binding: PolicyBinding | MutatingPolicyBinding, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """A binding of either kind: ``spec`` plus its params and the writes it selects."""
+    if binding.param_ref is not None:
+        spec["paramRef"] = binding.param_ref.manifest()
+    match: dict[str, Any] = {}
+    if binding.namespace_selector is not None:
+        match["namespaceSelector"] = dict(binding.namespace_selector)
+    if binding.object_selector is not None:
+        match["objectSelector"] = dict(binding.object_selector)
+    if match:
+        spec["matchResources"] = match
+    return {
+        "apiVersion": _GROUP_VERSION,
+        "kind": kind,
+        "metadata": {"name": binding.name},
+        "spec": spec,
+    }
 
 
 class _Checked:
@@ -446,31 +458,13 @@ class MutatingPolicyBinding:
 
     def __post_init__(self) -> None:
         where = f"binding {self.name!r} of policy {self.policy.name!r}"
-        ref = self.param_ref
-        if ref is not None:
-            if self.policy.param_kind is None:
-                raise PolicyError(f"{where}: a param_ref, but the policy has no param_kind")
-            if bool(ref.name) == (ref.selector is not None):
-                raise PolicyError(f"{where}: param_ref needs one of name or selector")
+        _check_param_ref(where, self.policy.param_kind, self.param_ref)
 
     def manifest(self) -> dict[str, Any]:
         """The MutatingAdmissionPolicyBinding."""
-        spec: dict[str, Any] = {"policyName": self.policy.name}
-        if self.param_ref is not None:
-            spec["paramRef"] = self.param_ref.manifest()
-        match: dict[str, Any] = {}
-        if self.namespace_selector is not None:
-            match["namespaceSelector"] = dict(self.namespace_selector)
-        if self.object_selector is not None:
-            match["objectSelector"] = dict(self.object_selector)
-        if match:
-            spec["matchResources"] = match
-        return {
-            "apiVersion": _GROUP_VERSION,
-            "kind": "MutatingAdmissionPolicyBinding",
-            "metadata": {"name": self.name},
-            "spec": spec,
-        }
+        return _binding_manifest(
+            "MutatingAdmissionPolicyBinding", self, {"policyName": self.policy.name}
+        )
 
 
 @dataclasses.dataclass(frozen=True)
