@@ -79,6 +79,7 @@ def test_busy_cores_reads_the_share_of_non_idle_ticks() -> None:
     ticks are the machine waiting, everything else is work."""
     load("_gobuild")
     load("_svg")
+    load("_report")  # compare.py imports it; loaded here so the test passes run alone
     compare = load("compare")
     before = compare.cpu_ticks()
     assert before[0] >= before[1] > 0
