@@ -358,20 +358,12 @@ class ValidatingPolicies(PolicyPlugin):
         celpy = cel._celpy()
         activation = make_activation(attrs, param, namespace)
         activation["variables"] = evaluate_variables(spec.get("variables") or (), activation)
-        # matchconditions/matcher.go: one false condition and the policy does not apply, even
-        # when another erred; else the errors (aggregated) go to the failure policy
-        errors: list[str] = []
-        for condition in spec.get("matchConditions") or ():
-            try:
-                result = run(str(condition.get("expression")), activation)
-            except FailureError as err:
-                errors.append(str(err))
-                continue
-            if isinstance(result, celpy.celtypes.BoolType) and not bool(result):
-                return
-        if errors:
+        applies, error = match_conditions(spec, activation)
+        if not applies:
+            return
+        if error is not None:
             if fail:
-                yield (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"), ""
+                yield error, ""
             return
         for validation in spec.get("validations") or ():
             expression = str(validation.get("expression"))
@@ -466,6 +458,30 @@ def make_activation(
 
 def _plain(obj: Mapping[str, Any] | None) -> Any:
     return None if obj is None else json.loads(json.dumps(obj))
+
+
+def match_conditions(
+    spec: Mapping[str, Any], activation: dict[str, Any]
+) -> tuple[bool, str | None]:
+    """Whether a policy applies by its ``matchConditions``, and the error for its failure policy.
+
+    matchconditions/matcher.go: one false condition and the policy does not apply, even when
+    another erred; else the errors (aggregated as the apiserver writes them) are the failure
+    policy's to judge.
+    """
+    celpy = cel._celpy()
+    errors: list[str] = []
+    for condition in spec.get("matchConditions") or ():
+        try:
+            result = run(str(condition.get("expression")), activation)
+        except FailureError as err:
+            errors.append(str(err))
+            continue
+        if isinstance(result, celpy.celtypes.BoolType) and not bool(result):
+            return False, None
+    if not errors:
+        return True, None
+    return True, errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 def evaluate_variables(declared: Any, activation: dict[str, Any]) -> Any:

@@ -33,7 +33,7 @@ from kubectrl.apiserver._admission.policy import (
     evaluate_variables,
     go_error,
     make_activation,
-    run,
+    match_conditions,
 )
 from kubectrl.apiserver._patch.apply import merge_applied
 from kubectrl.apiserver._patch.patches import json_patch
@@ -205,25 +205,18 @@ class MutatingPolicies(PolicyPlugin):
         binding: Mapping[str, Any],
         default: Default,
     ) -> dict[str, Any]:
-        celpy = cel._celpy()
+        cel._celpy()  # the CEL engine first: without it, the error naming the extra
         current = Attributes(
             attrs.operation, attrs.info, attrs.version, attrs.namespace, attrs.name, obj,
             attrs.old_object, attrs.dry_run, attrs.subresource,
         )  # fmt: skip
         activation = make_activation(current, param, namespace)
         activation["variables"] = evaluate_variables(spec.get("variables") or (), activation)
-        errors: list[str] = []
-        for condition in spec.get("matchConditions") or ():
-            try:
-                result = run(str(condition.get("expression")), activation)
-            except FailureError as err:
-                errors.append(str(err))
-                continue
-            if isinstance(result, celpy.celtypes.BoolType) and not bool(result):
-                return obj
-        if errors:
-            message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-            self._fail(spec, attrs, policy_name, binding, message)
+        applies, error = match_conditions(spec, activation)
+        if not applies:
+            return obj
+        if error is not None:
+            self._fail(spec, attrs, policy_name, binding, error)
             return obj
         for mutation in spec.get("mutations") or ():
             kind = mutation.get("patchType")
