@@ -142,10 +142,11 @@ def _object_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
-def event_key(event: Mapping[str, Any]) -> tuple[str, ...]:
-    """Identity of an event for count bumping: everything but the timestamps and count."""
+def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Identity of an event for count bumping: everything but the timestamps and count (the
+    source and involved object as :func:`spam_key`, then field path, type, reason, message)."""
     return (
-        *_object_key(event),
+        _object_key(event),
         _text(_part(_part(event, "involvedObject"), "fieldPath")),
         _text(_part(event, "type")),
         _text(_part(event, "reason")),
@@ -153,10 +154,10 @@ def event_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
-def aggregate_key(event: Mapping[str, Any]) -> tuple[str, ...]:
+def aggregate_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
     """Key of "similar" events: :func:`event_key` without the message, with the reporter."""
     return (
-        *_object_key(event),
+        _object_key(event),
         _text(_part(event, "type")),
         _text(_part(event, "reason")),
         _text(_part(event, "reportingComponent")),
@@ -169,13 +170,14 @@ def spam_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     return _object_key(event)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class _Aggregate:
-    messages: set[str]
+    # a tuple: one or a few messages (at most max_similar_events), 48 bytes where a set is 216
+    messages: tuple[str, ...]
     last_seen: float
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Observation:
     count: int
     first_timestamp: str
@@ -183,10 +185,17 @@ class _Observation:
     resource_version: str
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class _Bucket:
     tokens: float
     updated: float
+    key: tuple[str, ...]  # the object's key, shared by the other two caches' keys
+
+
+#: Distinct strings the correlator shares between the keys of different objects (kinds,
+#: namespaces, reasons, messages: each object's event would otherwise keep its own copy alive).
+#: Once full, further strings are kept as they come.
+_SHARED_STRINGS = 1024
 
 
 class EventCorrelator:
@@ -211,6 +220,7 @@ class EventCorrelator:
         self._aggregates: _LRU[tuple[str, ...], _Aggregate] = _LRU(size)
         self._observations: _LRU[tuple[str, ...], _Observation] = _LRU(size)
         self._buckets: _LRU[tuple[str, ...], _Bucket] = _LRU(size)
+        self._strings: dict[str, str] = {}
 
     @property
     def options(self) -> CorrelatorOptions:
@@ -219,32 +229,79 @@ class EventCorrelator:
 
     def correlate(self, event: Mapping[str, Any]) -> CorrelationResult:
         """Aggregate, observe and filter one new event (see the module docstring)."""
-        aggregated, key = self._aggregate(event)
+        okey = self._object_key(event)
+        aggregated, key = self._aggregate(event, okey)
         observed, patch = self._observe(aggregated, key)
-        if not self._allow(observed):
+        if not self._allow(okey):
             return CorrelationResult(observed, None, skip=True)
         return CorrelationResult(observed, patch)
 
     def update_state(self, event: Mapping[str, Any]) -> None:
         """Remember an Event the server accepted (its name, resourceVersion and count)."""
+        # An entry already there keeps its key: the server's strings are not held twice.
         self._observations.put(event_key(event), _observation_of(event))
+
+    # -------------------------------------------------------------- keys
+
+    def _object_key(self, event: Mapping[str, Any]) -> tuple[str, ...]:
+        """The event's :func:`spam_key`, the same tuple for every event of one object while
+        the spam filter remembers it, its strings shared where other objects have them too:
+        the three caches' keys of an object then hold one copy of its source and reference."""
+        okey = _object_key(event)
+        bucket = self._buckets.get(okey)
+        if bucket is not None:
+            return bucket.key
+        return tuple(self._shared(value) for value in okey)
+
+    def _shared(self, value: str) -> str:
+        strings = self._strings
+        found = strings.get(value)
+        if found is not None:
+            return found
+        if len(strings) < _SHARED_STRINGS:
+            strings[value] = value
+        return value
+
+    def _event_key(self, okey: tuple[str, ...], event: Mapping[str, Any]) -> tuple[Any, ...]:
+        shared = self._shared
+        return (
+            okey,
+            shared(_text(_part(_part(event, "involvedObject"), "fieldPath"))),
+            shared(_text(_part(event, "type"))),
+            shared(_text(_part(event, "reason"))),
+            shared(_text(_part(event, "message"))),
+        )
+
+    def _aggregate_key(self, okey: tuple[str, ...], event: Mapping[str, Any]) -> tuple[Any, ...]:
+        shared = self._shared
+        return (
+            okey,
+            shared(_text(_part(event, "type"))),
+            shared(_text(_part(event, "reason"))),
+            shared(_text(_part(event, "reportingComponent"))),
+            shared(_text(_part(event, "reportingInstance"))),
+        )
 
     # -------------------------------------------------------------- the three steps
 
-    def _aggregate(self, event: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    def _aggregate(
+        self, event: Mapping[str, Any], okey: tuple[str, ...]
+    ) -> tuple[dict[str, Any], tuple[Any, ...]]:
         now = self._clock.now()
-        akey = aggregate_key(event)
+        akey = self._aggregate_key(okey, event)
         record = self._aggregates.get(akey)
         # The window slides: it is measured from the last similar event, as in client-go.
         if record is None or now - record.last_seen > self._options.max_interval:
-            record = _Aggregate(set(), now)
-        record.messages.add(_get(event, "message"))
+            record = _Aggregate((), now)
+        message = self._shared(_get(event, "message"))
+        if message not in record.messages:
+            record.messages += (message,)
         record.last_seen = now
         self._aggregates.put(akey, record)
         if len(record.messages) < self._options.max_similar_events:
-            return _copied(event), event_key(event)
-        # Do not let the message set grow past the threshold.
-        record.messages.pop()
+            return _copied(event), self._event_key(okey, event)
+        # Do not let the message set grow past the threshold (client-go drops any one of them).
+        record.messages = record.messages[:-1]
         combined = _copied(event)
         combined["message"] = COMBINED_PREFIX + _get(event, "message")
         combined["count"] = 1
@@ -257,7 +314,7 @@ class EventCorrelator:
         return combined, akey
 
     def _observe(
-        self, event: dict[str, Any], key: tuple[str, ...]
+        self, event: dict[str, Any], key: tuple[Any, ...]
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         last = self._observations.get(key)
         patch: dict[str, Any] | None = None
@@ -277,16 +334,16 @@ class EventCorrelator:
         self._observations.put(key, _observation_of(event))
         return event, patch
 
-    def _allow(self, event: Mapping[str, Any]) -> bool:
+    def _allow(self, key: tuple[str, ...]) -> bool:
         now = self._clock.now()
         burst = float(self._options.spam_burst)
-        key = spam_key(event)
         bucket = self._buckets.get(key)
         if bucket is None:
-            bucket = _Bucket(burst, now)
+            bucket = _Bucket(burst, now, key)
         else:
             refill = (now - bucket.updated) / self._options.spam_refill_seconds
-            bucket = _Bucket(min(burst, bucket.tokens + refill), now)
+            bucket.tokens = min(burst, bucket.tokens + refill)
+            bucket.updated = now
         allowed = bucket.tokens >= 1.0
         if allowed:
             bucket.tokens -= 1.0
