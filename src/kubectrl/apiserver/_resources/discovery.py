@@ -59,7 +59,6 @@ def answer(registry: Registry, parts: list[str]) -> dict[str, Any] | None:
     """The discovery body for a path (split on ``/``), or ``None`` when it is not discovery."""
     if parts == ["version"]:
         return version_info(versions.current())
-    groups = _groups(registry)
     if parts == ["api"]:
         return {
             "kind": "APIVersions",
@@ -69,13 +68,17 @@ def answer(registry: Registry, parts: list[str]) -> dict[str, Any] | None:
             ],
         }
     if parts == ["apis"]:
+        groups = _groups(registry)
         return {
             "kind": "APIGroupList",
             "apiVersion": "v1",
             "groups": [_group(g, v) for g, v in sorted(groups.items()) if g],
         }
-    if len(parts) == 2 and parts[0] == "apis" and parts[1] in groups:
-        return {"kind": "APIGroup", "apiVersion": "v1", **_group(parts[1], groups[parts[1]])}
+    if len(parts) == 2 and parts[0] == "apis":
+        # built only for a discovery path: every request asks here first (4% of FakeAPI's CPU)
+        groups = _groups(registry)
+        if parts[1] in groups:
+            return {"kind": "APIGroup", "apiVersion": "v1", **_group(parts[1], groups[parts[1]])}
     if len(parts) == 2 and parts[0] == "api":
         return _resource_list(registry, "", parts[1])
     if len(parts) == 3 and parts[0] == "apis":
