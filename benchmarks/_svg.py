@@ -1,8 +1,11 @@
-"""Line charts as standalone SVG text, for the benchmark's scaling sweep (no plotting dependency).
+"""The benchmarks' charts as standalone SVG text (no plotting dependency).
 
-One chart: x is the object count, y a cost per object, one line (with its points marked) per
-program. Axes start at zero, so a flat line is linear scaling and a rising one is a cost per object
-that grows with the cache.
+- :func:`line_chart`, for the scaling sweep: x is the object count, y a cost per object, one line
+  (with its points marked) per program. Axes start at zero, so a flat line is linear scaling and
+  a rising one is a cost per object that grows with the cache.
+- :func:`bar_chart`: one horizontal bar per program, the median with a min-max whisker.
+- :func:`grouped_bar_chart`, for the API-server tables: a group of bars per row of a table
+  (``create 4``, ``get 32``...), one bar per program in each group, the value above each bar.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape
 
-__all__ = ["bar_chart", "line_chart", "nice_ceiling"]
+__all__ = ["bar_chart", "grouped_bar_chart", "line_chart", "nice_ceiling"]
 
 #: Line colours, in series order (distinct under the common colour-vision deficiencies).
 PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000"]
@@ -180,5 +183,93 @@ def bar_chart(
             f'stroke="#222" stroke-width="1.5"/>'
             f'<text x="{sx(max(median, high)) + 6:.1f}" y="{mid + 4:.1f}">{median:.3g}</text>'
         )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _value(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def grouped_bar_chart(
+    title: str,
+    y_label: str,
+    groups: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+) -> str:
+    """An SVG document: for each of ``groups``, one vertical bar per entry of ``series``
+    (name -> one value per group; ``None`` draws no bar); the y axis starts at zero.
+
+    >>> svg = grouped_bar_chart("t", "µs", ["get 4", "get 32"], {"a": [1.0, 2.0], "b": [3.0, None]})
+    >>> svg.startswith("<svg") and svg.count("<rect") == 1 + 3 + 2
+    True
+    """
+    values = [v for vs in series.values() for v in vs if v is not None]
+    if not values:
+        raise ValueError(f"grouped_bar_chart {title!r}: no values to draw")
+    for name, vs in series.items():
+        if len(vs) != len(groups):
+            raise ValueError(
+                f"grouped_bar_chart {title!r}: {name!r} has {len(vs)} values for "
+                f"{len(groups)} groups"
+            )
+    group_width, height, right = 90, 400, 170
+    y_max = nice_ceiling(max(values) * 1.1) if max(values) > 0 else 1.0
+    plot_w = group_width * len(groups)
+    plot_h = height - TOP - BOTTOM - 10
+    width = LEFT + plot_w + right
+    bar_w = (group_width - 16) / max(len(series), 1)
+
+    def sy(y: float) -> float:
+        return TOP + plot_h * (1 - y / y_max)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f"<title>{escape(title)}</title>",
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{escape(title)}</text>',
+    ]
+    for i in range(6):
+        y = y_max * i / 5
+        out.append(
+            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" '
+            'stroke="#ddd"/>'
+        )
+        out.append(f'<text x="{LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{_value(y)}</text>')
+    out.append(
+        f'<text x="16" y="{TOP + plot_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {TOP + plot_h / 2:.1f})">{escape(y_label)}</text>'
+    )
+    for g, group in enumerate(groups):
+        x0 = LEFT + g * group_width + 8
+        for s, vs in enumerate(series.values()):
+            value = vs[g]
+            if value is None:
+                continue
+            x = x0 + s * bar_w
+            out.append(
+                f'<rect x="{x:.1f}" y="{sy(value):.1f}" width="{bar_w - 2:.1f}" '
+                f'height="{sy(0) - sy(value):.1f}" fill="{PALETTE[s % len(PALETTE)]}"/>'
+            )
+            out.append(
+                f'<text x="{x + (bar_w - 2) / 2:.1f}" y="{sy(value) - 3:.1f}" font-size="9" '
+                f'text-anchor="middle">{_value(value)}</text>'
+            )
+        out.append(
+            f'<text x="{x0 + (group_width - 16) / 2:.1f}" y="{TOP + plot_h + 18}" '
+            f'text-anchor="middle">{escape(group)}</text>'
+        )
+    for s, name in enumerate(series):
+        y = TOP + 10 + s * 20
+        out.append(
+            f'<rect x="{LEFT + plot_w + 16}" y="{y - 9}" width="12" height="12" '
+            f'fill="{PALETTE[s % len(PALETTE)]}"/>'
+        )
+        out.append(f'<text x="{LEFT + plot_w + 34}" y="{y + 1}">{escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -33,10 +33,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the charts (_svg)
 sys.path.insert(0, str(Path(__file__).resolve().parent / "apiserver"))
 
-import _bars
 import _build
+import _svg
 import fakeapi_cost
 import workload
 
@@ -116,22 +117,22 @@ def charts(results: dict[str, Any], suffix: str) -> dict[str, str]:
         return {SERVERS[n]: [p[key] * scale for p in servers[n]["phases"]] for n in names}
 
     out = {
-        f"apiserver-cpu{suffix}.svg": _bars.bar_chart(
+        f"apiserver-cpu{suffix}.svg": _svg.grouped_bar_chart(
             f"Server CPU per request, {load}{label}", "CPU µs per request", groups,
             per_phase("cpu_per_request_us"),
         ),
-        f"apiserver-rps{suffix}.svg": _bars.bar_chart(
+        f"apiserver-rps{suffix}.svg": _svg.grouped_bar_chart(
             f"Requests per second, {load}{label}", "requests/s", groups,
             per_phase("requests_per_second"),
         ),
-        f"apiserver-p99{suffix}.svg": _bars.bar_chart(
+        f"apiserver-p99{suffix}.svg": _svg.grouped_bar_chart(
             f"p99 latency, {load}{label}", "ms", groups, per_phase("p99_us", 1e-3),
         ),
-        f"apiserver-memory{suffix}.svg": _bars.bar_chart(
+        f"apiserver-memory{suffix}.svg": _svg.grouped_bar_chart(
             f"RSS per stored object, {load}{label}", "bytes per object", ["10k objects"],
             {SERVERS[n]: [servers[n]["memory_per_object_bytes"]] for n in names},
         ),
-        f"apiserver-watch{suffix}.svg": _bars.bar_chart(
+        f"apiserver-watch{suffix}.svg": _svg.grouped_bar_chart(
             f"{servers[names[0]]['watch']['watchers']} watchers: event lag, {load}{label}",
             "ms from the write's start to the event",
             ["lag p50", "lag p99"],
@@ -146,7 +147,7 @@ def charts(results: dict[str, Any], suffix: str) -> dict[str, str]:
     }  # fmt: skip
     fake = results.get("fakeapi")
     if fake:
-        out[f"apiserver-fakeapi{suffix}.svg"] = _bars.bar_chart(
+        out[f"apiserver-fakeapi{suffix}.svg"] = _svg.grouped_bar_chart(
             f"FakeAPI: CPU of create + get + watch event, {load}{label}",
             "CPU µs",
             ["FakeAPI", "via AsyncClient"],

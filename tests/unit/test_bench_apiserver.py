@@ -29,15 +29,15 @@ def load(path: Path) -> ModuleType:
 
 
 def test_bar_chart_draws_a_bar_per_value_and_refuses_a_short_series() -> None:
-    bars = load(BENCHMARKS / "apiserver" / "_bars.py")
-    svg = bars.bar_chart(
+    charts = load(BENCHMARKS / "_svg.py")
+    svg = charts.grouped_bar_chart(
         "CPU, load avg 1.0", "µs", ["get 4", "get 32"], {"a": [1, 2], "b": [3, None]}
     )
     root = ET.fromstring(svg)
     rects = root.findall("{http://www.w3.org/2000/svg}rect")
     assert len(rects) == 1 + 3 + 2  # background, three bars, two legend keys
     with pytest.raises(ValueError, match="'b' has 1 values for 2 groups"):
-        bars.bar_chart("t", "µs", ["get 4", "get 32"], {"a": [1, 2], "b": [3]})
+        charts.grouped_bar_chart("t", "µs", ["get 4", "get 32"], {"a": [1, 2], "b": [3]})
 
 
 @pytest.mark.integration
