@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
 import json
+import os
 import resource
 import sys
+from collections.abc import Iterator
 
 
 def _status_kib(field: str) -> int:
@@ -37,6 +41,26 @@ def sys_s() -> float:
     """System CPU seconds of the process, all threads: the kernel's share of :func:`cpu_s`
     (page faults, mostly, in a sync: the memory the cache and its transient buffers touch)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
+@contextlib.contextmanager
+def profiled(phase: str) -> Iterator[None]:
+    """cProfile the block when ``KUBECTRL_BENCH_PROFILE`` names a directory: the stats go to
+    ``<dir>/<program>-<phase>-<pid>.prof`` (``python -m pstats`` reads them). The profiler
+    adds its own cost, so a profiled run's figures are for shares, not for the tables."""
+    where = os.environ.get("KUBECTRL_BENCH_PROFILE", "")
+    if not where:
+        yield
+        return
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        os.makedirs(where, exist_ok=True)
+        program = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+        profile.dump_stats(os.path.join(where, f"{program}-{phase}-{os.getpid()}.prof"))
 
 
 def emit(**fields: object) -> None:

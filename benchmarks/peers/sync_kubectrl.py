@@ -15,7 +15,7 @@ import gc
 import os
 import time
 
-from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
+from _measure import cpu_s, emit, profiled, rss_kib, sync_args, sys_s
 
 from kubectrl.cache import InformerFactory, ReflectorOptions
 from kubectrl.client import AsyncClient, RateLimit, load_kubeconfig
@@ -28,18 +28,19 @@ async def replay(client: AsyncClient, namespace: str, from_rv: str, events: int)
     gc.collect()
     cpu0, started = cpu_s(), time.perf_counter()
     seen = keys = 0
-    async with client.watch(
-        ("v1", "ConfigMap"), namespace=namespace, resource_version=from_rv
-    ) as stream:
-        async for event in stream:
-            if event.type == "BOOKMARK":
-                continue
-            if event.type == "ERROR":
-                raise SystemExit(f"watch error: {event.object}")
-            keys += len(meta_namespace_key(event.object))
-            seen += 1
-            if seen == events:
-                break
+    with profiled("replayed"):
+        async with client.watch(
+            ("v1", "ConfigMap"), namespace=namespace, resource_version=from_rv
+        ) as stream:
+            async for event in stream:
+                if event.type == "BOOKMARK":
+                    continue
+                if event.type == "ERROR":
+                    raise SystemExit(f"watch error: {event.object}")
+                keys += len(meta_namespace_key(event.object))
+                seen += 1
+                if seen == events:
+                    break
     cpu = cpu_s() - cpu0
     if seen < events:
         raise SystemExit(f"watch ended after {seen} of {events} events")
@@ -96,8 +97,9 @@ async def main() -> None:
 
         drain = asyncio.create_task(worker())
         cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
-        factory.start()
-        await factory.wait_for_cache_sync(timeout=600)
+        with profiled("synced"):
+            factory.start()
+            await factory.wait_for_cache_sync(timeout=600)
         wall = time.perf_counter() - started
         cpu = cpu_s() - cpu0
         system = sys_s() - sys0
@@ -113,10 +115,11 @@ async def main() -> None:
         )
         if args.events:
             cpu0 = cpu_s()
-            await asyncio.wait_for(done.wait(), 600)
-            # The worker drains what the last updates queued (a benchmark's end, not a test).
-            while len(queue):  # noqa: ASYNC110
-                await asyncio.sleep(0.001)
+            with profiled("events"):
+                await asyncio.wait_for(done.wait(), 600)
+                # The worker drains what the last updates queued (a benchmark's end, not a test).
+                while len(queue):  # noqa: ASYNC110
+                    await asyncio.sleep(0.001)
             emit(phase="events", events=args.events, cpu_s=cpu_s() - cpu0)
         drain.cancel()
         await factory.shutdown()
