@@ -149,6 +149,8 @@ def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
         {}
     """
     meta = obj.get("metadata")
+    if meta.__class__ is dict:  # what the client decodes: no ABC check
+        return meta  # type: ignore[no-any-return]
     return meta if isinstance(meta, Mapping) else {}
 
 
@@ -172,6 +174,12 @@ def meta_namespace_key(obj: Mapping[str, Any]) -> str:
         >>> meta_namespace_key({"metadata": {"name": "node-1"}})
         'node-1'
     """
+    meta = obj.get("metadata")
+    if meta.__class__ is dict:  # a decoded object: its key without an ObjectKey in between
+        namespace = meta.get("namespace") or ""
+        name = meta.get("name") or ""
+        if namespace.__class__ is str and name.__class__ is str:
+            return f"{namespace}/{name}" if namespace else name  # type: ignore[no-any-return]
     return str(key_of(obj))
 
 

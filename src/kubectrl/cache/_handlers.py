@@ -247,7 +247,7 @@ class HandlerRegistration:
             self._failed(item)
             self.delivered += 1
             return
-        if inspect.isawaitable(result):
+        if result is not None and inspect.isawaitable(result):
             # An async call: the task awaits it (and counts it) before the next notification.
             self._buffer.append(_Awaiting(item, result))
             idle.clear()
