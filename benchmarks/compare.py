@@ -11,7 +11,9 @@ Workloads:
 
 - ``sync``: initial sync of ``--configmaps`` ConfigMaps (about 1 KiB each) into an informer:
   wall time, and RSS after the sync above the process's own baseline (taken after imports and
-  config loading, before the informer starts). Each run starts once the machine is quiet
+  config loading, before the informer starts). ``kubectrl-plain`` does lightkube's workload
+  with kubectrl (one LIST into a dict keyed by ``namespace/name``, no informer). Each run
+  starts once the machine is quiet
   (under a quarter of a core busy over half a second, waited for at most a minute): the control
   plane's own work after the seeding writes or a peer's large list is nobody's sync cost.
 - ``events``: CPU per watch event: ``--events`` updates written while the informer runs, each
@@ -767,7 +769,7 @@ def main() -> int:
     parser.add_argument("--sweep-rounds", type=int, default=5)
     parser.add_argument(
         "--sweep-peers",
-        default="kubectrl,client-go,kubernetes,lightkube",
+        default="kubectrl,client-go,kubernetes,lightkube,kubectrl-plain",
         help="peers in the sweep (kopf, about 1.2 ms per object, would outlast all others)",
     )
     parser.add_argument(
@@ -894,10 +896,12 @@ def run(args: argparse.Namespace, workloads: set[str]) -> dict[str, Any]:
         Peer("client-go", [str(go.get("informer", "informer"))], events=True),
         Peer("kubernetes", [PY, str(PEERS / "sync_kubernetes.py")]),
         Peer("lightkube", [PY, str(PEERS / "sync_lightkube.py")]),
+        # lightkube's workload done with kubectrl: a list into a dict, no informer
+        Peer("kubectrl-plain", [PY, str(PEERS / "sync_kubectrl_plain.py")]),
         Peer("kopf", [PY, str(PEERS / "sync_kopf.py")]),
     ]
     for peer, module in zip(
-        peers, ["kubectrl", None, "kubernetes", "lightkube", "kopf"], strict=True
+        peers, ["kubectrl", None, "kubernetes", "lightkube", "kubectrl", "kopf"], strict=True
     ):
         if module is None:
             peer.skipped = go_error and f"Go build failed: {go_error}"
