@@ -196,8 +196,9 @@ class WatchStream:
         while True:
             if self._pending:
                 event = self._pending.popleft()
-                if event.resource_version:
-                    self.resource_version = event.resource_version
+                resource_version = event.resource_version  # a property: read once
+                if resource_version:
+                    self.resource_version = resource_version
                 self.events += 1
                 return event
             if self._error is not None:

@@ -119,6 +119,10 @@ class EventType(str, enum.Enum):
         return self.value
 
 
+#: Each event type by its wire name: one dict lookup per event instead of ``EventType(name)``.
+_EVENT_TYPES: dict[str, EventType] = {t.value: t for t in EventType}
+
+
 @dataclasses.dataclass(frozen=True)
 class WatchEvent:
     """One watch event: its :class:`EventType` and the object as a plain dict.
@@ -154,7 +158,7 @@ class WatchEvent:
     def resource_version(self) -> str:
         """The object's ``metadata.resourceVersion`` (``""`` if absent)."""
         meta = self.object.get("metadata")
-        if isinstance(meta, Mapping):
+        if meta.__class__ is dict or isinstance(meta, Mapping):  # a dict first: no ABC check
             value = meta.get("resourceVersion")
             if isinstance(value, str):
                 return value
@@ -306,8 +310,10 @@ class WatchDecoder:
                 f'watch {self._resource}: event without a "type": {_excerpt(bytes(line))}'
             )
         try:
-            event_type = EventType(type_name)
-        except ValueError:
+            event_type = (
+                _EVENT_TYPES[type_name] if type_name.__class__ is str else EventType(type_name)
+            )
+        except (KeyError, ValueError):
             raise MalformedStreamError(
                 f"watch {self._resource}: unknown event type {_excerpt_of(type_name)}: "
                 f"{_excerpt(bytes(line))}"
