@@ -634,7 +634,9 @@ def run_foo(
 def run_recorder(
     peers: list[Peer], kubeconfig: str, args: argparse.Namespace
 ) -> dict[str, list[dict[str, Any]]]:
-    chosen = [p for p in peers if p.name.startswith("kubectrl") and not p.skipped]
+    # kubectrl and the --baseline-src checkout: the list-form and plain peers are the same
+    # library as kubectrl, so their recorders would measure the same code again
+    chosen = [p for p in peers if p.name in ("kubectrl", "kubectrl-baseline") and not p.skipped]
     results: dict[str, list[dict[str, Any]]] = {p.name: [] for p in chosen}
     for round_ in range(args.rounds):
         for peer in rotate(chosen, round_):
