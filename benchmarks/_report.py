@@ -133,19 +133,34 @@ def markdown_table(summary_: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The order the tables are published in (a report's JSON has its keys sorted); any other
+#: table follows them, by name.
+WORKLOAD_ORDER = ("sync", "events", "replay", "foo", "recorder", "import", "sweep")
+
+
 def _tables(report: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(slug, summary) of every table in a report, the sweep's counts included, in order."""
+    """(slug, summary) of every table in a report, the sweep's counts included (smallest
+    first), workloads in :data:`WORKLOAD_ORDER`."""
     found: list[tuple[str, Mapping[str, Any]]] = []
-    for workload, value in report.items():
+    ranked = sorted(
+        report.items(),
+        key=lambda item: (
+            WORKLOAD_ORDER.index(item[0]) if item[0] in WORKLOAD_ORDER else len(WORKLOAD_ORDER),
+            item[0],
+        ),
+    )
+    for workload, value in ranked:
         if not isinstance(value, Mapping):
             continue
         if "_table" in value:
             found.append((workload, value))
         elif workload == "sweep":
+            counts = sorted(
+                (count for count, sub in value.items() if isinstance(sub, Mapping)),
+                key=lambda count: (not count.isdigit(), int(count) if count.isdigit() else 0),
+            )
             found.extend(
-                (f"sweep-{count}", sub)
-                for count, sub in value.items()
-                if isinstance(sub, Mapping) and "_table" in sub
+                (f"sweep-{count}", value[count]) for count in counts if "_table" in value[count]
             )
     return found
 
@@ -236,8 +251,13 @@ def markdown(reports: Mapping[str, Mapping[str, Any]], assets: Path, docs_dir: P
         parts.append(
             f"{machine.get('cpus', '?')} cores, {machine.get('cpu_model', '?')}, Python "
             f"{machine.get('python', '?')}, kube-apiserver {report.get('apiserver', '?')}; "
-            f"{load_note(report)}; medians of {args.get('rounds', '?')} rounds, min-max in "
-            "parentheses, then kubectrl's median over the peer's."
+            f"{load_note(report)}; medians of {args.get('rounds', '?')} rounds"
+            + (
+                f" ({args.get('sweep_rounds', '?')} for the sweep)"
+                if isinstance(report.get("sweep"), Mapping)
+                else ""
+            )
+            + ", min-max in parentheses, then kubectrl's median over the peer's."
         )
         if report.get("skipped"):
             skipped = "; ".join(f"{name}: {why}" for name, why in report["skipped"].items())
