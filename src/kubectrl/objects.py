@@ -150,7 +150,7 @@ def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     """
     meta = obj.get("metadata")
     if meta.__class__ is dict:  # what the client decodes: no ABC check
-        return meta  # type: ignore[no-any-return]
+        return meta
     return meta if isinstance(meta, Mapping) else {}
 
 
@@ -179,7 +179,7 @@ def meta_namespace_key(obj: Mapping[str, Any]) -> str:
         namespace = meta.get("namespace") or ""
         name = meta.get("name") or ""
         if namespace.__class__ is str and name.__class__ is str:
-            return f"{namespace}/{name}" if namespace else name  # type: ignore[no-any-return]
+            return f"{namespace}/{name}" if namespace else name
     return str(key_of(obj))
 
 

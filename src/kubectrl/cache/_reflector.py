@@ -326,7 +326,7 @@ class Reflector:
     def _named(self, obj: Any, event_type: str) -> bool:
         meta = metadata_of(obj) if isinstance(obj, dict) else {}
         name = meta.get("name")
-        if name.__class__ is str and name or isinstance(name, str) and name:
+        if (name.__class__ is str or isinstance(name, str)) and name:
             return True
         log.warning(
             "reflector skipped an object without metadata.name in a %s event for %s",
