@@ -18,6 +18,7 @@ EXAMPLE = Path(
 sys.path.insert(0, str(EXAMPLE))
 
 import main as sample  # noqa: E402
+from _measure import profiled  # noqa: E402
 
 from kubectrl.client import ClientConfig, RateLimit  # noqa: E402
 
@@ -151,8 +152,10 @@ def load_kubeconfig(path: str | None = None, *, context: str | None = None) -> C
 
 
 sample.load_kubeconfig = load_kubeconfig  # type: ignore[assignment]
-sys.exit(
-    sample.main(
+# KUBECTRL_BENCH_PROFILE=DIR: a cProfile of the whole run, written when the controller stops
+# (the driver's SIGTERM: the example's manager shuts down and main returns)
+with profiled("foo"):
+    code = sample.main(
         [
             "--kubeconfig",
             args.kubeconfig,
@@ -162,4 +165,4 @@ sys.exit(
             "0",
         ]
     )
-)
+sys.exit(code)
