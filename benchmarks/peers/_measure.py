@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import gc
 import json
 import os
 import resource
 import sys
+import time
 from collections.abc import Iterator
 
 
@@ -61,6 +63,45 @@ def profiled(phase: str) -> Iterator[None]:
         os.makedirs(where, exist_ok=True)
         program = os.path.splitext(os.path.basename(sys.argv[0]))[0]
         profile.dump_stats(os.path.join(where, f"{program}-{phase}-{os.getpid()}.prof"))
+
+
+def sync_baseline() -> int:
+    """The RSS a sync is measured above: after a full collection, before the sync starts."""
+    gc.collect()
+    return rss_kib()
+
+
+def sync_start() -> tuple[float, float, float]:
+    """CPU, system CPU and wall clock at the start of a sync, for :func:`emit_synced`."""
+    return cpu_s(), sys_s(), time.perf_counter()
+
+
+def emit_synced(
+    start: tuple[float, float, float],
+    *,
+    objects: int,
+    expected: int,
+    baseline_rss_kib: int,
+    collect: bool = True,
+) -> None:
+    """Report the ``synced`` phase: wall, CPU and system CPU since ``start`` (taken now), then
+    the RSS (after a full collection unless ``collect`` is false)."""
+    cpu0, sys0, started = start
+    wall = time.perf_counter() - started
+    cpu = cpu_s() - cpu0
+    system = sys_s() - sys0
+    if collect:
+        gc.collect()
+    emit(
+        phase="synced",
+        objects=objects,
+        expected=expected,
+        wall_s=wall,
+        cpu_s=cpu,
+        sys_s=system,
+        rss_kib=rss_kib(),
+        baseline_rss_kib=baseline_rss_kib,
+    )
 
 
 def emit(**fields: object) -> None:

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
-import time
 
-from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
+from _measure import emit_synced, sync_args, sync_baseline, sync_start
 
 args = sync_args()
 # kopf's login goes through the `kubernetes` package, which reads $KUBECONFIG when imported.
@@ -44,9 +42,8 @@ def main() -> None:
             stop.set()
 
     async def run() -> None:
-        gc.collect()
-        baseline = rss_kib()
-        cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
+        baseline = sync_baseline()
+        start = sync_start()
         operator = asyncio.create_task(
             kopf.operator(
                 registry=registry,
@@ -61,18 +58,10 @@ def main() -> None:
             raise SystemExit(
                 f"kopf: saw {len(seen)} of {args.expect} ConfigMaps; operator {operator}"
             )
-        wall = time.perf_counter() - started
-        cpu = cpu_s() - cpu0
-        system = sys_s() - sys0
-        gc.collect()
-        emit(
-            phase="synced",
+        emit_synced(
+            start,
             objects=len(seen),
             expected=args.expect,
-            wall_s=wall,
-            cpu_s=cpu,
-            sys_s=system,
-            rss_kib=rss_kib(),
             baseline_rss_kib=baseline,
         )
         operator.cancel()

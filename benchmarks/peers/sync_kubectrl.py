@@ -15,7 +15,7 @@ import gc
 import os
 import time
 
-from _measure import cpu_s, emit, profiled, rss_kib, sync_args, sys_s
+from _measure import cpu_s, emit, emit_synced, profiled, sync_args, sync_baseline, sync_start
 
 from kubectrl.cache import InformerFactory, ReflectorOptions
 from kubectrl.client import AsyncClient, RateLimit, load_kubeconfig
@@ -62,8 +62,7 @@ async def main() -> None:
         async with AsyncClient(config) as client:
             await replay(client, args.namespace, args.replay_from, args.events)
         return
-    gc.collect()
-    baseline = rss_kib()
+    baseline = sync_baseline()
     queue: RateLimitingQueue[str] = RateLimitingQueue(default_controller_rate_limiter())
     updates = 0
     done = asyncio.Event()
@@ -96,22 +95,16 @@ async def main() -> None:
                 queue.done(key)
 
         drain = asyncio.create_task(worker())
-        cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
+        start = sync_start()
         with profiled("synced"):
             factory.start()
             await factory.wait_for_cache_sync(timeout=600)
-        wall = time.perf_counter() - started
-        cpu = cpu_s() - cpu0
-        system = sys_s() - sys0
-        emit(
-            phase="synced",
+        emit_synced(
+            start,
             objects=len(informer.indexer),
             expected=args.expect,
-            wall_s=wall,
-            cpu_s=cpu,
-            sys_s=system,
-            rss_kib=rss_kib(),
             baseline_rss_kib=baseline,
+            collect=False,
         )
         if args.events:
             cpu0 = cpu_s()

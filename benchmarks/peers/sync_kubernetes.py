@@ -5,11 +5,9 @@ Only the ``synced`` phase (list into a dict keyed by namespace/name, then the wa
 
 from __future__ import annotations
 
-import gc
 import threading
-import time
 
-from _measure import cpu_s, emit, rss_kib, sync_args, sys_s
+from _measure import emit_synced, sync_args, sync_baseline, sync_start
 from kubernetes import client, config, watch
 
 
@@ -17,10 +15,9 @@ def main() -> None:
     args = sync_args()
     api_client = config.new_client_from_config(config_file=args.kubeconfig)
     core = client.CoreV1Api(api_client)
-    gc.collect()
-    baseline = rss_kib()
+    baseline = sync_baseline()
     store: dict[str, object] = {}
-    cpu0, sys0, started = cpu_s(), sys_s(), time.perf_counter()
+    start = sync_start()
     listed = core.list_namespaced_config_map(args.namespace)
     for item in listed.items:
         store[f"{item.metadata.namespace}/{item.metadata.name}"] = item
@@ -42,18 +39,10 @@ def main() -> None:
 
     threading.Thread(target=follow, daemon=True).start()
     opened.wait()
-    wall = time.perf_counter() - started
-    cpu = cpu_s() - cpu0
-    system = sys_s() - sys0
-    gc.collect()
-    emit(
-        phase="synced",
+    emit_synced(
+        start,
         objects=len(store),
         expected=args.expect,
-        wall_s=wall,
-        cpu_s=cpu,
-        sys_s=system,
-        rss_kib=rss_kib(),
         baseline_rss_kib=baseline,
     )
 
