@@ -96,7 +96,10 @@ def table(
 
 
 def _peers(summary_: Mapping[str, Any]) -> list[str]:
-    return [name for name in summary_ if not name.startswith("_")]
+    """The table's programs: its base (kubectrl) first, then the others by name."""
+    names = sorted(name for name in summary_ if not name.startswith("_"))
+    base = summary_.get("_table", {}).get("base")
+    return ([base] if base in names else []) + [name for name in names if name != base]
 
 
 def markdown_table(summary_: Mapping[str, Any]) -> str:
