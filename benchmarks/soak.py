@@ -186,7 +186,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.chart_from:
         return chart_from(args.chart_from, Path(args.chart or "soak-rss.svg"))
-    out = Path(args.json)
+    out = Path(args.json).resolve()  # the controller runs in benchmarks/peers: no relative paths
     out.parent.mkdir(parents=True, exist_ok=True)
     samples: list[dict[str, Any]] = []
     logs = Path(tempfile.mkdtemp(prefix="kubectrl-soak-"))
