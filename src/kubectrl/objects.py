@@ -176,9 +176,9 @@ def meta_namespace_key(obj: Mapping[str, Any]) -> str:
     """
     meta = obj.get("metadata")
     if meta.__class__ is dict:  # a decoded object: its key without an ObjectKey in between
-        namespace = meta.get("namespace") or ""
-        name = meta.get("name") or ""
-        if namespace.__class__ is str and name.__class__ is str:
+        name = meta.get("name")
+        namespace = meta.get("namespace")
+        if name.__class__ is str and (namespace is None or namespace.__class__ is str):
             return f"{namespace}/{name}" if namespace else name
     return str(key_of(obj))
 

@@ -42,9 +42,8 @@ from kubectrl.cache._decisions import (
 )
 from kubectrl.cache._listwatch import ListerWatcher, ListOptions
 from kubectrl.cache._shard import ShardSelector
-from kubectrl.cache._store import fast_meta_namespace_key
 from kubectrl.client import EventType
-from kubectrl.objects import metadata_of
+from kubectrl.objects import meta_namespace_key, metadata_of
 
 __all__ = ["Reflector", "ReflectorSink", "WatchErrorHandler"]
 
@@ -269,7 +268,7 @@ class Reflector:
                             self._advance(resource_version)
                         continue
                     if initial is not None:
-                        key = fast_meta_namespace_key(event.object)
+                        key = meta_namespace_key(event.object)
                         if event.type is EventType.DELETED:
                             initial.pop(key, None)
                         else:
@@ -326,7 +325,7 @@ class Reflector:
     def _named(self, obj: Any, event_type: str) -> bool:
         meta = metadata_of(obj) if isinstance(obj, dict) else {}
         name = meta.get("name")
-        if (name.__class__ is str or isinstance(name, str)) and name:
+        if isinstance(name, str) and name:
             return True
         log.warning(
             "reflector skipped an object without metadata.name in a %s event for %s",

@@ -48,24 +48,6 @@ NAMESPACE_INDEX = "namespace"
 MUTATION_DETECTOR_ENV = "KUBECTRL_CACHE_MUTATION_DETECTOR"
 
 
-def fast_meta_namespace_key(obj: Mapping[str, Any]) -> str:
-    """:func:`~kubectrl.objects.meta_namespace_key` without building an ``ObjectKey``: the
-    same string for every object, computed once per stored object on the informer's hot path.
-
-    Example::
-
-        >>> fast_meta_namespace_key({"metadata": {"namespace": "ns", "name": "a"}})
-        'ns/a'
-    """
-    meta = obj.get("metadata")
-    if meta.__class__ is dict:
-        name = meta.get("name")
-        namespace = meta.get("namespace")
-        if name.__class__ is str and (namespace is None or namespace.__class__ is str):
-            return f"{namespace}/{name}" if namespace else name
-    return meta_namespace_key(obj)
-
-
 def namespace_index_func(obj: Mapping[str, Any]) -> list[str]:
     """client-go's ``MetaNamespaceIndexFunc``: ``[metadata.namespace]``, ``[""]`` if cluster-scoped.
 
@@ -138,8 +120,7 @@ class Indexer:
         detect_mutations: bool | None = None,
     ) -> None:
         self._lock = threading.RLock()
-        # The default, computed without the intermediate ObjectKey (same strings).
-        self._key_func = fast_meta_namespace_key if key_func is meta_namespace_key else key_func
+        self._key_func = key_func
         self._items: dict[str, Object] = {}
         self._index_funcs: dict[str, IndexFunc] = {NAMESPACE_INDEX: namespace_index_func}
         # index name -> value -> keys

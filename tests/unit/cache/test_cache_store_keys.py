@@ -1,4 +1,5 @@
-"""The store's fast default key function gives exactly ``meta_namespace_key``'s strings."""
+"""``meta_namespace_key``'s fast path for decoded dicts gives exactly the strings of the general
+path (an ``ObjectKey`` formatted), which the store keys objects by."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 import pytest
 
 from kubectrl.cache import Indexer
-from kubectrl.cache._store import fast_meta_namespace_key, namespace_index_func
-from kubectrl.objects import meta_namespace_key
+from kubectrl.cache._store import namespace_index_func
+from kubectrl.objects import key_of, meta_namespace_key
 
 OBJECTS: list[dict[str, Any]] = [
     {"metadata": {"namespace": "ns", "name": "a"}},
@@ -25,7 +26,7 @@ OBJECTS: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("obj", OBJECTS)
 def test_fast_key_and_namespace_index_match_the_reference(obj: dict[str, Any]) -> None:
-    assert fast_meta_namespace_key(obj) == meta_namespace_key(obj)
+    assert meta_namespace_key(obj) == str(key_of(obj))
     reference = [str((obj.get("metadata") or {}).get("namespace") or "")]
     assert namespace_index_func(obj) == reference
 
