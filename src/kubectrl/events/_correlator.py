@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from kubectrl._internal.clock import Clock
@@ -29,10 +29,8 @@ __all__ = [
     "CorrelationResult",
     "CorrelatorOptions",
     "EventCorrelator",
-    "aggregate_key",
     "event_key",
     "format_time",
-    "spam_key",
 ]
 
 K = TypeVar("K")
@@ -142,32 +140,39 @@ def _object_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
+def _as_is(value: str) -> str:
+    return value
+
+
+def _event_key(
+    okey: tuple[str, ...], event: Mapping[str, Any], share: Callable[[str], str] = _as_is
+) -> tuple[Any, ...]:
+    return (
+        okey,
+        share(_text(_part(_part(event, "involvedObject"), "fieldPath"))),
+        share(_text(_part(event, "type"))),
+        share(_text(_part(event, "reason"))),
+        share(_text(_part(event, "message"))),
+    )
+
+
+def _aggregate_key(
+    okey: tuple[str, ...], event: Mapping[str, Any], share: Callable[[str], str]
+) -> tuple[Any, ...]:
+    """Key of "similar" events: the event's key without the message, with the reporter."""
+    return (
+        okey,
+        share(_text(_part(event, "type"))),
+        share(_text(_part(event, "reason"))),
+        share(_text(_part(event, "reportingComponent"))),
+        share(_text(_part(event, "reportingInstance"))),
+    )
+
+
 def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
     """Identity of an event for count bumping: everything but the timestamps and count (the
-    source and involved object as :func:`spam_key`, then field path, type, reason, message)."""
-    return (
-        _object_key(event),
-        _text(_part(_part(event, "involvedObject"), "fieldPath")),
-        _text(_part(event, "type")),
-        _text(_part(event, "reason")),
-        _text(_part(event, "message")),
-    )
-
-
-def aggregate_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Key of "similar" events: :func:`event_key` without the message, with the reporter."""
-    return (
-        _object_key(event),
-        _text(_part(event, "type")),
-        _text(_part(event, "reason")),
-        _text(_part(event, "reportingComponent")),
-        _text(_part(event, "reportingInstance")),
-    )
-
-
-def spam_key(event: Mapping[str, Any]) -> tuple[str, ...]:
-    """Key of the spam filter's token bucket: source and involved object."""
-    return _object_key(event)
+    source and involved object, then field path, type, reason, message)."""
+    return _event_key(_object_key(event), event)
 
 
 @dataclasses.dataclass(slots=True)
@@ -244,9 +249,10 @@ class EventCorrelator:
     # -------------------------------------------------------------- keys
 
     def _object_key(self, event: Mapping[str, Any]) -> tuple[str, ...]:
-        """The event's :func:`spam_key`, the same tuple for every event of one object while
-        the spam filter remembers it, its strings shared where other objects have them too:
-        the three caches' keys of an object then hold one copy of its source and reference."""
+        """The event's source and involved object (the spam filter's key): the same tuple for
+        every event of one object while the spam filter remembers it, its strings shared where
+        other objects have them too, so the three caches' keys of an object hold one copy of
+        its source and reference."""
         okey = _object_key(event)
         bucket = self._buckets.get(okey)
         if bucket is not None:
@@ -262,33 +268,13 @@ class EventCorrelator:
             strings[value] = value
         return value
 
-    def _event_key(self, okey: tuple[str, ...], event: Mapping[str, Any]) -> tuple[Any, ...]:
-        shared = self._shared
-        return (
-            okey,
-            shared(_text(_part(_part(event, "involvedObject"), "fieldPath"))),
-            shared(_text(_part(event, "type"))),
-            shared(_text(_part(event, "reason"))),
-            shared(_text(_part(event, "message"))),
-        )
-
-    def _aggregate_key(self, okey: tuple[str, ...], event: Mapping[str, Any]) -> tuple[Any, ...]:
-        shared = self._shared
-        return (
-            okey,
-            shared(_text(_part(event, "type"))),
-            shared(_text(_part(event, "reason"))),
-            shared(_text(_part(event, "reportingComponent"))),
-            shared(_text(_part(event, "reportingInstance"))),
-        )
-
     # -------------------------------------------------------------- the three steps
 
     def _aggregate(
         self, event: Mapping[str, Any], okey: tuple[str, ...]
     ) -> tuple[dict[str, Any], tuple[Any, ...]]:
         now = self._clock.now()
-        akey = self._aggregate_key(okey, event)
+        akey = _aggregate_key(okey, event, self._shared)
         record = self._aggregates.get(akey)
         # The window slides: it is measured from the last similar event, as in client-go.
         if record is None or now - record.last_seen > self._options.max_interval:
@@ -299,7 +285,7 @@ class EventCorrelator:
         record.last_seen = now
         self._aggregates.put(akey, record)
         if len(record.messages) < self._options.max_similar_events:
-            return _copied(event), self._event_key(okey, event)
+            return _copied(event), _event_key(okey, event, self._shared)
         # Do not let the message set grow past the threshold (client-go drops any one of them).
         record.messages = record.messages[:-1]
         combined = _copied(event)
