@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 from kubectrl import kinds as _kinds
 from kubectrl.client import _pipeline
 from kubectrl.errors import MalformedStreamError, api_error_from_status
+from kubectrl.objects import metadata_of
 
 __all__ = ["EventType", "WatchDecoder", "WatchEvent"]
 
@@ -157,12 +158,8 @@ class WatchEvent:
     @property
     def resource_version(self) -> str:
         """The object's ``metadata.resourceVersion`` (``""`` if absent)."""
-        meta = self.object.get("metadata")
-        if meta.__class__ is dict or isinstance(meta, Mapping):  # a dict first: no ABC check
-            value = meta.get("resourceVersion")
-            if isinstance(value, str):
-                return value
-        return ""
+        value = metadata_of(self.object).get("resourceVersion")
+        return value if isinstance(value, str) else ""
 
     @property
     def is_initial_events_end(self) -> bool:
