@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from xml.sax.saxutils import escape
 
 __all__ = ["bar_chart", "grouped_bar_chart", "line_chart", "nice_ceiling"]
@@ -45,6 +45,32 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
+def _document(width: float, height: float, title: str, *, x: float, size: int) -> list[str]:
+    """The opening of a chart: the SVG element, its title, a white background, the heading."""
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f"<title>{escape(title)}</title>",
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{x}" y="22" font-size="{size}" font-weight="bold">{escape(title)}</text>',
+    ]
+
+
+def _y_grid(
+    y_max: float, plot_w: float, sy: Callable[[float], float], label: Callable[[float], str]
+) -> list[str]:
+    """Six horizontal grid lines from 0 to ``y_max``, each with its value on the left."""
+    lines = []
+    for i in range(6):
+        y = y_max * i / 5
+        lines.append(
+            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" '
+            f'stroke="#ddd"/>'
+            f'<text x="{LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{label(y)}</text>'
+        )
+    return lines
+
+
 def line_chart(
     title: str,
     x_label: str,
@@ -70,20 +96,8 @@ def line_chart(
     def sy(y: float) -> float:
         return TOP + plot_h * (1 - y / y_max)
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
-        f"<title>{escape(title)}</title>",
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-        f'<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{escape(title)}</text>',
-    ]
-    for i in range(6):
-        y = y_max * i / 5
-        out.append(
-            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" '
-            f'stroke="#ddd"/>'
-            f'<text x="{LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{_fmt(y)}</text>'
-        )
+    out = _document(WIDTH, HEIGHT, title, x=LEFT, size=15)
+    out.extend(_y_grid(y_max, plot_w, sy, _fmt))
     xs = sorted({x for x, _ in points})
     for x in [0.0, *xs]:
         out.append(
@@ -150,13 +164,7 @@ def bar_chart(
     def sx(x: float) -> float:
         return left + plot_w * max(x, 0.0) / x_max
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
-        f"<title>{escape(title)}</title>",
-        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-        f'<text x="10" y="22" font-size="15" font-weight="bold">{escape(title)}</text>',
-    ]
+    out = _document(WIDTH, height, title, x=10, size=15)
     if note:
         out.append(f'<text x="10" y="40" fill="#555">{escape(note)}</text>')
     bottom = top + row * len(bars)
@@ -227,20 +235,8 @@ def grouped_bar_chart(
     def sy(y: float) -> float:
         return TOP + plot_h * (1 - y / y_max)
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        f"<title>{escape(title)}</title>",
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{escape(title)}</text>',
-    ]
-    for i in range(6):
-        y = y_max * i / 5
-        out.append(
-            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" '
-            'stroke="#ddd"/>'
-        )
-        out.append(f'<text x="{LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{_value(y)}</text>')
+    out = _document(width, height, title, x=LEFT, size=14)
+    out.extend(_y_grid(y_max, plot_w, sy, _value))
     out.append(
         f'<text x="16" y="{TOP + plot_h / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 16 {TOP + plot_h / 2:.1f})">{escape(y_label)}</text>'
