@@ -16,6 +16,7 @@ from contract_helpers import CM, Target, configmap, unique, widget_crd
 from kubernetes.client.models import V1ConfigMap, V1ObjectMeta
 
 from kubectrl.errors import KubectrlError
+from kubectrl.testing import eventually
 
 
 def _widget(kind: tuple[str, str], name: str, ns: str, spec: dict | None = None) -> dict:
@@ -57,6 +58,41 @@ async def test_defaults_reapplied_after_a_patch_removes_the_field(target: Target
     await c.create(_widget(kind, name, ns, {"size": "L"}))
     patched = await c.patch(kind, name, {"spec": {"size": None}}, namespace=ns)
     assert patched["spec"]["size"] == "M"
+
+
+async def test_a_default_added_later_is_applied_on_read_and_not_stored(target: Target) -> None:
+    """Defaulting on read (apiextensions-apiserver pkg/apiserver/customresource_handler.go,
+    crdConversionRESTOptionsGetter: the storage codec's decoder has an unstructuredDefaulter):
+    an object stored before its CRD had a default is served with the default the CRD has
+    now, so a read never stores the default it served."""
+    c, ns, name = target.client, target.namespace, unique("rdef")
+    group = f"rdef{secrets.token_hex(4)}.contract.kubectrl.test"
+    crd = widget_crd(group, plural="ferns", kind="Fern")
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    crd_kind = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    spec["properties"] = {"replicas": {"type": "integer"}, "color": {"type": "string"},
+                          "shade": {"type": "string"}}  # fmt: skip
+    await target.install_crd(crd)
+    kind = (f"{group}/v1", "Fern")
+    fern = {"apiVersion": kind[0], "kind": "Fern", "metadata": {"name": name, "namespace": ns}}
+    await c.create({**fern, "spec": {"color": "red"}})
+
+    async def default_shade(value: str) -> None:
+        stored = await c.get(crd_kind, crd["metadata"]["name"])
+        schema = stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        schema["properties"]["spec"]["properties"]["shade"]["default"] = value
+        await c.update(stored)
+
+        async def served() -> bool:
+            got = await c.get(kind, name, namespace=ns)
+            return bool(got["spec"].get("shade") == value)
+
+        await eventually(served, timeout=30)
+
+    await default_shade("light")
+    await default_shade("dark")
+    listed = await c.list(kind, namespace=ns)
+    assert [item["spec"] for item in listed["items"]] == [{"color": "red", "shade": "dark"}]
 
 
 async def test_unknown_fields_are_pruned(target: Target) -> None:

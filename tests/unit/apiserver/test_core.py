@@ -10,6 +10,7 @@ import pytest
 from kubectrl._internal.clock import RealClock
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._endpoints.watch import WatchStream
+from kubectrl.apiserver._patch.patches import merge_patch
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._router import Reply, Request, Route, route
 from kubectrl.apiserver._status import FeatureNotImplementedError, StatusError
@@ -266,3 +267,50 @@ def test_lists_see_every_create_and_delete_between_them(core: APICore) -> None:
     assert names("/api/v1/namespaces/a/configmaps", limit="10") == ["a/y", "a/z"]
     assert names("/api/v1/configmaps", limit="3") == ["a/y", "a/z", "a-b/x"]
     assert names("/api/v1/configmaps") == ["a/y", "a/z", "a-b/x", "a-b/z", "ab/x", "ab/z"]
+
+
+def test_an_answer_keeps_the_state_it_was_given_at(core: APICore) -> None:
+    """Answers share the stored object's values instead of copying them; that is sound only
+    because every write stores a new object. An answer (get, list, create, a watch's object)
+    given before a write still shows the state it was given at."""
+    path = "/api/v1/namespaces/d/configmaps"
+    created = reply(core.handle(Request("POST", path, body=cm_body("a", k="1"))))
+    got = reply(core.handle(Request("GET", f"{path}/a")))
+    meta = reply(
+        core.handle(
+            Request(
+                "GET",
+                f"{path}/a",
+                headers={"accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+            )
+        )
+    )
+    listed = reply(core.handle(Request("GET", path)))
+    rv = got.body["metadata"]["resourceVersion"]
+    put = json.dumps({"metadata": {"name": "a", "resourceVersion": rv}, "data": {"k": "2"}})
+    assert reply(core.handle(Request("PUT", f"{path}/a", body=put.encode()))).code == 200
+    merge = {"content-type": "application/merge-patch+json"}
+    patch = json.dumps({"data": {"k": "3"}, "metadata": {"labels": {"l": "x"}}}).encode()
+    patched = reply(core.handle(Request("PATCH", f"{path}/a", headers=merge, body=patch)))
+    assert patched.body["data"] == {"k": "3"}
+    for answer in (created.body, got.body, listed.body["items"][0]):
+        assert answer["data"] == {"k": "1"}
+        assert answer["metadata"]["resourceVersion"] == rv
+        assert "labels" not in answer["metadata"]
+    assert "labels" not in meta.body["metadata"]
+    again = reply(core.handle(Request("GET", f"{path}/a")))
+    assert (again.body["data"], again.body["metadata"]["labels"]) == ({"k": "3"}, {"l": "x"})
+
+
+def test_a_merge_patch_shares_nothing_with_its_target_or_its_patch() -> None:
+    """RFC 7386 merge (nulls delete, objects merge, the rest replaces); the target is copied
+    once and patched in place, so the result must still share no value with either input."""
+    target = {"a": {"b": [1], "c": {"d": 1}, "x": 1}}
+    patch = {"a": {"c": {"e": [2]}, "f": {"g": None, "h": 1}, "x": {"y": None}}}
+    result = merge_patch(target, patch)
+    assert result == {"a": {"b": [1], "c": {"d": 1, "e": [2]}, "f": {"h": 1}, "x": {}}}
+    result["a"]["b"].append(9)
+    result["a"]["c"]["e"].append(9)
+    result["a"]["f"]["h"] = 2
+    assert target == {"a": {"b": [1], "c": {"d": 1}, "x": 1}}
+    assert patch == {"a": {"c": {"e": [2]}, "f": {"g": None, "h": 1}, "x": {"y": None}}}

@@ -159,7 +159,10 @@ class APICore:
             return Reply(err.code, err.body, warnings=err.warnings)
 
     def serve(self, found: Route, request: Request) -> Reply | WatchStream:
-        """Serve a routed request (raises :class:`~kubectrl.apiserver._status.StatusError`)."""
+        """Serve a routed request (raises :class:`~kubectrl.apiserver._status.StatusError`).
+
+        The reply's body shares values with the stored objects: encode it, never change it.
+        """
         with self.serving():
             return self._serve_request(found, request)
 
@@ -227,7 +230,7 @@ class APICore:
             obj = self.store.get(info, ns, name)
             if sub == "scale":
                 return 200, scale_of(info, obj)
-            return 200, render(info, version, obj, metadata_only)
+            return 200, render(info, version, obj, metadata_only, shared=True)
         if found.verb == "list":
             return 200, self._list(info, version, ns, params, metadata_only)
         _check_dry_run(found.verb, params)
@@ -251,7 +254,7 @@ class APICore:
             ns = _body_namespace(info, ns, body)
             _check_size(body)
             created = self.store.create(info, version, ns, body, manager=manager, dry_run=dry_run)
-            return 201, render(info, version, created)
+            return 201, render(info, version, created, shared=True)
         if found.verb == "update":
             if not isinstance(body, dict):
                 raise bad_request("the body of the request must be a JSON object")
@@ -271,7 +274,7 @@ class APICore:
             updated = self.store.update(
                 info, version, ns, name, body, sub=sub, manager=manager, dry_run=dry_run
             )
-            return 200, render(info, version, updated)
+            return 200, render(info, version, updated, shared=True)
         if found.verb == "patch":
             if content_type == _APPLY:
                 return self._apply(info, version, ns, name, sub, body, params, dry_run)
@@ -398,7 +401,7 @@ class APICore:
             if not params.get("labelSelector") and not params.get("fieldSelector"):
                 meta["remainingItemCount"] = matching - limit
             items = items[:limit]
-        rendered = [render(info, version, o, metadata_only) for o in items]
+        rendered = [render(info, version, o, metadata_only, shared=True) for o in items]
         if not info.crd and not metadata_only:
             for item in rendered:
                 item.pop("apiVersion", None)
@@ -458,7 +461,8 @@ class APICore:
         if sub == "scale":
             current: Any = scale_of(info, old)
         else:
-            current = render(info, version, old)
+            # each patch function copies what it patches
+            current = render(info, version, old, shared=True)
         if content_type == "application/merge-patch+json":
             new = patches.merge_patch(current, patch)
         elif content_type == "application/json-patch+json":
@@ -490,7 +494,7 @@ class APICore:
         updated = self.store.update(
             info, version, ns, name, new, sub=sub, manager=manager, dry_run=dry_run
         )
-        return render(info, version, updated)
+        return render(info, version, updated, shared=True)
 
     def _apply(
         self,
@@ -547,7 +551,7 @@ class APICore:
             created = self.store.create(
                 info, version, ns, body, manager=None, dry_run=dry_run, managed_fields=managed
             )
-            return 201, render(info, version, created)
+            return 201, render(info, version, created, shared=True)
         rv = meta.get("resourceVersion")
         if rv and str(rv) != existing["metadata"]["resourceVersion"]:
             raise conflict(info.plural, info.group, name, MODIFIED)
@@ -576,7 +580,7 @@ class APICore:
             precondition_rv=False,
             applied=True,
         )
-        return 200, render(info, version, updated)
+        return 200, render(info, version, updated, shared=True)
 
     def _delete_collection(
         self,
@@ -591,7 +595,7 @@ class APICore:
         for obj in self.select(info, ns, params):
             meta = obj["metadata"]
             self.store.delete(info, version, meta.get("namespace"), meta["name"], options, dry_run)
-            item = render(info, version, obj)
+            item = render(info, version, obj, shared=True)
             if not info.crd:  # typed list items carry no kind/apiVersion
                 item.pop("kind", None)
                 item.pop("apiVersion", None)

@@ -99,7 +99,7 @@ class Watcher:
 
     def line(self, type_: str, obj: Mapping[str, Any]) -> bytes:
         """The stream line of an event of ``type_`` about ``obj``."""
-        body = render(self.info, self.version, obj, metadata_only=self.metadata_only)
+        body = render(self.info, self.version, obj, self.metadata_only, shared=True)
         return _dumps({"type": type_, "object": body})
 
     def change_line(self, change: Change, lines: _Lines | None = None) -> bytes | None:

@@ -446,14 +446,14 @@ class ObjectStore:
         _check_preconditions(info, name, meta, options.get("preconditions") or {})
         self._admit("DELETE", info, version, ns, name, None, obj, dry_run)
         if dry_run:
-            return 200, render(info, version, obj)
+            return 200, render(info, version, obj, shared=True)
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:
             policy = "Orphan"
         finalizers = list(meta.get("finalizers") or ())
         strategy = for_resource(info)
         if strategy.terminates:
-            return 200, render(info, version, self.gc.terminate_namespace(info, obj))
+            return 200, render(info, version, self.gc.terminate_namespace(info, obj), shared=True)
         # registry/store.go: the apiserver itself adds the garbage collector's finalizer; the
         # collector (here: at once, when garbage_collection is on) does the rest.
         # An explicit policy replaces the other one's finalizer (also on an object already
@@ -472,14 +472,14 @@ class ObjectStore:
                 obj = self._mark_deleted(info, obj, new)
                 if self.gc.enabled:
                     self.gc.run_finalizers(info, obj)
-            return 200, render(info, version, obj)
+            return 200, render(info, version, obj, shared=True)
         if strategy.graceful_delete:
             # Graceful deletion with grace period 0 (an unscheduled pod): the object is marked
             # (generation bumped, a MODIFIED event) and then removed.
             obj = self._mark_deleted(info, obj, copy.deepcopy(obj))
         removed = self.remove(info, obj)
         if strategy.return_deleted_object:
-            return 200, render(info, version, removed)
+            return 200, render(info, version, removed, shared=True)
         details = {"name": name, "group": info.group, "kind": info.plural, "uid": meta["uid"]}
         return 200, {
             "kind": "Status",

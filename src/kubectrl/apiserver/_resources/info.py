@@ -43,6 +43,8 @@ class ResourceInfo:
     field_labels: frozenset[str] = frozenset()
     #: Subresources routed besides ``status`` and ``scale`` (a Pod's ``ephemeralcontainers``).
     subresources: tuple[str, ...] = ()
+    #: CRDs: the versions whose schema has a ``default`` somewhere (reads are defaulted).
+    defaulted: frozenset[str] = frozenset()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -118,6 +120,11 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
         generation=True,
         crd=True,
         schemas={str(v["name"]): (v.get("schema") or {}).get("openAPIV3Schema") for v in versions},
+        defaulted=frozenset(
+            str(v["name"])
+            for v in versions
+            if _has_default((v.get("schema") or {}).get("openAPIV3Schema"))
+        ),
         list_kind=str(names.get("listKind") or f"{names['kind']}List"),
         selectable={
             str(v["name"]): [
@@ -128,6 +135,16 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
             for v in versions
         },
     )
+
+
+def _has_default(schema: Any) -> bool:
+    """Whether a schema has a ``default`` anywhere (a property named ``default`` counts too:
+    the answer only decides whether reads copy before defaulting)."""
+    if isinstance(schema, Mapping):
+        return "default" in schema or any(_has_default(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_default(v) for v in schema)
+    return False
 
 
 # --------------------------------------------------------------------------- structural schema

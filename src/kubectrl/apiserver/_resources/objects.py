@@ -62,18 +62,27 @@ def render(
     version: str | None,
     obj: Mapping[str, Any],
     metadata_only: bool = False,
+    *,
+    shared: bool = False,
 ) -> dict[str, Any]:
-    """A copy of a stored object as served at ``version`` (or as ``PartialObjectMetadata``)."""
-    out = copy.deepcopy(dict(obj))
+    """A copy of a stored object as served at ``version`` (or as ``PartialObjectMetadata``).
+
+    ``shared=True`` is for an answer that is encoded at once and never changed: only its top
+    level and its ``metadata`` are new, the rest is the stored object's own values (stored
+    objects are replaced on every write, never changed in place). A custom resource whose
+    schema has defaults is copied all the same, as defaulting writes into it.
+    """
+    schema = info.schemas.get(version) if info.crd and version in info.defaulted else None
+    out = copy.deepcopy(dict(obj)) if schema is not None or not shared else dict(obj)
     out["apiVersion"] = info.api_version(version)
     out["kind"] = info.kind
-    if info.crd and version is not None:
-        apply_defaults(info.schemas.get(version), out)
+    if schema is not None:
+        apply_defaults(schema, out)
     if metadata_only:
         return {
             "kind": "PartialObjectMetadata",
             "apiVersion": "meta.k8s.io/v1",
-            "metadata": out.get("metadata", {}),
+            "metadata": dict(out.get("metadata") or {}),
         }
     return ordered(out)
 
