@@ -12,13 +12,17 @@ Three steps run on every event before it is written, in this order:
    drops events from an object that keeps producing them.
 
 Every cache is an LRU of 4096 entries, so memory is bounded whatever the number of objects.
-The correlator is not thread-safe: the broadcaster's single writer task owns it.
+Entries that can no longer change a decision leave early: an aggregate record older than the
+window, a token bucket that has filled up again (each is what a missing entry means). An
+object is known by a 16-byte digest of its source and reference, so the caches keep none of
+its strings. The correlator is not thread-safe: the broadcaster's single writer task owns it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
@@ -105,38 +109,41 @@ class _LRU(Generic[K, V]):
         while len(self._items) > self._size:
             self._items.popitem(last=False)
 
+    def oldest(self) -> V | None:
+        """The least recently used value (``None`` when empty)."""
+        return next(iter(self._items.values()), None)
+
+    def drop_oldest(self) -> None:
+        """Forget the least recently used entry."""
+        self._items.popitem(last=False)
+
     def __len__(self) -> int:
         return len(self._items)
 
 
-def _part(value: Any, key: str) -> Any:
-    if value.__class__ is dict or isinstance(value, Mapping):  # dict first: no ABC check
-        return value.get(key)
-    return None
+_EMPTY: Mapping[str, Any] = {}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping (a dict first: no ABC check), else an empty one."""
+    return value if value.__class__ is dict or isinstance(value, Mapping) else _EMPTY
 
 
 def _text(value: Any) -> str:
     return value if value.__class__ is str else ("" if value is None else str(value))
 
 
-def _get(event: Mapping[str, Any], *path: str) -> str:
-    value: Any = event
-    for part in path:
-        value = _part(value, part)
-    return _text(value)
-
-
 def _object_key(event: Mapping[str, Any]) -> tuple[str, ...]:
-    source = _part(event, "source")
-    involved = _part(event, "involvedObject")
+    source = _mapping(event.get("source"))
+    involved = _mapping(event.get("involvedObject"))
     return (
-        _text(_part(source, "component")),
-        _text(_part(source, "host")),
-        _text(_part(involved, "kind")),
-        _text(_part(involved, "namespace")),
-        _text(_part(involved, "name")),
-        _text(_part(involved, "uid")),
-        _text(_part(involved, "apiVersion")),
+        _text(source.get("component")),
+        _text(source.get("host")),
+        _text(involved.get("kind")),
+        _text(involved.get("namespace")),
+        _text(involved.get("name")),
+        _text(involved.get("uid")),
+        _text(involved.get("apiVersion")),
     )
 
 
@@ -144,28 +151,34 @@ def _as_is(value: str) -> str:
     return value
 
 
+def _digest(parts: tuple[str, ...]) -> bytes:
+    """16 bytes standing for ``parts`` (BLAKE2b of its ``repr``, which differs for any two
+    tuples of strings): what the caches key an object by instead of its strings."""
+    return hashlib.blake2b(repr(parts).encode(), digest_size=16).digest()
+
+
 def _event_key(
-    okey: tuple[str, ...], event: Mapping[str, Any], share: Callable[[str], str] = _as_is
+    okey: Any, event: Mapping[str, Any], share: Callable[[str], str] = _as_is
 ) -> tuple[Any, ...]:
     return (
         okey,
-        share(_text(_part(_part(event, "involvedObject"), "fieldPath"))),
-        share(_text(_part(event, "type"))),
-        share(_text(_part(event, "reason"))),
-        share(_text(_part(event, "message"))),
+        share(_text(_mapping(event.get("involvedObject")).get("fieldPath"))),
+        share(_text(event.get("type"))),
+        share(_text(event.get("reason"))),
+        share(_text(event.get("message"))),
     )
 
 
 def _aggregate_key(
-    okey: tuple[str, ...], event: Mapping[str, Any], share: Callable[[str], str]
+    okey: bytes, event: Mapping[str, Any], share: Callable[[str], str]
 ) -> tuple[Any, ...]:
     """Key of "similar" events: the event's key without the message, with the reporter."""
     return (
         okey,
-        share(_text(_part(event, "type"))),
-        share(_text(_part(event, "reason"))),
-        share(_text(_part(event, "reportingComponent"))),
-        share(_text(_part(event, "reportingInstance"))),
+        share(_text(event.get("type"))),
+        share(_text(event.get("reason"))),
+        share(_text(event.get("reportingComponent"))),
+        share(_text(event.get("reportingInstance"))),
     )
 
 
@@ -194,11 +207,10 @@ class _Observation:
 class _Bucket:
     tokens: float
     updated: float
-    key: tuple[str, ...]  # the object's key, shared by the other two caches' keys
 
 
-#: Distinct strings the correlator shares between the keys of different objects (kinds,
-#: namespaces, reasons, messages: each object's event would otherwise keep its own copy alive).
+#: Distinct strings the correlator shares between the keys of different objects (types,
+#: reasons, reporters, messages: each object's event would otherwise keep its own copy alive).
 #: Once full, further strings are kept as they come.
 _SHARED_STRINGS = 1024
 
@@ -222,9 +234,9 @@ class EventCorrelator:
         self._clock = clock
         self._options = options if options is not None else CorrelatorOptions()
         size = self._options.lru_size
-        self._aggregates: _LRU[tuple[str, ...], _Aggregate] = _LRU(size)
-        self._observations: _LRU[tuple[str, ...], _Observation] = _LRU(size)
-        self._buckets: _LRU[tuple[str, ...], _Bucket] = _LRU(size)
+        self._aggregates: _LRU[tuple[Any, ...], _Aggregate] = _LRU(size)
+        self._observations: _LRU[tuple[Any, ...], _Observation] = _LRU(size)
+        self._buckets: _LRU[bytes, _Bucket] = _LRU(size)
         self._strings: dict[str, str] = {}
 
     @property
@@ -234,7 +246,7 @@ class EventCorrelator:
 
     def correlate(self, event: Mapping[str, Any]) -> CorrelationResult:
         """Aggregate, observe and filter one new event (see the module docstring)."""
-        okey = self._object_key(event)
+        okey = _digest(_object_key(event))
         aggregated, key = self._aggregate(event, okey)
         observed, patch = self._observe(aggregated, key)
         if not self._allow(okey):
@@ -244,20 +256,10 @@ class EventCorrelator:
     def update_state(self, event: Mapping[str, Any]) -> None:
         """Remember an Event the server accepted (its name, resourceVersion and count)."""
         # An entry already there keeps its key: the server's strings are not held twice.
-        self._observations.put(event_key(event), _observation_of(event))
+        key = _event_key(_digest(_object_key(event)), event, self._shared)
+        self._observations.put(key, _observation_of(event))
 
     # -------------------------------------------------------------- keys
-
-    def _object_key(self, event: Mapping[str, Any]) -> tuple[str, ...]:
-        """The event's source and involved object (the spam filter's key): the same tuple for
-        every event of one object while the spam filter remembers it, its strings shared where
-        other objects have them too, so the three caches' keys of an object hold one copy of
-        its source and reference."""
-        okey = _object_key(event)
-        bucket = self._buckets.get(okey)
-        if bucket is not None:
-            return bucket.key
-        return tuple(self._shared(value) for value in okey)
 
     def _shared(self, value: str) -> str:
         strings = self._strings
@@ -271,27 +273,33 @@ class EventCorrelator:
     # -------------------------------------------------------------- the three steps
 
     def _aggregate(
-        self, event: Mapping[str, Any], okey: tuple[str, ...]
+        self, event: Mapping[str, Any], okey: bytes
     ) -> tuple[dict[str, Any], tuple[Any, ...]]:
         now = self._clock.now()
         akey = _aggregate_key(okey, event, self._shared)
-        record = self._aggregates.get(akey)
+        aggregates, window = self._aggregates, self._options.max_interval
+        record = aggregates.get(akey)
         # The window slides: it is measured from the last similar event, as in client-go.
-        if record is None or now - record.last_seen > self._options.max_interval:
+        if record is None or now - record.last_seen > window:
             record = _Aggregate((), now)
-        message = self._shared(_get(event, "message"))
+        message = self._shared(_text(event.get("message")))
         if message not in record.messages:
             record.messages += (message,)
         record.last_seen = now
-        self._aggregates.put(akey, record)
+        aggregates.put(akey, record)
+        # Records past the window count as missing (above): the oldest go now, not at 4096.
+        oldest = aggregates.oldest()
+        while oldest is not None and now - oldest.last_seen > window:
+            aggregates.drop_oldest()
+            oldest = aggregates.oldest()
         if len(record.messages) < self._options.max_similar_events:
             return _copied(event), _event_key(okey, event, self._shared)
         # Do not let the message set grow past the threshold (client-go drops any one of them).
         record.messages = record.messages[:-1]
         combined = _copied(event)
-        combined["message"] = COMBINED_PREFIX + _get(event, "message")
+        combined["message"] = COMBINED_PREFIX + _text(event.get("message"))
         combined["count"] = 1
-        stamp = _get(event, "lastTimestamp")
+        stamp = _text(event.get("lastTimestamp"))
         combined["firstTimestamp"] = stamp
         combined["lastTimestamp"] = stamp
         metadata = dict(combined.get("metadata") or {})
@@ -320,20 +328,26 @@ class EventCorrelator:
         self._observations.put(key, _observation_of(event))
         return event, patch
 
-    def _allow(self, key: tuple[str, ...]) -> bool:
+    def _allow(self, key: bytes) -> bool:
         now = self._clock.now()
         burst = float(self._options.spam_burst)
-        bucket = self._buckets.get(key)
+        period = self._options.spam_refill_seconds
+        buckets = self._buckets
+        bucket = buckets.get(key)
         if bucket is None:
-            bucket = _Bucket(burst, now, key)
+            bucket = _Bucket(burst, now)
         else:
-            refill = (now - bucket.updated) / self._options.spam_refill_seconds
-            bucket.tokens = min(burst, bucket.tokens + refill)
+            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated) / period)
             bucket.updated = now
         allowed = bucket.tokens >= 1.0
         if allowed:
             bucket.tokens -= 1.0
-        self._buckets.put(key, bucket)
+        buckets.put(key, bucket)
+        # A bucket that has filled up again is what a missing one means: the oldest go now.
+        oldest = buckets.oldest()
+        while oldest is not None and oldest.tokens + (now - oldest.updated) / period >= burst:
+            buckets.drop_oldest()
+            oldest = buckets.oldest()
         return allowed
 
 
@@ -351,7 +365,7 @@ def _observation_of(event: Mapping[str, Any]) -> _Observation:
     metadata = event.get("metadata") or {}
     return _Observation(
         count=int(event.get("count") or 0),
-        first_timestamp=_get(event, "firstTimestamp"),
+        first_timestamp=_text(event.get("firstTimestamp")),
         name=str(metadata.get("name") or ""),
         resource_version=str(metadata.get("resourceVersion") or ""),
     )
