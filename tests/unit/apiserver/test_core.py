@@ -314,3 +314,56 @@ def test_a_merge_patch_shares_nothing_with_its_target_or_its_patch() -> None:
     result["a"]["f"]["h"] = 2
     assert target == {"a": {"b": [1], "c": {"d": 1}, "x": 1}}
     assert patch == {"a": {"c": {"e": [2]}, "f": {"g": None, "h": 1}, "x": {"y": None}}}
+
+
+def test_defaults_filled_on_read_copy_only_what_they_change() -> None:
+    """Read defaulting of a shared answer (with_defaults) gives what defaulting a deep copy in
+    place (apply_defaults) gives, never changes the stored object, and shares every container
+    it did not have to change; random schemas and objects."""
+    import copy
+    import random
+
+    from kubectrl.apiserver._resources.info import apply_defaults, with_defaults
+
+    rng = random.Random(11)
+
+    def schema(depth: int) -> dict[str, Any]:
+        kind = rng.choice(("object", "object", "array", "map", "leaf"))
+        out: dict[str, Any] = {}
+        if depth == 0 or kind == "leaf":
+            pass
+        elif kind == "object":
+            out["properties"] = {f"p{i}": schema(depth - 1) for i in range(rng.randrange(1, 4))}
+        elif kind == "array":
+            out["items"] = schema(depth - 1)
+        else:
+            out["additionalProperties"] = schema(depth - 1)
+        if rng.random() < 0.4:
+            out["default"] = rng.choice((1, "d", {}, {"p0": 2}, [], [{}]))
+        return out
+
+    def value(s: dict[str, Any], depth: int) -> Any:
+        if "properties" in s and depth:
+            props = s["properties"]
+            return {k: value(v, depth - 1) for k, v in props.items() if rng.random() < 0.5}
+        if "items" in s and depth:
+            return [value(s["items"], depth - 1) for _ in range(rng.randrange(3))]
+        if "additionalProperties" in s and depth:
+            extra = s["additionalProperties"]
+            return {f"k{i}": value(extra, depth - 1) for i in range(rng.randrange(3))}
+        return rng.choice((0, "x", {}, []))
+
+    changed = unchanged = 0
+    for _ in range(2000):
+        s = schema(4)
+        stored = value(s, 4)
+        before = copy.deepcopy(stored)
+        served = with_defaults(s, stored)
+        assert served == apply_defaults(s, copy.deepcopy(stored))
+        assert stored == before
+        if served is stored:
+            unchanged += 1
+        else:
+            changed += 1
+            assert with_defaults(s, served) is served  # defaulted once: nothing left to fill
+    assert min(changed, unchanged) > 100

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ResourceInfo", "apply_defaults", "crd_resource", "prune"]
+__all__ = ["ResourceInfo", "apply_defaults", "crd_resource", "prune", "with_defaults"]
 
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -172,6 +172,64 @@ def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
             for item in value:
                 apply_defaults(items, item)
     return value
+
+
+def with_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
+    """``value`` with its ``default`` values filled as :func:`apply_defaults` fills them, but
+    without changing ``value``: containers on the way to a filled default are copied, all else
+    is shared, and ``value`` itself comes back when nothing is missing (an object written
+    through the API already has its defaults: reading it copies nothing).
+
+    Example::
+
+        >>> schema = {"properties": {"a": {"default": 1}, "b": {"properties": {"c": {}}}}}
+        >>> stored = {"b": {"c": 2}}
+        >>> served = with_defaults(schema, stored)
+        >>> served, stored, served["b"] is stored["b"]
+        ({'b': {'c': 2}, 'a': 1}, {'b': {'c': 2}}, True)
+        >>> with_defaults(schema, served) is served
+        True
+    """
+    if not schema or not isinstance(value, (dict, list)):
+        return value
+    if isinstance(value, dict):
+        out = value
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            if name not in out:
+                if "default" not in sub:
+                    continue
+                if out is value:
+                    out = dict(value)
+                out[name] = apply_defaults(sub, copy.deepcopy(sub["default"]))
+                continue
+            child = out[name]
+            filled = with_defaults(sub, child)
+            if filled is not child:
+                if out is value:
+                    out = dict(value)
+                out[name] = filled
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for name, item in list(out.items()):
+                if name not in props:
+                    filled = with_defaults(extra, item)
+                    if filled is not item:
+                        if out is value:
+                            out = dict(value)
+                        out[name] = filled
+        return out
+    items = schema.get("items")
+    if not isinstance(items, Mapping):
+        return value
+    copied: list[Any] | None = None
+    for i, item in enumerate(value):
+        filled = with_defaults(items, item)
+        if filled is not item:
+            if copied is None:
+                copied = list(value)
+            copied[i] = filled
+    return value if copied is None else copied
 
 
 def prune(schema: Mapping[str, Any] | None, value: Any, top: bool = False) -> Any:

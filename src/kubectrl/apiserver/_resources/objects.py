@@ -11,7 +11,7 @@ from typing import Any
 
 from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources import versions
-from kubectrl.apiserver._resources.info import ResourceInfo, apply_defaults
+from kubectrl.apiserver._resources.info import ResourceInfo, apply_defaults, with_defaults
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
 __all__ = [
@@ -69,15 +69,20 @@ def render(
 
     ``shared=True`` is for an answer that is encoded at once and never changed: only its top
     level and its ``metadata`` are new, the rest is the stored object's own values (stored
-    objects are replaced on every write, never changed in place). A custom resource whose
-    schema has defaults is copied all the same, as defaulting writes into it.
+    objects are replaced on every write, never changed in place). A custom resource's
+    defaults are then filled by copying only the containers on the way to a missing one.
     """
     schema = info.schemas.get(version) if info.crd and version in info.defaulted else None
-    out = copy.deepcopy(dict(obj)) if schema is not None or not shared else dict(obj)
+    if shared:
+        out = dict(obj)
+        if schema is not None:
+            out = with_defaults(schema, out)
+    else:
+        out = copy.deepcopy(dict(obj))
+        if schema is not None:
+            apply_defaults(schema, out)
     out["apiVersion"] = info.api_version(version)
     out["kind"] = info.kind
-    if schema is not None:
-        apply_defaults(schema, out)
     if metadata_only:
         return {
             "kind": "PartialObjectMetadata",
