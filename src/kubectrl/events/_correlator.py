@@ -109,13 +109,11 @@ class _LRU(Generic[K, V]):
         while len(self._items) > self._size:
             self._items.popitem(last=False)
 
-    def oldest(self) -> V | None:
-        """The least recently used value (``None`` when empty)."""
-        return next(iter(self._items.values()), None)
-
-    def drop_oldest(self) -> None:
-        """Forget the least recently used entry."""
-        self._items.popitem(last=False)
+    def drop_oldest_while(self, stale: Callable[[V], bool]) -> None:
+        """Forget the least recently used entries for as long as ``stale`` says so of them."""
+        items = self._items
+        while items and stale(next(iter(items.values()))):
+            items.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -288,10 +286,7 @@ class EventCorrelator:
         record.last_seen = now
         aggregates.put(akey, record)
         # Records past the window count as missing (above): the oldest go now, not at 4096.
-        oldest = aggregates.oldest()
-        while oldest is not None and now - oldest.last_seen > window:
-            aggregates.drop_oldest()
-            oldest = aggregates.oldest()
+        aggregates.drop_oldest_while(lambda old: now - old.last_seen > window)
         if len(record.messages) < self._options.max_similar_events:
             return _copied(event), _event_key(okey, event, self._shared)
         # Do not let the message set grow past the threshold (client-go drops any one of them).
@@ -344,10 +339,7 @@ class EventCorrelator:
             bucket.tokens -= 1.0
         buckets.put(key, bucket)
         # A bucket that has filled up again is what a missing one means: the oldest go now.
-        oldest = buckets.oldest()
-        while oldest is not None and oldest.tokens + (now - oldest.updated) / period >= burst:
-            buckets.drop_oldest()
-            oldest = buckets.oldest()
+        buckets.drop_oldest_while(lambda old: old.tokens + (now - old.updated) / period >= burst)
         return allowed
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ResourceInfo", "apply_defaults", "crd_resource", "prune", "with_defaults"]
+__all__ = ["ResourceInfo", "crd_resource", "prune", "schema_has", "with_defaults"]
 
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -123,7 +123,7 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
         defaulted=frozenset(
             str(v["name"])
             for v in versions
-            if _has_default((v.get("schema") or {}).get("openAPIV3Schema"))
+            if schema_has((v.get("schema") or {}).get("openAPIV3Schema"), _has_default)
         ),
         list_kind=str(names.get("listKind") or f"{names['kind']}List"),
         selectable={
@@ -137,48 +137,35 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
     )
 
 
-def _has_default(schema: Any) -> bool:
-    """Whether a schema has a ``default`` anywhere (a property named ``default`` counts too:
-    the answer only decides whether reads copy before defaulting)."""
+def schema_has(schema: Any, found: Callable[[Mapping[str, Any]], bool]) -> bool:
+    """Whether ``found`` holds for ``schema`` or any mapping nested anywhere in it (a property
+    that happens to be named like a keyword counts too: callers use the answer to skip work).
+
+    Example::
+
+        >>> schema_has({"properties": {"a": {"default": 1}}}, lambda s: "default" in s)
+        True
+    """
     if isinstance(schema, Mapping):
-        return "default" in schema or any(_has_default(v) for v in schema.values())
+        return found(schema) or any(schema_has(v, found) for v in schema.values())
     if isinstance(schema, list):
-        return any(_has_default(v) for v in schema)
+        return any(schema_has(v, found) for v in schema)
     return False
+
+
+def _has_default(schema: Mapping[str, Any]) -> bool:
+    return "default" in schema
 
 
 # --------------------------------------------------------------------------- structural schema
 
 
-def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
-    """Fill ``default`` values in place, as the apiserver does on create, update and read."""
-    if not schema or not isinstance(value, (dict, list)):
-        return value
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for name, sub in props.items():
-            if name not in value and "default" in sub:
-                value[name] = copy.deepcopy(sub["default"])
-            if name in value:
-                apply_defaults(sub, value[name])
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            for name, item in value.items():
-                if name not in props:
-                    apply_defaults(extra, item)
-    else:
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            for item in value:
-                apply_defaults(items, item)
-    return value
-
-
 def with_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
-    """``value`` with its ``default`` values filled as :func:`apply_defaults` fills them, but
+    """``value`` with its ``default`` values filled, as the apiserver fills them on read,
     without changing ``value``: containers on the way to a filled default are copied, all else
     is shared, and ``value`` itself comes back when nothing is missing (an object written
-    through the API already has its defaults: reading it copies nothing).
+    through the API already has its defaults: reading it copies nothing). A default that is
+    filled in gets its own defaults too.
 
     Example::
 
@@ -201,7 +188,7 @@ def with_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
                     continue
                 if out is value:
                     out = dict(value)
-                out[name] = apply_defaults(sub, copy.deepcopy(sub["default"]))
+                out[name] = with_defaults(sub, copy.deepcopy(sub["default"]))
                 continue
             child = out[name]
             filled = with_defaults(sub, child)

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources import versions
-from kubectrl.apiserver._resources.info import ResourceInfo, apply_defaults, with_defaults
+from kubectrl.apiserver._resources.info import ResourceInfo, with_defaults
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
 __all__ = [
@@ -72,15 +72,9 @@ def render(
     objects are replaced on every write, never changed in place). A custom resource's
     defaults are then filled by copying only the containers on the way to a missing one.
     """
-    schema = info.schemas.get(version) if info.crd and version in info.defaulted else None
-    if shared:
-        out = dict(obj)
-        if schema is not None:
-            out = with_defaults(schema, out)
-    else:
-        out = copy.deepcopy(dict(obj))
-        if schema is not None:
-            apply_defaults(schema, out)
+    out = dict(obj) if shared else copy.deepcopy(dict(obj))
+    if version in info.defaulted:
+        out = with_defaults(info.schemas.get(version), out)
     out["apiVersion"] = info.api_version(version)
     out["kind"] = info.kind
     if metadata_only:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubectrl.apiserver._resources import versions
+from kubectrl.apiserver._resources.info import schema_has
 from kubectrl.apiserver._resources.objects import OBJECT_META_FIELDS
 from kubectrl.apiserver._schema import cel as _cel
 from kubectrl.apiserver._schema import re2
@@ -650,7 +651,7 @@ def validate(
     if default:
         return errors or validator.cel
     if any(cause[0] in _BLOCKING for cause in errors):
-        if _has_rules(schema):
+        if schema_has(schema, _rules):
             errors.append(_NOT_CHECKED)
     else:
         errors += validator.cel
@@ -676,14 +677,8 @@ _NOT_CHECKED: Cause = (
 )
 
 
-def _has_rules(schema: Any) -> bool:
-    if isinstance(schema, Mapping):
-        return bool(schema.get("x-kubernetes-validations")) or any(
-            _has_rules(v) for v in schema.values()
-        )
-    if isinstance(schema, list):
-        return any(_has_rules(v) for v in schema)
-    return False
+def _rules(schema: Mapping[str, Any]) -> bool:
+    return bool(schema.get("x-kubernetes-validations"))
 
 
 def process(
