@@ -95,6 +95,41 @@ async def test_a_default_added_later_is_applied_on_read_and_not_stored(target: T
     assert [item["spec"] for item in listed["items"]] == [{"color": "red", "shade": "dark"}]
 
 
+async def test_nulls_a_schema_no_longer_allows_are_settled_on_read(target: Target) -> None:
+    """On read the storage decoder drops the nulls the schema does not allow and has no default
+    for, and the defaulter replaces those it has a default for (apiextensions-apiserver
+    pkg/apiserver/customresource_handler.go, unstructuredSchemaCoercer.apply then
+    unstructuredDefaulter; schema/defaulting/prunenulls.go and algorithm.go): an object stored
+    while its fields were nullable is served as the schema it now has says."""
+    c, ns, name = target.client, target.namespace, unique("rnull")
+    group = f"rnull{secrets.token_hex(4)}.contract.kubectrl.test"
+    crd = widget_crd(group, plural="mosses", kind="Moss")
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"] = {field: {"type": "string", "nullable": True}
+                          for field in ("color", "shade", "tint")}  # fmt: skip
+    await target.install_crd(crd)
+    kind = (f"{group}/v1", "Moss")
+    moss = {"apiVersion": kind[0], "kind": "Moss", "metadata": {"name": name, "namespace": ns}}
+    created = await c.create({**moss, "spec": {"color": "red", "shade": None, "tint": None}})
+    assert created["spec"] == {"color": "red", "shade": None, "tint": None}
+
+    crd_kind = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    stored = await c.get(crd_kind, crd["metadata"]["name"])
+    fields = stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    fields["properties"] = {"color": {"type": "string"},
+                            "shade": {"type": "string", "default": "light"},
+                            "tint": {"type": "string"}}  # fmt: skip
+    await c.update(stored)
+
+    async def settled() -> bool:
+        got = await c.get(kind, name, namespace=ns)
+        return bool(got["spec"] == {"color": "red", "shade": "light"})
+
+    await eventually(settled, timeout=30)
+    listed = await c.list(kind, namespace=ns)
+    assert [item["spec"] for item in listed["items"]] == [{"color": "red", "shade": "light"}]
+
+
 async def test_unknown_fields_are_pruned(target: Target) -> None:
     c, ns = target.client, target.namespace
     kind = await target.widget()

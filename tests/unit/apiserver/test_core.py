@@ -317,32 +317,72 @@ def test_a_merge_patch_shares_nothing_with_its_target_or_its_patch() -> None:
 
 
 def test_defaults_filled_on_read_copy_only_what_they_change() -> None:
-    """Read defaulting of a shared answer (with_defaults) gives what defaulting a deep copy in
-    place gives (apply_defaults below: the core's read defaulting before it copied on write),
-    never changes the stored object, and shares every container it did not have to change;
-    random schemas and objects."""
+    """Nulls and defaults settled on a shared answer (with_defaults, copy on write) are what
+    apiextensions-apiserver's two in-place passes give on a deep copy (below, as
+    pkg/apiserver/schema/defaulting/prunenulls.go and algorithm.go define them: nulls not
+    nullable and without a default leave, then missing fields and nulls not nullable get their
+    default, and a default filled in is defaulted too); the stored object never changes and
+    every container that did not have to change is shared. Random schemas and objects."""
     import copy
     import random
 
     from kubectrl.apiserver._resources.info import with_defaults
 
-    def apply_defaults(schema: dict[str, Any], value: Any) -> Any:
-        if isinstance(value, dict):
-            props = schema.get("properties") or {}
+    def non_nullable_null(value: Any, s: dict[str, Any] | None) -> bool:
+        return value is None and s is not None and not s.get("nullable")
+
+    def field_schema(s: dict[str, Any], name: str) -> dict[str, Any] | None:
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        return props.get(name, extra if isinstance(extra, dict) else None)
+
+    def prune_nulls(s: dict[str, Any] | None, x: Any) -> None:
+        if s is None:
+            return
+        if isinstance(x, dict):
+            for name in list(x):
+                sub = field_schema(s, name)
+                if (
+                    sub is not None
+                    and non_nullable_null(x[name], sub)
+                    and sub.get("default") is None
+                ):
+                    del x[name]
+                else:
+                    prune_nulls(sub, x[name])
+        elif isinstance(x, list):
+            for item in x:
+                prune_nulls(s.get("items"), item)
+
+    def default(s: dict[str, Any] | None, x: Any) -> None:
+        if s is None:
+            return
+        if isinstance(x, dict):
+            props = s.get("properties") or {}
             for name, sub in props.items():
-                if name not in value and "default" in sub:
-                    value[name] = copy.deepcopy(sub["default"])
-                if name in value:
-                    apply_defaults(sub, value[name])
-            extra = schema.get("additionalProperties")
-            if isinstance(extra, dict):
-                for name, item in value.items():
-                    if name not in props:
-                        apply_defaults(extra, item)
-        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-            for item in value:
-                apply_defaults(schema["items"], item)
-        return value
+                if sub.get("default") is None:
+                    continue
+                if name not in x or non_nullable_null(x[name], sub):
+                    x[name] = copy.deepcopy(sub["default"])
+            extra = s.get("additionalProperties")
+            for name in x:
+                if name in props:
+                    default(props[name], x[name])
+                elif isinstance(extra, dict):
+                    if non_nullable_null(x[name], extra):
+                        x[name] = copy.deepcopy(extra.get("default"))
+                    default(extra, x[name])
+        elif isinstance(x, list) and isinstance(s.get("items"), dict):
+            items = s["items"]
+            for i in range(len(x)):
+                if non_nullable_null(x[i], items):
+                    x[i] = copy.deepcopy(items.get("default"))
+                default(items, x[i])
+
+    def settle(s: dict[str, Any], x: Any) -> Any:
+        prune_nulls(s, x)
+        default(s, x)
+        return x
 
     rng = random.Random(11)
 
@@ -358,10 +398,14 @@ def test_defaults_filled_on_read_copy_only_what_they_change() -> None:
         else:
             out["additionalProperties"] = schema(depth - 1)
         if rng.random() < 0.4:
-            out["default"] = rng.choice((1, "d", {}, {"p0": 2}, [], [{}]))
+            out["default"] = rng.choice((1, "d", {}, {"p0": 2}, [], [{}], None))
+        if rng.random() < 0.3:
+            out["nullable"] = True
         return out
 
     def value(s: dict[str, Any], depth: int) -> Any:
+        if rng.random() < 0.15:
+            return None
         if "properties" in s and depth:
             props = s["properties"]
             return {k: value(v, depth - 1) for k, v in props.items() if rng.random() < 0.5}
@@ -370,15 +414,16 @@ def test_defaults_filled_on_read_copy_only_what_they_change() -> None:
         if "additionalProperties" in s and depth:
             extra = s["additionalProperties"]
             return {f"k{i}": value(extra, depth - 1) for i in range(rng.randrange(3))}
-        return rng.choice((0, "x", {}, []))
+        return rng.choice((0, "x", {}, [], None))
 
-    changed = unchanged = 0
+    changed = unchanged = nulls = 0
     for _ in range(2000):
         s = schema(4)
         stored = value(s, 4)
         before = copy.deepcopy(stored)
         served = with_defaults(s, stored)
-        assert served == apply_defaults(s, copy.deepcopy(stored))
+        assert served == settle(s, copy.deepcopy(stored))
+        nulls += "None" in repr(stored)
         assert stored == before
         if served is stored:
             unchanged += 1
@@ -386,3 +431,4 @@ def test_defaults_filled_on_read_copy_only_what_they_change() -> None:
             changed += 1
             assert with_defaults(s, served) is served  # defaulted once: nothing left to fill
     assert min(changed, unchanged) > 100
+    assert nulls > 100

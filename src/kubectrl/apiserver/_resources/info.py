@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ResourceInfo", "crd_resource", "prune", "schema_has", "with_defaults"]
+__all__ = ["ResourceInfo", "crd_resource", "schema_has", "with_defaults"]
 
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -160,84 +160,76 @@ def _has_default(schema: Mapping[str, Any]) -> bool:
 # --------------------------------------------------------------------------- structural schema
 
 
-def with_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
-    """``value`` with its ``default`` values filled, as the apiserver fills them on read,
-    without changing ``value``: containers on the way to a filled default are copied, all else
-    is shared, and ``value`` itself comes back when nothing is missing (an object written
-    through the API already has its defaults: reading it copies nothing). A default that is
-    filled in gets its own defaults too.
+def with_defaults(schema: Mapping[str, Any] | None, value: Any, *, nulls: bool = True) -> Any:
+    """``value`` with its nulls and defaults settled as the apiserver settles them, without
+    changing ``value``: a ``null`` the schema does not allow leaves when no ``default`` replaces
+    it (apiextensions-apiserver ``PruneNonNullableNullsWithoutDefaults``), then a missing field,
+    or a ``null`` one not nullable, gets its ``default`` (``Default``, which also defaults a
+    default it filled in). Containers on the way to a change are copied, all else is shared,
+    and ``value`` itself comes back when nothing changes (an object written through the API
+    is already settled: reading it copies nothing). ``nulls=False`` leaves nulls without a
+    default alone (inside a default just filled in, which the first pass never saw).
 
     Example::
 
         >>> schema = {"properties": {"a": {"default": 1}, "b": {"properties": {"c": {}}}}}
-        >>> stored = {"b": {"c": 2}}
+        >>> stored = {"b": {"c": 2}, "a": None}
         >>> served = with_defaults(schema, stored)
         >>> served, stored, served["b"] is stored["b"]
-        ({'b': {'c': 2}, 'a': 1}, {'b': {'c': 2}}, True)
+        ({'b': {'c': 2}, 'a': 1}, {'b': {'c': 2}, 'a': None}, True)
         >>> with_defaults(schema, served) is served
         True
+        >>> nulls = {"properties": {"x": {}, "y": {"nullable": True}}}
+        >>> with_defaults(nulls, {"x": None, "y": None})
+        {'y': None}
     """
     if not schema or not isinstance(value, (dict, list)):
         return value
     if isinstance(value, dict):
         out = value
         props = schema.get("properties") or {}
-        for name, sub in props.items():
-            if name not in out:
-                if "default" not in sub:
+        extra = schema.get("additionalProperties")
+        extra = extra if isinstance(extra, Mapping) else None
+        if not props and extra is None:
+            return value
+        for name, item in value.items():
+            sub = props.get(name, extra)
+            if sub is None:
+                continue
+            if item is None and not sub.get("nullable"):
+                default = sub.get("default")
+                if default is None and not nulls:
                     continue
                 if out is value:
                     out = dict(value)
-                out[name] = with_defaults(sub, copy.deepcopy(sub["default"]))
+                if default is None:
+                    del out[name]
+                else:
+                    out[name] = with_defaults(sub, copy.deepcopy(default), nulls=False)
                 continue
-            child = out[name]
-            filled = with_defaults(sub, child)
-            if filled is not child:
+            filled = with_defaults(sub, item, nulls=nulls)
+            if filled is not item:
                 if out is value:
                     out = dict(value)
                 out[name] = filled
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            for name, item in list(out.items()):
-                if name not in props:
-                    filled = with_defaults(extra, item)
-                    if filled is not item:
-                        if out is value:
-                            out = dict(value)
-                        out[name] = filled
+        for name, sub in props.items():
+            if name not in value and sub.get("default") is not None:
+                if out is value:
+                    out = dict(value)
+                out[name] = with_defaults(sub, copy.deepcopy(sub["default"]), nulls=False)
         return out
     items = schema.get("items")
     if not isinstance(items, Mapping):
         return value
     copied: list[Any] | None = None
     for i, item in enumerate(value):
-        filled = with_defaults(items, item)
+        if item is None and not items.get("nullable"):
+            filled = copy.deepcopy(items.get("default"))
+            filled = with_defaults(items, filled, nulls=False)
+        else:
+            filled = with_defaults(items, item, nulls=nulls)
         if filled is not item:
             if copied is None:
                 copied = list(value)
             copied[i] = filled
     return value if copied is None else copied
-
-
-def prune(schema: Mapping[str, Any] | None, value: Any, top: bool = False) -> Any:
-    """Drop fields the schema does not know (unless ``x-kubernetes-preserve-unknown-fields``)."""
-    if not schema or schema.get("x-kubernetes-preserve-unknown-fields"):
-        return value
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        for name in list(value):
-            if top and name in ("apiVersion", "kind", "metadata"):
-                continue
-            if name in props:
-                prune(props[name], value[name])
-            elif isinstance(extra, Mapping):
-                prune(extra, value[name])
-            elif extra is True:
-                continue
-            else:
-                del value[name]
-    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        for item in value:
-            prune(schema["items"], item)
-    return value

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubectrl.apiserver._resources import versions
-from kubectrl.apiserver._resources.info import schema_has
+from kubectrl.apiserver._resources.info import schema_has, with_defaults
 from kubectrl.apiserver._resources.objects import OBJECT_META_FIELDS
 from kubectrl.apiserver._schema import cel as _cel
 from kubectrl.apiserver._schema import re2
@@ -41,7 +41,6 @@ from kubectrl.apiserver._schema.values import number_text as _num
 __all__ = [
     "MISSING",
     "Cause",
-    "apply_defaults",
     "embedded_errors",
     "normalize",
     "process",
@@ -111,58 +110,6 @@ def _prune(s: Mapping[str, Any] | None, x: Any, resource: bool, meta: bool = Tru
 
 
 # ------------------------------------------------------------------------------ defaulting
-
-
-def _drop_nulls(s: Mapping[str, Any], x: Any) -> None:
-    """``PruneNonNullableNullsWithoutDefaults``: nulls nobody allows leave the object."""
-    if isinstance(x, dict):
-        props = s.get("properties") or {}
-        extra = s.get("additionalProperties")
-        for key in list(x):
-            sub = props.get(key)
-            if sub is None and isinstance(extra, Mapping):
-                sub = extra
-            if sub is None:
-                continue
-            if x[key] is None and not sub.get("nullable") and sub.get("default") is None:
-                del x[key]
-            else:
-                _drop_nulls(sub, x[key])
-    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
-        for item in x:
-            _drop_nulls(s["items"], item)
-
-
-def _non_nullable_null(value: Any, s: Mapping[str, Any]) -> bool:
-    return value is None and not s.get("nullable")
-
-
-def apply_defaults(schema: Mapping[str, Any] | None, value: Any) -> Any:
-    """Fill ``default`` values in place (a missing field, or a ``null`` one not nullable)."""
-    if not schema:
-        return value
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for name, sub in props.items():
-            if sub.get("default") is not None and (
-                name not in value or _non_nullable_null(value[name], sub)
-            ):
-                value[name] = copy.deepcopy(sub["default"])
-        extra = schema.get("additionalProperties")
-        for name, item in list(value.items()):
-            if name in props:
-                apply_defaults(props[name], item)
-            elif isinstance(extra, Mapping):
-                if extra.get("default") is not None and _non_nullable_null(item, extra):
-                    value[name] = copy.deepcopy(extra["default"])
-                apply_defaults(extra, value[name])
-    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        items = schema["items"]
-        for i, item in enumerate(value):
-            if items.get("default") is not None and _non_nullable_null(item, items):
-                value[i] = copy.deepcopy(items["default"])
-            apply_defaults(items, value[i])
-    return value
 
 
 def normalize(value: Any) -> Any:
@@ -705,8 +652,10 @@ def process(
     prune(schema, obj, root=True)
     if decode_meta is not None and (problem := _coerce(schema, obj, decode_meta)):
         raise EmbeddedDecodeError(problem)
-    _drop_nulls(schema, obj)
-    apply_defaults(schema, obj)
+    settled = with_defaults(schema, obj)
+    if settled is not obj:  # the request's own object: its new top level replaces its old one
+        obj.clear()
+        obj.update(settled)
     if decoded is not None:
         decoded.append(copy.deepcopy(obj))
     normalize(obj)
