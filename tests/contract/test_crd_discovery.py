@@ -9,6 +9,7 @@ discovery (APIResourceList: name, namespaced, kind, verbs; subresources as "<plu
 
 from __future__ import annotations
 
+import copy
 import secrets
 
 import pytest
@@ -99,19 +100,21 @@ async def test_nulls_a_schema_no_longer_allows_are_settled_on_read(target: Targe
     """On read the storage decoder drops the nulls the schema does not allow and has no default
     for, and the defaulter replaces those it has a default for (apiextensions-apiserver
     pkg/apiserver/customresource_handler.go, unstructuredSchemaCoercer.apply then
-    unstructuredDefaulter; schema/defaulting/prunenulls.go and algorithm.go): an object stored
-    while its fields were nullable is served as the schema it now has says."""
+    unstructuredDefaulter; schema/defaulting/prunenulls.go and algorithm.go), and prunes the
+    fields it no longer knows: an object stored under an older schema is served as the schema
+    it now has says."""
     c, ns, name = target.client, target.namespace, unique("rnull")
     group = f"rnull{secrets.token_hex(4)}.contract.kubectrl.test"
     crd = widget_crd(group, plural="mosses", kind="Moss")
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     spec["properties"] = {field: {"type": "string", "nullable": True}
-                          for field in ("color", "shade", "tint")}  # fmt: skip
+                          for field in ("color", "shade", "tint", "hue")}  # fmt: skip
     await target.install_crd(crd)
     kind = (f"{group}/v1", "Moss")
     moss = {"apiVersion": kind[0], "kind": "Moss", "metadata": {"name": name, "namespace": ns}}
-    created = await c.create({**moss, "spec": {"color": "red", "shade": None, "tint": None}})
-    assert created["spec"] == {"color": "red", "shade": None, "tint": None}
+    written = {"color": "red", "shade": None, "tint": None, "hue": "green"}
+    created = await c.create({**moss, "spec": written})
+    assert created["spec"] == written
 
     crd_kind = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
     stored = await c.get(crd_kind, crd["metadata"]["name"])
@@ -128,6 +131,60 @@ async def test_nulls_a_schema_no_longer_allows_are_settled_on_read(target: Targe
     await eventually(settled, timeout=30)
     listed = await c.list(kind, namespace=ns)
     assert [item["spec"] for item in listed["items"]] == [{"color": "red", "shade": "light"}]
+
+
+def _two_version_crd(group: str) -> dict:
+    """Reed at v1 (stored, knows spec.legacy) and v2 (knows spec.fresh), no conversion."""
+    crd = widget_crd(group, plural="reeds", kind="Reed")
+    v1 = crd["spec"]["versions"][0]
+    v1["subresources"] = {}
+    v2 = copy.deepcopy(v1)
+    v2["name"], v2["storage"] = "v2", False
+    crd["spec"]["versions"].append(v2)
+    for version, own in ((v1, "legacy"), (v2, "fresh")):
+        spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        spec["properties"] = {"color": {"type": "string"}, "shade": {"type": "string"},
+                              own: {"type": "string"}}  # fmt: skip
+    return crd
+
+
+async def test_a_read_at_another_version_is_settled_by_both_schemas(target: Target) -> None:
+    """The storage codec of a CRD version decodes what etcd holds with the schema of the
+    version it was stored at (pruned, nulls, defaults), then converts it and prunes it with
+    the schema of the version read (apiextensions-apiserver pkg/apiserver/
+    customresource_handler.go, crdConversionRESTOptionsGetter: schemaCoercingDecoder, then
+    unstructuredDefaulter, then schemaCoercingConverter; apimachinery's versioning codec
+    defaults before it converts). So a field only the other version knows is never served,
+    and a default comes from the stored version's schema, whichever version is read."""
+    c, ns, name = target.client, target.namespace, unique("reed")
+    group = f"reed{secrets.token_hex(4)}.contract.kubectrl.test"
+    crd = _two_version_crd(group)
+    await target.install_crd(crd)
+    v1, v2 = (f"{group}/v1", "Reed"), (f"{group}/v2", "Reed")
+    meta = {"name": name, "namespace": ns}
+    both = {"color": "red", "legacy": "old", "fresh": "new"}
+    made = await c.create({"apiVersion": v2[0], "kind": "Reed", "metadata": meta, "spec": both})
+    assert made["spec"] == {"color": "red"}  # stored at v1: its schema pruned "fresh"
+    at_v1 = await c.get(v1, name, namespace=ns)
+    assert at_v1["spec"] == {"color": "red"}
+    await c.update({**at_v1, "spec": {"color": "blue", "legacy": "old"}})
+    at_v2 = await c.get(v2, name, namespace=ns)
+    assert at_v2["spec"] == {"color": "blue"}
+
+    crd_kind = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    stored = await c.get(crd_kind, crd["metadata"]["name"])
+    for version, shade in zip(stored["spec"]["versions"], ("one", "two"), strict=True):
+        fields = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        fields["shade"]["default"] = shade
+    await c.update(stored)
+
+    async def defaulted() -> bool:
+        got = await c.get(v2, name, namespace=ns)
+        return bool(got["spec"].get("shade"))
+
+    await eventually(defaulted, timeout=30)
+    listed = await c.list(v2, namespace=ns)
+    assert [item["spec"] for item in listed["items"]] == [{"color": "blue", "shade": "one"}]
 
 
 async def test_unknown_fields_are_pruned(target: Target) -> None:

@@ -86,6 +86,9 @@ import-linter contract keeps it so):
 
   - ``_schema.structural``: a custom resource pruned, defaulted and validated by its
     structural schema, as apiextensions-apiserver does;
+  - ``_schema.defaults``: its nulls and defaults settled (on writes and on reads);
+  - ``_schema.served``: an object rendered at a version and stored at the storage version
+    (what a CRD version's storage codec does: conversion, coercion, read defaulting);
   - ``_schema.cel``, ``_schema.re2``, ``_schema.formats``, ``_schema.values``: its CEL rules,
     RE2 patterns, formats and the values its causes show;
   - ``_schema.gotypes``: built-in objects decoded and encoded as their Go types;
@@ -104,13 +107,12 @@ import-linter contract keeps it so):
 
 - ``_resources``: what is served.
 
-  - ``_resources.info``: ``ResourceInfo``, a CRD's resource and structural defaults;
+  - ``_resources.info``: ``ResourceInfo``, the resource a CRD defines;
   - ``_resources.registry``: which resources are served;
   - ``_resources.versions``: the Kubernetes release a core imitates (``APICore(version=...)``),
     which the behaviours that changed between releases ask for;
   - ``_resources.discovery``: the discovery documents;
-  - ``_resources.objects``: a stored object rendered at a version, key order, limits, JSON and
-    YAML decoding.
+  - ``_resources.objects``: key order, keys, limits, JSON and YAML decoding.
 
 - ``_status``: ``Status`` errors and bodies.
 

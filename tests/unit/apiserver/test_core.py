@@ -326,7 +326,7 @@ def test_defaults_filled_on_read_copy_only_what_they_change() -> None:
     import copy
     import random
 
-    from kubectrl.apiserver._resources.info import with_defaults
+    from kubectrl.apiserver._schema.defaults import with_defaults
 
     def non_nullable_null(value: Any, s: dict[str, Any] | None) -> bool:
         return value is None and s is not None and not s.get("nullable")

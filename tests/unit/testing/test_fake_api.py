@@ -234,3 +234,49 @@ async def test_watch_open_can_fail_or_wait(api: FakeAPI, client: AsyncClient) ->
     with pytest.raises(errors.ServiceUnavailableError):
         async with client.watch(CM, namespace="default") as events:
             await events.__anext__()
+
+
+async def test_a_conversion_webhook_is_refused_not_skipped(api: FakeAPI) -> None:
+    """A CRD whose versions convert through a webhook: what is read and written at the storage
+    version works, and what would need the webhook fails naming the CRD and both versions (the
+    fake calls no webhook, and relabelling instead would hide the conversion under test)."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "reeds.conv.example.com"},
+        "spec": {
+            "group": "conv.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "reeds", "singular": "reed", "kind": "Reed"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": schema},
+                {"name": "v2", "served": True, "storage": False, "schema": schema},
+            ],
+            "conversion": {
+                "strategy": "Webhook",
+                "webhook": {
+                    "conversionReviewVersions": ["v1"],
+                    "clientConfig": {"service": {"namespace": "default", "name": "conv"}},
+                },
+            },
+        },
+    }
+    api.install_crd(crd)
+    reed = {"kind": "Reed", "metadata": {"name": "a", "namespace": "default"}, "spec": {"x": 1}}
+    async with AsyncClient(api.config()) as client:
+        await client.create({**reed, "apiVersion": "conv.example.com/v1"})
+        got = await client.get(("conv.example.com/v1", "Reed"), "a", namespace="default")
+        assert got["spec"] == {"x": 1}
+        with pytest.raises(
+            UnsupportedFeatureError, match=r"Webhook conversion.*reeds\.conv.*v1 to v2"
+        ):
+            await client.get(("conv.example.com/v2", "Reed"), "a", namespace="default")
+        with pytest.raises(UnsupportedFeatureError, match="from v2 to v1"):
+            await client.create(
+                {
+                    **reed,
+                    "apiVersion": "conv.example.com/v2",
+                    "metadata": {"name": "b", "namespace": "default"},
+                }
+            )

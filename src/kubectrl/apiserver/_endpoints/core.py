@@ -44,11 +44,11 @@ from kubectrl.apiserver._resources.objects import (
     decode_yaml,
     encoded_size,
     now_string,
-    render,
 )
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._router import Reply, Request, Route, route
 from kubectrl.apiserver._schema import field_validation, gotypes
+from kubectrl.apiserver._schema.served import render
 from kubectrl.apiserver._status import (
     MODIFIED,
     FeatureNotImplementedError,

@@ -35,8 +35,8 @@ from typing import Any
 from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._endpoints.selection import Selection
 from kubectrl.apiserver._resources.info import ResourceInfo
-from kubectrl.apiserver._resources.objects import render
 from kubectrl.apiserver._router import Reply
+from kubectrl.apiserver._schema.served import render
 from kubectrl.apiserver._status import StatusError, bad_request, invalid, status_body
 from kubectrl.apiserver._storage.memory import Change, Resource, Storage
 

@@ -77,10 +77,10 @@ from kubectrl.apiserver._resources.objects import (
     key_of,
     now_string,
     ordered,
-    render,
 )
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._schema import gotypes
+from kubectrl.apiserver._schema.served import render, stored_version, to_storage
 from kubectrl.apiserver._status import (
     MODIFIED,
     already_exists,
@@ -281,6 +281,7 @@ class ObjectStore:
         obj = ordered(obj)
         if served is not None:
             self.registry.register(served)
+        obj = to_storage(info, version, obj)
         self.storage.create(info.key, (ns or "", name), obj)
         return obj
 
@@ -304,6 +305,8 @@ class ObjectStore:
         strategy = for_resource(info)
         strategy.check_writable(info)
         old = self.get(info, ns, name)
+        if info.crd and (info.reshaped or stored_version(info, old) != version):
+            old = render(info, version, old)  # what the storage codec decodes at ``version``
         body = gotypes.decode(info, version, body)
         meta_in = body.get("metadata") or {}
         rv = meta_in.get("resourceVersion")
@@ -396,7 +399,7 @@ class ObjectStore:
             meta["resourceVersion"] = gone["metadata"]["resourceVersion"]
             return ordered(new)
         meta["resourceVersion"] = ""  # set by the storage, here for the key order
-        new = ordered(new)
+        new = to_storage(info, version, ordered(new))
         self.storage.update(info.key, (ns or "", name), new, old_meta["resourceVersion"])
         return new
 

@@ -7,12 +7,11 @@ pattern; CEL rules are not evaluated).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ResourceInfo", "crd_resource", "schema_has", "with_defaults"]
+__all__ = ["ResourceInfo", "crd_resource", "schema_has"]
 
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -45,6 +44,11 @@ class ResourceInfo:
     subresources: tuple[str, ...] = ()
     #: CRDs: the versions whose schema has a ``default`` somewhere (reads are defaulted).
     defaulted: frozenset[str] = frozenset()
+    #: CRDs: the spec changed since the CRD was made (``metadata.generation`` > 1), so objects
+    #: stored earlier may hold what the schemas now prune, drop or default: reads settle them.
+    reshaped: bool = False
+    #: CRDs: ``spec.conversion.strategy`` (``None`` relabels; ``Webhook`` is not called here).
+    conversion: str = "None"
 
     @property
     def key(self) -> tuple[str, str]:
@@ -125,6 +129,8 @@ def crd_resource(crd: Mapping[str, Any]) -> ResourceInfo:
             for v in versions
             if schema_has((v.get("schema") or {}).get("openAPIV3Schema"), _has_default)
         ),
+        reshaped=int((crd.get("metadata") or {}).get("generation") or 1) > 1,
+        conversion=str((spec.get("conversion") or {}).get("strategy") or "None"),
         list_kind=str(names.get("listKind") or f"{names['kind']}List"),
         selectable={
             str(v["name"]): [
@@ -155,81 +161,3 @@ def schema_has(schema: Any, found: Callable[[Mapping[str, Any]], bool]) -> bool:
 
 def _has_default(schema: Mapping[str, Any]) -> bool:
     return "default" in schema
-
-
-# --------------------------------------------------------------------------- structural schema
-
-
-def with_defaults(schema: Mapping[str, Any] | None, value: Any, *, nulls: bool = True) -> Any:
-    """``value`` with its nulls and defaults settled as the apiserver settles them, without
-    changing ``value``: a ``null`` the schema does not allow leaves when no ``default`` replaces
-    it (apiextensions-apiserver ``PruneNonNullableNullsWithoutDefaults``), then a missing field,
-    or a ``null`` one not nullable, gets its ``default`` (``Default``, which also defaults a
-    default it filled in). Containers on the way to a change are copied, all else is shared,
-    and ``value`` itself comes back when nothing changes (an object written through the API
-    is already settled: reading it copies nothing). ``nulls=False`` leaves nulls without a
-    default alone (inside a default just filled in, which the first pass never saw).
-
-    Example::
-
-        >>> schema = {"properties": {"a": {"default": 1}, "b": {"properties": {"c": {}}}}}
-        >>> stored = {"b": {"c": 2}, "a": None}
-        >>> served = with_defaults(schema, stored)
-        >>> served, stored, served["b"] is stored["b"]
-        ({'b': {'c': 2}, 'a': 1}, {'b': {'c': 2}, 'a': None}, True)
-        >>> with_defaults(schema, served) is served
-        True
-        >>> nulls = {"properties": {"x": {}, "y": {"nullable": True}}}
-        >>> with_defaults(nulls, {"x": None, "y": None})
-        {'y': None}
-    """
-    if not schema or not isinstance(value, (dict, list)):
-        return value
-    if isinstance(value, dict):
-        out = value
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        extra = extra if isinstance(extra, Mapping) else None
-        if not props and extra is None:
-            return value
-        for name, item in value.items():
-            sub = props.get(name, extra)
-            if sub is None:
-                continue
-            if item is None and not sub.get("nullable"):
-                default = sub.get("default")
-                if default is None and not nulls:
-                    continue
-                if out is value:
-                    out = dict(value)
-                if default is None:
-                    del out[name]
-                else:
-                    out[name] = with_defaults(sub, copy.deepcopy(default), nulls=False)
-                continue
-            filled = with_defaults(sub, item, nulls=nulls)
-            if filled is not item:
-                if out is value:
-                    out = dict(value)
-                out[name] = filled
-        for name, sub in props.items():
-            if name not in value and sub.get("default") is not None:
-                if out is value:
-                    out = dict(value)
-                out[name] = with_defaults(sub, copy.deepcopy(sub["default"]), nulls=False)
-        return out
-    items = schema.get("items")
-    if not isinstance(items, Mapping):
-        return value
-    copied: list[Any] | None = None
-    for i, item in enumerate(value):
-        if item is None and not items.get("nullable"):
-            filled = copy.deepcopy(items.get("default"))
-            filled = with_defaults(items, filled, nulls=False)
-        else:
-            filled = with_defaults(items, item, nulls=nulls)
-        if filled is not item:
-            if copied is None:
-                copied = list(value)
-            copied[i] = filled
-    return value if copied is None else copied

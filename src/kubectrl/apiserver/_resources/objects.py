@@ -11,7 +11,7 @@ from typing import Any
 
 from kubectrl._internal.clock import Clock
 from kubectrl.apiserver._resources import versions
-from kubectrl.apiserver._resources.info import ResourceInfo, with_defaults
+from kubectrl.apiserver._resources.info import ResourceInfo
 from kubectrl.apiserver._status import StatusError, bad_request, invalid
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "lookup",
     "now_string",
     "ordered",
-    "render",
 ]
 
 _METADATA_ORDER = (
@@ -55,35 +54,6 @@ def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
     """``(namespace or "", name)``: where an object is stored within its resource."""
     meta = obj["metadata"]
     return (meta.get("namespace", ""), meta["name"])
-
-
-def render(
-    info: ResourceInfo,
-    version: str | None,
-    obj: Mapping[str, Any],
-    metadata_only: bool = False,
-    *,
-    shared: bool = False,
-) -> dict[str, Any]:
-    """A copy of a stored object as served at ``version`` (or as ``PartialObjectMetadata``).
-
-    ``shared=True`` is for an answer that is encoded at once and never changed: only its top
-    level and its ``metadata`` are new, the rest is the stored object's own values (stored
-    objects are replaced on every write, never changed in place). A custom resource's
-    defaults are then filled by copying only the containers on the way to a missing one.
-    """
-    out = dict(obj) if shared else copy.deepcopy(dict(obj))
-    if version in info.defaulted:
-        out = with_defaults(info.schemas.get(version), out)
-    out["apiVersion"] = info.api_version(version)
-    out["kind"] = info.kind
-    if metadata_only:
-        return {
-            "kind": "PartialObjectMetadata",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": dict(out.get("metadata") or {}),
-        }
-    return ordered(out)
 
 
 def ordered(obj: dict[str, Any]) -> dict[str, Any]:

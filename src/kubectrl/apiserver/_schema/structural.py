@@ -30,10 +30,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubectrl.apiserver._resources import versions
-from kubectrl.apiserver._resources.info import schema_has, with_defaults
+from kubectrl.apiserver._resources.info import schema_has
 from kubectrl.apiserver._resources.objects import OBJECT_META_FIELDS
 from kubectrl.apiserver._schema import cel as _cel
 from kubectrl.apiserver._schema import re2
+from kubectrl.apiserver._schema.defaults import with_defaults
 from kubectrl.apiserver._schema.formats import SUPPORTED, check_format
 from kubectrl.apiserver._schema.values import json_type, show
 from kubectrl.apiserver._schema.values import number_text as _num

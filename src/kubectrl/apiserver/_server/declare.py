@@ -18,7 +18,7 @@ from kubectrl import crd as _crd
 from kubectrl.apiserver._admission.admission import Attributes
 from kubectrl.apiserver._endpoints.core import APICore
 from kubectrl.apiserver._resources.info import ResourceInfo, crd_resource
-from kubectrl.apiserver._resources.objects import render
+from kubectrl.apiserver._schema.served import render
 from kubectrl.apiserver._server.auth import UserInfo
 from kubectrl.apiserver._status import StatusError, qualified
 from kubectrl.resources import CustomResource
