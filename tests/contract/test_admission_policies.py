@@ -588,6 +588,40 @@ async def test_mutating_failure_policy_fail(target: Target, request: pytest.Fixt
     assert await _refusal(target.client, obj) == (403, "Invalid", text, details)
 
 
+@_MUTATING_SERVED
+async def test_mutating_policy_sees_the_custom_resources_defaults(
+    target: Target, request: pytest.FixtureRequest
+) -> None:
+    """The body of a write is decoded with its CRD's schema, pruned and defaulted, before
+    admission runs (apiextensions-apiserver pkg/apiserver/customresource_handler.go: the
+    request scope's decoder and its unstructuredDefaulter; k8s.io/apiserver
+    pkg/endpoints/handlers/create.go decodes, then admits): a policy reads ``spec.size``,
+    which only its default sets."""
+    kind = await target.widget()
+    group = kind[0].split("/")[0]
+    rules = [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE"],
+              "resources": ["widgets"]}]  # fmt: skip
+    await _mutating(
+        target,
+        request,
+        "crdefaults",
+        [_apply('Object{metadata: Object.metadata{labels: {"size": object.spec.size}}}')],
+        matchConstraints={"resourceRules": rules},
+    )
+    meta = {"namespace": target.namespace, "labels": _labels("crdefaults")}
+    widget = {"apiVersion": kind[0], "kind": "Widget", "spec": {"color": "red"}}
+
+    async def applied() -> bool:
+        probe = {**widget, "metadata": {**meta, "name": unique("crdefaults")}}
+        made = await target.client.create(probe, dry_run=True)
+        return "size" in made["metadata"]["labels"]
+
+    if target.is_real:
+        await eventually(applied, 60, describe="mutating policy crdefaults in force")
+    made = await target.client.create({**widget, "metadata": {**meta, "name": unique("crd")}})
+    assert made["metadata"]["labels"]["size"] == made["spec"]["size"] == "M"
+
+
 @pytest.mark.skipif(
     kubernetes_at_least("1.36"), reason="MutatingAdmissionPolicy v1 is served from 1.36 on"
 )

@@ -17,8 +17,10 @@ A create (:meth:`ObjectStore.create`):
    object of that name yet;
 3. ``apiVersion``, ``kind``, namespace set, system metadata cleared; the status reset
    (``reset_status``, unless kept);
-4. ``default``; mutating admission (MutatingAdmissionPolicies: the object they leave, the
-   kind's defaults applied after each change); the ``uid``; ``prepare_for_create``;
+4. ``default`` (custom resources: pruned and defaulted by the schema of the version written,
+   as the request's decoder does); mutating admission (MutatingAdmissionPolicies: the object
+   they leave, the kind's defaults applied after each change); the ``uid``;
+   ``prepare_for_create``;
 5. ``validate_schema`` (custom resources: pruned, defaulted, validated by the CRD schema); the
    metadata's validation and the strategy's ``validate``; ``accept`` (a CRD: the resource it
    defines, its status set);
@@ -26,16 +28,19 @@ A create (:meth:`ObjectStore.create`):
 7. ``allocate`` (what the kind's mutating admission plugins and registries add: no manager
    owns it); encoded as its Go type and ``canonicalize``;
 8. validating admission with the object as it will be stored;
-9. (not on a dry run) the resource ``accept`` gave served; stored (its resourceVersion).
+9. (not on a dry run) the resource ``accept`` gave served; stored (its resourceVersion; a
+   custom resource at the storage version, :func:`~kubectrl.apiserver._schema.served.to_storage`).
 
 An update (:meth:`ObjectStore.update`):
 
-1. ``check_writable``; the stored object; the body decoded; preconditions: a
+1. ``check_writable``; the stored object (a custom resource as read at the version written);
+   the body decoded; preconditions: a
    resourceVersion (unless ``allow_unconditional_update``) that matches, the uid;
 2. the object written: the body's status (``status``), the strategy's ``merge_subresource``
    (its ``subresources``), or all but the stored status; the system metadata kept, the
    ``managedFields``; no finalizer added to an object being deleted;
-3. (not a status write) ``default`` and ``allocate_update``; mutating admission;
+3. (not a status write) ``default`` and ``allocate_update``; (any write) a custom resource
+   pruned and defaulted by its schema; mutating admission;
 4. ``validate_schema``; the metadata's validation and ``validate`` (after a subresource's
    ``validate_subresource``); encoded and ``canonicalize``;
 5. (not a status write) ``prepare_for_update``; the generation bumped when ``spec_of``
@@ -43,7 +48,7 @@ An update (:meth:`ObjectStore.update`):
 6. validating admission with the object as it will be stored and the stored one;
 7. nothing changed: the stored object; (not a status write) ``accept`` and (not on a dry run)
    the resource served; the last finalizer gone from an object being deleted: removed; else
-   stored.
+   stored (a custom resource at the storage version).
 
 A delete (:meth:`ObjectStore.delete`): the preconditions (uid, resourceVersion); validating
 admission with the stored object; a strategy that ``terminates`` (namespaces) hands over to
@@ -80,7 +85,7 @@ from kubectrl.apiserver._resources.objects import (
 )
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._schema import gotypes
-from kubectrl.apiserver._schema.served import render, stored_version, to_storage
+from kubectrl.apiserver._schema.served import decoded, render, stored_version, to_storage
 from kubectrl.apiserver._status import (
     MODIFIED,
     already_exists,
@@ -249,6 +254,7 @@ class ObjectStore:
         if not keep_status and info.status:
             strategy.reset_status(info, obj)
         strategy.default(obj)
+        obj = decoded(info, version, obj)
         obj = self._mutate(strategy, "CREATE", info, version, ns, name, obj, None, dry_run)
         meta = obj.setdefault("metadata", {})
         meta["uid"] = str(uuid.uuid4())
@@ -357,6 +363,7 @@ class ObjectStore:
         if sub != "status":
             strategy.default(new)
             strategy.allocate_update(new, old)
+        new = decoded(info, version, new)
         new = self._mutate(strategy, "UPDATE", info, version, ns, name, new, old, dry_run, sub)
         meta = new.setdefault("metadata", {})
         strategy.validate_schema(info, version, new, name, old)

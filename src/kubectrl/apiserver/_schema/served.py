@@ -27,7 +27,7 @@ from kubectrl.apiserver._schema.defaults import with_defaults
 from kubectrl.apiserver._schema.structural import prune
 from kubectrl.apiserver._status import FeatureNotImplementedError
 
-__all__ = ["render", "stored_version", "to_storage"]
+__all__ = ["decoded", "render", "stored_version", "to_storage"]
 
 
 def stored_version(info: ResourceInfo, obj: Mapping[str, Any]) -> str:
@@ -104,3 +104,12 @@ def to_storage(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[st
     _convertible(info, version, storage)
     obj["apiVersion"] = info.api_version(storage)
     return _coerced(info.schemas.get(storage), obj, fill=False)
+
+
+def decoded(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The body of a write as the request's decoder hands it to admission: a custom resource
+    pruned, its nulls settled and its defaults filled by the schema of ``version``
+    (``obj``, changed in place, or a new top-level dict)."""
+    if not info.crd:
+        return obj
+    return _coerced(info.schemas.get(version), obj, fill=True)
