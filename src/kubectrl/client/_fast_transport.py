@@ -817,16 +817,29 @@ class FastTransport(httpx.AsyncBaseTransport):
             and not connection.closed
             and (self._max_idle is None or self._idle_count < self._max_idle)
         ):
-            connection.idle_since = time.monotonic()
-            self._idle.setdefault(connection.key, []).append(connection)
+            now = connection.idle_since = time.monotonic()
+            idle = self._idle.setdefault(connection.key, [])
+            self._sweep(idle, now)
+            idle.append(connection)
             self._idle_count += 1
         else:
             connection.close()
         self._free_slot()
 
+    def _sweep(self, idle: list[_Connection], now: float) -> None:
+        """Close the idle connections past ``keepalive_expiry`` or closed by the server, oldest
+        first (the list is in the order they went idle): a connection that is never picked
+        again (the newest is picked first) must not keep its socket and TLS buffers alive."""
+        expiry = self._keepalive_expiry
+        while idle and (idle[0].closed or now - idle[0].idle_since >= expiry):
+            idle.pop(0).close()
+            self._idle_count -= 1
+
     def _idle_connection(self, key: tuple[bytes, bytes, int, str | None]) -> _Connection | None:
         idle = self._idle.get(key)
         now = time.monotonic()
+        if idle:
+            self._sweep(idle, now)
         while idle:
             connection = idle.pop()
             self._idle_count -= 1
