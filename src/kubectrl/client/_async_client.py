@@ -593,11 +593,13 @@ class AsyncClient(KubeClient, Pager, RestExtras, MovedPodVerbs):
             )
             return response, res.label, ns
 
-        return WatchStream(
+        stream = WatchStream(
             opener,
             resource_version=options.get("resource_version") or "",
             stall_timeout=stall_timeout,
         )
+        self._pipeline.open_streams.add(stream)
+        return stream
 
     async def _open_stream(
         self,

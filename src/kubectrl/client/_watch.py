@@ -259,6 +259,15 @@ class WatchStream:
         if response is not None:
             await response.aclose()
 
+    def client_closed(self) -> None:
+        """The client was closed: no event is delivered any more, those already read included;
+        the next read raises :class:`~kubectrl.errors.APIConnectionError`."""
+        self._pending.clear()
+        if not self._finished and self._error is None:
+            self._error = APIConnectionError(
+                "watch ended: the client was closed", verb="watch", resource=self._label
+            )
+
     async def close(self) -> None:
         """Stop watching and release the connection. Idempotent."""
         self._finished = True

@@ -667,6 +667,34 @@ async def test_aclose_ends_an_open_watch(kind: str) -> None:
         assert seen == 3
 
 
+async def test_aclose_drops_the_events_already_read(kind: str) -> None:
+    """Events the watch has read but not yet delivered (five in one chunk) are not delivered
+    after ``aclose()`` either: the next read is the error. (Under load the server's lines
+    arrive together, and the case above saw a fourth event after closing.)"""
+    closed = asyncio.Event()
+
+    async def script(conn: Connection) -> None:
+        await conn.read_request()
+        await conn.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        lines = b"".join(
+            json.dumps({"type": "ADDED", "object": configmap(f"cm{i}")}).encode() + b"\n"
+            for i in range(5)
+        )
+        await conn.send(b"%x\r\n%s\r\n" % (len(lines), lines))
+        await closed.wait()
+
+    with hostile_server(script) as server:
+        client = new_client(server.url, kind)
+        names = []
+        stream = client.watch(CONFIGMAPS, namespace="default")
+        with pytest.raises(KubectrlError, match="client was closed"):  # noqa: PT012
+            async for event in stream:
+                names.append(event.object["metadata"]["name"])
+                await client.aclose()
+        closed.set()
+        assert names == ["cm0"]
+
+
 def test_the_fast_transport_runs_on_uvloop() -> None:
     """uvloop's TCP transport is no ``asyncio.Transport`` subclass, and it calls
     ``connection_made`` after ``create_connection`` returns: every request on uvloop failed
