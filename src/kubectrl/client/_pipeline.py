@@ -557,7 +557,7 @@ class Pipeline:
         self._cookies_kept = False  # whether the jar holds a cookie a server set
         self.transport: Transport = self._new_transport(config.max_connections)
         self._streams: Transport | None = None
-        #: The open streams to end when the client is closed (each has ``client_closed()``).
+        #: The open streams to end when the client is closed (each has ``_client_closed()``).
         self.open_streams: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def _new_transport(self, max_connections: int | None) -> Transport:
@@ -609,7 +609,7 @@ class Pipeline:
         """Close both transports (an open watch ends with an error, even between the events
         of one chunk it has already read)."""
         for stream in list(self.open_streams):
-            stream.client_closed()
+            stream._client_closed()  # the client ends its own streams
         await self.transport.aclose()
         if self._streams is not None and self._streams is not self.transport:
             await self._streams.aclose()

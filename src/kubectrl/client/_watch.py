@@ -259,9 +259,9 @@ class WatchStream:
         if response is not None:
             await response.aclose()
 
-    def client_closed(self) -> None:
+    def _client_closed(self) -> None:
         """The client was closed: no event is delivered any more, those already read included;
-        the next read raises :class:`~kubectrl.errors.APIConnectionError`."""
+        the next read raises :class:`~kubectrl.errors.APIConnectionError` (called by the client)."""
         self._pending.clear()
         if not self._finished and self._error is None:
             self._error = APIConnectionError(
