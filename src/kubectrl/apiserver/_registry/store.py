@@ -85,7 +85,7 @@ from kubectrl.apiserver._resources.objects import (
 )
 from kubectrl.apiserver._resources.registry import Registry
 from kubectrl.apiserver._schema import gotypes
-from kubectrl.apiserver._schema.served import decoded, render, stored_version, to_storage
+from kubectrl.apiserver._schema.served import as_read, decoded, render, to_storage
 from kubectrl.apiserver._status import (
     MODIFIED,
     already_exists,
@@ -311,8 +311,7 @@ class ObjectStore:
         strategy = for_resource(info)
         strategy.check_writable(info)
         old = self.get(info, ns, name)
-        if info.crd and (info.reshaped or stored_version(info, old) != version):
-            old = render(info, version, old)  # what the storage codec decodes at ``version``
+        old = as_read(info, version, old)
         body = gotypes.decode(info, version, body)
         meta_in = body.get("metadata") or {}
         rv = meta_in.get("resourceVersion")

@@ -27,7 +27,7 @@ from kubectrl.apiserver._schema.defaults import with_defaults
 from kubectrl.apiserver._schema.structural import prune
 from kubectrl.apiserver._status import FeatureNotImplementedError
 
-__all__ = ["decoded", "render", "stored_version", "to_storage"]
+__all__ = ["as_read", "decoded", "render", "stored_version", "to_storage"]
 
 
 def stored_version(info: ResourceInfo, obj: Mapping[str, Any]) -> str:
@@ -57,6 +57,20 @@ def _coerced(schema: Mapping[str, Any] | None, obj: dict[str, Any], fill: bool) 
     return settled
 
 
+def _settled_on_read(info: ResourceInfo, version: str, at: str) -> bool:
+    """Whether a custom resource stored at ``at`` and read at ``version`` is walked (and
+    copied): the versions differ, or the CRD's spec changed since the object was written."""
+    return info.crd and (info.reshaped or at != version)
+
+
+def as_read(info: ResourceInfo, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """A stored object as the storage codec decodes it at ``version``: ``obj`` itself when
+    that changes nothing, else a settled copy (:func:`render`)."""
+    if _settled_on_read(info, version, stored_version(info, obj)):
+        return render(info, version, obj)
+    return obj
+
+
 def render(
     info: ResourceInfo,
     version: str | None,
@@ -74,7 +88,7 @@ def render(
     """
     version = version or info.versions[0]
     at = stored_version(info, obj) if info.crd else version
-    if info.crd and (info.reshaped or at != version):
+    if _settled_on_read(info, version, at):
         if at != version:
             _convertible(info, at, version)
         out = _coerced(info.schemas.get(at), copy.deepcopy(dict(obj)), fill=True)
