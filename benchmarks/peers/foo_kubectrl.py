@@ -45,6 +45,21 @@ parser.add_argument(
     help="call glibc's malloc_trim(0) every this many seconds (an experiment: how much of the "
     "RSS is free heap glibc kept)",
 )
+parser.add_argument(
+    "--alloc-report",
+    default="",
+    metavar="EVERY,FILE",
+    help="every EVERY seconds append to FILE (JSON lines) where the memory is: pymalloc's "
+    "arenas and the bytes in their used blocks, glibc's mallinfo2, anonymous mappings by size, "
+    "live objects and threads (an experiment: live data against allocator slack)",
+)
+parser.add_argument(
+    "--correlator-lru",
+    type=int,
+    default=0,
+    help="hold the event correlator's caches to this many entries (an experiment: the soak's "
+    "growth without the correlator filling its caches; client-go's and the default are 4096)",
+)
 args = parser.parse_args()
 
 
@@ -130,6 +145,104 @@ def garbage_report(after: float, window: float, out: str) -> None:
     threading.Thread(target=run, name="garbage-report", daemon=True).start()
 
 
+def pymalloc_stats() -> dict[str, int]:
+    """The figures of ``sys._debugmallocstats()``, which writes to the C stderr."""
+    import re
+    import tempfile
+
+    wanted = {
+        "# arenas allocated current": "arenas",
+        "# arenas highwater mark": "arenas_highwater",
+        "# bytes in allocated blocks": "used_block_bytes",
+        "# bytes in available blocks": "free_block_bytes",
+        "unused pools": "unused_pool_bytes",
+    }
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        os.dup2(sink.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        text = sink.read().decode(errors="replace")
+    stats: dict[str, int] = {}
+    for line in text.splitlines():
+        for label, key in wanted.items():
+            if label in line and key not in stats:
+                stats[key] = int(re.sub(r"[^0-9]", "", line.rsplit("=", 1)[1]))
+    return stats
+
+
+def mallinfo2() -> dict[str, int]:
+    import ctypes
+
+    fields = ["arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks"]
+    fields += ["uordblks", "fordblks", "keepcost"]
+
+    class Info(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in fields]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = Info
+    info = libc.mallinfo2()
+    return {name: int(getattr(info, name)) for name in fields}
+
+
+def anon_mappings() -> dict[str, int]:
+    """Anonymous mappings' RSS: 1 MiB ones (pymalloc's arenas) and the rest."""
+    out = {"arena_maps": 0, "arena_rss_kib": 0, "other_maps": 0, "other_rss_kib": 0}
+    kind = ""
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and "-" in parts[0] and ":" in parts[3]:
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            named = len(parts) > 5
+            kind = "" if named else "arena" if end - start == 1 << 20 else "other"
+            if kind:
+                out[kind + "_maps"] += 1
+        elif kind and parts and parts[0] == "Rss:":
+            out[kind + "_rss_kib"] += int(parts[1])
+    return out
+
+
+def alloc_report(every: float, out: str) -> None:
+    import gc
+    import json
+    import threading
+    import time
+
+    def run() -> None:
+        started = time.monotonic()
+        while True:
+            time.sleep(every)  # the sampling period
+            line = {
+                "seconds": round(time.monotonic() - started),
+                "allocated_blocks": sys.getallocatedblocks(),
+                "gc_objects": len(gc.get_objects()),
+                "threads": threading.active_count(),
+                "pymalloc": pymalloc_stats(),
+                "mallinfo2": mallinfo2(),
+                "anon": anon_mappings(),
+            }
+            with open(out, "a") as sink:
+                sink.write(json.dumps(line) + "\n")
+
+    threading.Thread(target=run, name="alloc-report", daemon=True).start()
+
+
+if args.correlator_lru:
+    from kubectrl.events import _correlator
+
+    _defaults = _correlator.CorrelatorOptions.__init__.__defaults__ or ()
+    _correlator.CorrelatorOptions.__init__.__defaults__ = (args.correlator_lru, *_defaults[1:])
+    if _correlator.CorrelatorOptions().lru_size != args.correlator_lru:
+        raise SystemExit("--correlator-lru: CorrelatorOptions' first field is not lru_size")
+if args.alloc_report:
+    every_s, report_path = args.alloc_report.split(",", 1)
+    alloc_report(float(every_s), report_path)
 if args.garbage_report:
     after_s, window_s, report_file = args.garbage_report.split(",", 2)
     garbage_report(float(after_s), float(window_s), report_file)
