@@ -281,8 +281,8 @@ class ObjectStore:
         gotypes.encode(info, version, obj)
         strategy.canonicalize(obj)
         self._admit("CREATE", info, version, ns, name, obj, None, dry_run)
-        if dry_run:
-            return obj
+        if dry_run:  # through the storage codec and back, as a real write's answer
+            return to_storage(info, version, obj)
         meta["resourceVersion"] = ""  # set by the storage, here for the key order
         obj = ordered(obj)
         if served is not None:
@@ -397,7 +397,7 @@ class ObjectStore:
             self.registry.register(served)
         if dry_run:
             new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
-            return new
+            return to_storage(info, version, new)
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             # The last finalizer is gone: the object goes; watchers get DELETED with the
             # state it was stored in (finalizers included), as from the apiserver.
