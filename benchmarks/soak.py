@@ -1,8 +1,13 @@
 """Churn soak of the Foo controller: its RSS each minute under steady churn.
 
 About ``--live`` (100) Foos stay live; each second the driver creates one, deletes the oldest
-(and its Deployment: envtest runs no garbage collector, which in a cluster deletes the owned
-Deployment) and modifies ``--modify`` (5) others' ``spec.replicas``. Each minute the controller
+and modifies ``--modify`` (5) others' ``spec.replicas``. envtest runs no garbage collector, so
+the driver plays it: every ``--gc-every`` (10) seconds it deletes the Deployments whose
+controlling Foo is gone, as the collector deletes a dependent whose owner's uid no longer
+exists. (Deleting the old Foo's Deployment at once instead, as this soak did before, races the
+controller: the Deployment's delete event requeues its Foo, still in the controller's cache,
+which creates the Deployment again, and with no collector that orphan stays, in the cluster and
+in the controller's cache, about 15 a minute.) Each minute the controller
 process's RSS (``VmRSS``), peak (``VmHWM``) and CPU are printed as a JSON line and kept; at the
 end a JSON file and an SVG chart (RSS against minutes) are written. ``--tracemalloc-after S``
 has the controller start ``tracemalloc`` after S seconds and write, every
@@ -34,6 +39,7 @@ import _svg
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
+from kubectrl.errors import NotFoundError
 
 HERE = Path(__file__).resolve().parent
 PEERS = HERE / "peers"
@@ -84,6 +90,21 @@ def foo(name: str, replicas: int = 1) -> dict[str, Any]:
     }
 
 
+async def collect_garbage(client: AsyncClient, owners: set[str], collected: list[int]) -> None:
+    """Delete the Deployments whose controlling owner's uid is not in ``owners``: what the
+    garbage collector does in a cluster (envtest runs none)."""
+    listed = await client.list(DEPLOYMENT, namespace=NAMESPACE)
+    for item in listed["items"]:
+        refs = item["metadata"].get("ownerReferences") or []
+        owner = next((ref["uid"] for ref in refs if ref.get("controller")), None)
+        if owner is not None and owner not in owners:
+            try:
+                await client.delete(DEPLOYMENT, item["metadata"]["name"], namespace=NAMESPACE)
+            except NotFoundError:
+                continue
+            collected[0] += 1
+
+
 async def churn(
     kubeconfig: str, args: argparse.Namespace, pid: int, samples: list[dict[str, Any]]
 ) -> None:
@@ -95,7 +116,9 @@ async def churn(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
         )
         live = [f"foo-{next(counter):06d}" for _ in range(args.live)]
-        await asyncio.gather(*(client.create(foo(name)) for name in live))
+        made = await asyncio.gather(*(client.create(foo(name)) for name in live))
+        uids = {obj["metadata"]["name"]: obj["metadata"]["uid"] for obj in made}
+        collected = [0]
         started = time.monotonic()
         cpu0 = cpu_s(pid)
         next_sample = 0.0
@@ -111,6 +134,7 @@ async def churn(
                     **rss_split_kib(pid),
                     "cpu_s": round(cpu_s(pid) - cpu0, 2),
                     "live_foos": len(live),
+                    "deployments_collected": collected[0],
                     "write_errors": errors,
                     "loadavg": os.getloadavg()[0],
                 }
@@ -123,19 +147,19 @@ async def churn(
             new = f"foo-{next(counter):06d}"
             old = live.pop(0)
             live.append(new)
-            calls = [
-                client.create(foo(new)),
-                client.delete(FOO, old, namespace=NAMESPACE),
-                client.delete(DEPLOYMENT, old, namespace=NAMESPACE),
-            ]
+            uids.pop(old, None)
+            calls = [client.create(foo(new)), client.delete(FOO, old, namespace=NAMESPACE)]
             for name in rng.sample(live[:-1], args.modify):
                 replicas = 1 + (second + hash(name)) % 3
                 calls.append(
                     client.patch(FOO, name, {"spec": {"replicas": replicas}}, namespace=NAMESPACE)
                 )
             results = await asyncio.gather(*calls, return_exceptions=True)
-            # A Deployment the controller had not created yet is NotFound: counted, not fatal.
+            if isinstance(results[0], dict):
+                uids[new] = results[0]["metadata"]["uid"]
             errors += sum(isinstance(r, Exception) for r in results)
+            if second % args.gc_every == 0:  # after the old Foo's delete and the new one's create
+                await collect_garbage(client, set(uids.values()), collected)
             # One step per second of the run's clock: sleep to the next whole second.
             await asyncio.sleep(max(0.0, started + second - time.monotonic()))
 
@@ -160,6 +184,12 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=30)
     parser.add_argument("--live", type=int, default=100)
     parser.add_argument("--modify", type=int, default=5)
+    parser.add_argument(
+        "--gc-every",
+        type=int,
+        default=10,
+        help="seconds between the driver's garbage collections of Deployments",
+    )
     parser.add_argument("--json", default="build/bench/soak.json")
     parser.add_argument("--chart", help="SVG chart path (default: beside the JSON, soak-rss.svg)")
     parser.add_argument("--tracemalloc-after", type=float, default=0.0)
