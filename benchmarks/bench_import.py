@@ -18,6 +18,8 @@ import statistics
 import subprocess
 import sys
 
+from _bytecode import compile_sources
+
 MODULES = ["kubectrl", "kubectrl.client", "kubectrl.runtime"]
 
 _CHILD = """
@@ -96,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=9, help="fresh interpreters per module")
     args = parser.parse_args()
+    compile_sources()
     if args.samples < 1:
         parser.error(f"--samples must be at least 1, got {args.samples}")
     python = sys.version.split()[0]

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import _svg
+from _bytecode import compile_sources
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "sample_controller"
@@ -86,6 +87,7 @@ def main() -> int:
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--chart", help="write an SVG bar chart of each layer's increment here")
     args = parser.parse_args()
+    compile_sources()
     rows = []
     statements: list[str] = []
     previous = 0

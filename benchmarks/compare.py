@@ -58,6 +58,7 @@ from typing import Any
 
 import _gobuild
 import _report
+from _bytecode import compile_sources
 from _report import table
 
 from kubectrl.client import AsyncClient, load_kubeconfig
@@ -832,6 +833,7 @@ def main() -> int:
         help="where --render's charts go",
     )
     args = parser.parse_args()
+    compile_sources()
     if args.render:
         return render(args.render.split(","), Path(args.docs), Path(args.assets))
     QUIET_DEADLINE_S = args.quiet_wait

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import _svg
+from _bytecode import compile_sources
 
 from kubectrl.client import AsyncClient, load_kubeconfig
 from kubectrl.envtest import ControlPlane
@@ -214,6 +215,7 @@ def main() -> int:
         help="no run: draw the RSS of earlier soaks' JSON files as one chart (--chart)",
     )
     args = parser.parse_args()
+    compile_sources()
     if args.chart_from:
         return chart_from(args.chart_from, Path(args.chart or "soak-rss.svg"))
     out = Path(args.json).resolve()  # the controller runs in benchmarks/peers: no relative paths
