@@ -91,10 +91,13 @@ def foo(name: str, replicas: int = 1) -> dict[str, Any]:
     }
 
 
-async def collect_garbage(client: AsyncClient, owners: set[str], collected: list[int]) -> None:
+async def collect_garbage(client: AsyncClient, owners: set[str], counts: dict[str, int]) -> None:
     """Delete the Deployments whose controlling owner's uid is not in ``owners``: what the
-    garbage collector does in a cluster (envtest runs none)."""
+    garbage collector does in a cluster (envtest runs none). ``counts``: how many it has
+    deleted, and how many Deployments it found this time (about ``--live`` when no orphan is
+    left behind)."""
     listed = await client.list(DEPLOYMENT, namespace=NAMESPACE)
+    counts["listed"] = len(listed["items"])
     for item in listed["items"]:
         refs = item["metadata"].get("ownerReferences") or []
         owner = next((ref["uid"] for ref in refs if ref.get("controller")), None)
@@ -103,7 +106,7 @@ async def collect_garbage(client: AsyncClient, owners: set[str], collected: list
                 await client.delete(DEPLOYMENT, item["metadata"]["name"], namespace=NAMESPACE)
             except NotFoundError:
                 continue
-            collected[0] += 1
+            counts["collected"] += 1
 
 
 async def churn(
@@ -119,7 +122,7 @@ async def churn(
         live = [f"foo-{next(counter):06d}" for _ in range(args.live)]
         made = await asyncio.gather(*(client.create(foo(name)) for name in live))
         uids = {obj["metadata"]["name"]: obj["metadata"]["uid"] for obj in made}
-        collected = [0]
+        counts = {"collected": 0, "listed": 0}
         started = time.monotonic()
         cpu0 = cpu_s(pid)
         next_sample = 0.0
@@ -135,7 +138,8 @@ async def churn(
                     **rss_split_kib(pid),
                     "cpu_s": round(cpu_s(pid) - cpu0, 2),
                     "live_foos": len(live),
-                    "deployments_collected": collected[0],
+                    "deployments_collected": counts["collected"],
+                    "deployments_listed": counts["listed"],
                     "write_errors": errors,
                     "loadavg": os.getloadavg()[0],
                 }
@@ -160,7 +164,7 @@ async def churn(
                 uids[new] = results[0]["metadata"]["uid"]
             errors += sum(isinstance(r, Exception) for r in results)
             if second % args.gc_every == 0:  # after the old Foo's delete and the new one's create
-                await collect_garbage(client, set(uids.values()), collected)
+                await collect_garbage(client, set(uids.values()), counts)
             # One step per second of the run's clock: sleep to the next whole second.
             await asyncio.sleep(max(0.0, started + second - time.monotonic()))
 
