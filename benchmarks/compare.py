@@ -833,9 +833,9 @@ def main() -> int:
         help="where --render's charts go",
     )
     args = parser.parse_args()
-    compile_sources()
     if args.render:
         return render(args.render.split(","), Path(args.docs), Path(args.assets))
+    compile_sources()
     QUIET_DEADLINE_S = args.quiet_wait
     if args.smoke:
         for key, value in SMOKE.items():

@@ -219,9 +219,9 @@ def main() -> int:
         help="no run: draw the RSS of earlier soaks' JSON files as one chart (--chart)",
     )
     args = parser.parse_args()
-    compile_sources()
     if args.chart_from:
         return chart_from(args.chart_from, Path(args.chart or "soak-rss.svg"))
+    compile_sources()
     out = Path(args.json).resolve()  # the controller runs in benchmarks/peers: no relative paths
     out.parent.mkdir(parents=True, exist_ok=True)
     samples: list[dict[str, Any]] = []

@@ -50,7 +50,7 @@ parser.add_argument(
     default="",
     metavar="EVERY,FILE",
     help="every EVERY seconds append to FILE (JSON lines) where the memory is: pymalloc's "
-    "arenas and the bytes in their used blocks, glibc's mallinfo2, anonymous mappings by size, "
+    "arenas and the bytes in their used blocks, glibc's mallinfo2, "
     "live objects and threads (an experiment: live data against allocator slack)",
 )
 parser.add_argument(
@@ -191,23 +191,6 @@ def mallinfo2() -> dict[str, int]:
     return {name: int(getattr(info, name)) for name in fields}
 
 
-def anon_mappings() -> dict[str, int]:
-    """Anonymous mappings' RSS: 1 MiB ones (pymalloc's arenas) and the rest."""
-    out = {"arena_maps": 0, "arena_rss_kib": 0, "other_maps": 0, "other_rss_kib": 0}
-    kind = ""
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and "-" in parts[0] and ":" in parts[3]:
-            start, end = (int(x, 16) for x in parts[0].split("-"))
-            named = len(parts) > 5
-            kind = "" if named else "arena" if end - start == 1 << 20 else "other"
-            if kind:
-                out[kind + "_maps"] += 1
-        elif kind and parts and parts[0] == "Rss:":
-            out[kind + "_rss_kib"] += int(parts[1])
-    return out
-
-
 def alloc_report(every: float, out: str) -> None:
     import gc
     import json
@@ -225,7 +208,6 @@ def alloc_report(every: float, out: str) -> None:
                 "threads": threading.active_count(),
                 "pymalloc": pymalloc_stats(),
                 "mallinfo2": mallinfo2(),
-                "anon": anon_mappings(),
             }
             with open(out, "a") as sink:
                 sink.write(json.dumps(line) + "\n")
